@@ -1,0 +1,7 @@
+"""review-gate: an async multi-agent code review pipeline with a severity gate."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]

@@ -1,0 +1,125 @@
+"""Agent kind ``command``: any local program, run as an argv list in its own process group.
+
+It gets the unified diff of its scope on stdin (``input: stdin``) or as a file path appended to
+its argv (``input: file``), and ``REVIEW_GATE_FILES`` in its environment. Exit 0 with findings
+JSON or SARIF on stdout is success; exit 75 (EX_TEMPFAIL) is a transient fault worth a retry;
+any other exit is a failure carrying the tail of stderr. At its deadline the whole process group
+is killed, so a hung program cannot outlive the run.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import tempfile
+from pathlib import Path
+
+import anyio
+from anyio.abc import ByteReceiveStream, Process
+
+from review_gate.agents.base import AgentOutput, AgentSpec, AgentTask
+from review_gate.agents.parse import parse_findings, parse_sarif
+from review_gate.errors import AgentFault, TransientAgentFault
+from review_gate.models import CommandAgent
+
+needs_network = False
+
+EX_TEMPFAIL = 75
+STDERR_TAIL = 2000
+
+
+async def review(spec: AgentSpec, task: AgentTask) -> AgentOutput:
+    assert isinstance(spec, CommandAgent)
+    diff = "".join(f.patch for f in task.files).encode("utf-8", "surrogateescape")
+    cwd = task.repo_root if spec.cwd == "repo" else task.config_dir
+    env = {**os.environ, "REVIEW_GATE_FILES": "\n".join(f.path for f in task.files)}
+    with tempfile.TemporaryDirectory(prefix="review-gate-") as tmp:
+        argv = list(spec.command)
+        if spec.input == "file":
+            path = Path(tmp) / "scope.diff"
+            path.write_bytes(diff)
+            argv.append(str(path))
+        stdout, stderr, code = await _run(argv, diff if spec.input == "stdin" else b"", cwd, env,
+                                          spec.max_output_bytes)
+    if code == EX_TEMPFAIL:
+        raise TransientAgentFault(f"exited {code} (temporary failure){_tail(stderr)}")
+    if code != 0:
+        reason = f"killed by signal {-code}" if code < 0 else f"exited {code}"
+        raise AgentFault(f"{argv[0]} {reason}{_tail(stderr)}")
+    text = stdout.decode("utf-8", "replace")
+    if spec.output == "sarif":
+        return AgentOutput(findings=parse_sarif(text, task.repo_root))
+    return AgentOutput(findings=parse_findings(text))
+
+
+def _tail(stderr: bytes) -> str:
+    text = stderr.decode("utf-8", "replace").strip()
+    if not text:
+        return ""
+    return ": " + ("…" + text[-STDERR_TAIL:] if len(text) > STDERR_TAIL else text)
+
+
+async def _run(argv: list[str], stdin: bytes, cwd: str | None, env: dict[str, str],
+               limit: int) -> tuple[bytes, bytes, int]:
+    try:
+        process = await anyio.open_process(argv, cwd=cwd, env=env, start_new_session=True)
+    except FileNotFoundError as exc:
+        raise AgentFault(f"command not found: {argv[0]}") from exc
+    except PermissionError as exc:
+        raise AgentFault(f"command is not executable: {argv[0]}") from exc
+    except OSError as exc:
+        raise AgentFault(f"cannot start {argv[0]}: {exc.strerror}") from exc
+    out = bytearray()
+    err = bytearray()
+    too_much = False
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(_feed, process, stdin)
+            group.start_soon(_drain, process.stderr, err, STDERR_TAIL * 4)
+
+            async def read_stdout() -> None:
+                nonlocal too_much
+                assert process.stdout is not None
+                async for chunk in process.stdout:
+                    out.extend(chunk)
+                    if len(out) > limit:
+                        too_much = True
+                        _kill_group(process)
+                        return
+
+            group.start_soon(read_stdout)
+        code = await process.wait()
+    finally:
+        _kill_group(process)
+        with anyio.CancelScope(shield=True):
+            await process.aclose()
+    if too_much:
+        raise AgentFault(f"{argv[0]} printed more than {limit} bytes; output limit is max_output_bytes")
+    return bytes(out), bytes(err), code
+
+
+async def _feed(process: Process, data: bytes) -> None:
+    assert process.stdin is not None
+    try:
+        if data:
+            await process.stdin.send(data)
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError, BrokenPipeError):
+        pass  # the program did not read its input; its exit code and output decide
+    finally:
+        await process.stdin.aclose()
+
+
+async def _drain(stream: ByteReceiveStream | None, into: bytearray, keep: int) -> None:
+    if stream is None:
+        return
+    async for chunk in stream:
+        into.extend(chunk)
+        if len(into) > keep:
+            del into[: len(into) - keep]
+
+
+def _kill_group(process: Process) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass

@@ -1,0 +1,152 @@
+"""Command line entry point: parse, dispatch to a command, map errors to exit codes.
+
+Heavy modules (pydantic, rich, anyio) are imported inside the commands, so ``--version`` and
+``--help`` start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import traceback
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+
+from review_gate import __version__
+
+COMMANDS = ("run", "plan", "config", "init", "explain", "agents")
+DECISIONS = ("pass_with_warnings", "needs_fixes", "fail", "never")
+FILTER_MODES = ("added", "diff_context", "file", "nofilter")
+
+
+class _FormatAction(argparse.Action):
+    """``--format F [--output FILE]``, repeatable: each --output belongs to the --format before it."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        outputs: list[list[str | None]] = getattr(namespace, "outputs", None) or []
+        if option_string in ("--format", "-f"):
+            outputs.append([str(values), None])
+        else:
+            if not outputs:
+                outputs.append(["text", None])
+            if outputs[-1][1] is not None:
+                parser.error(f"--output {values}: the format before it already has an output; "
+                             "give each --format its own --output")
+            outputs[-1][1] = str(values)
+        namespace.outputs = outputs
+
+
+def _input_options(parser: argparse.ArgumentParser, formats: Sequence[str]) -> None:
+    group = parser.add_argument_group("what to review")
+    group.add_argument("--base", metavar="REF", help="compare against the merge-base with REF (default: the default branch)")
+    group.add_argument("--head", metavar="REF", help="review the commits up to REF instead of the working tree")
+    group.add_argument("--staged", action="store_true", help="review the staged changes against HEAD")
+    group.add_argument("--diff", metavar="FILE", help="review a unified diff file (- for standard input)")
+    parser.add_argument("--config", metavar="DIR", help="config directory (default: $REVIEW_GATE_CONFIG, .review-gate/, built-in)")
+    parser.add_argument("--format", "-f", dest="outputs", action=_FormatAction, choices=formats,
+                        help=f"output format, repeatable: {', '.join(formats)}")
+    parser.add_argument("--output", "-o", dest="outputs", action=_FormatAction, metavar="FILE",
+                        help="write the format before it to FILE instead of standard output")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="review-gate",
+        description="Review a diff with the agents your policies choose, and gate on severity.",
+        epilog="exit codes: 0 pass / pass_with_warnings, 1 fail / needs_fixes, 2 usage, config or "
+               "input error, 3 incomplete (a required reviewer produced nothing usable)")
+    parser.add_argument("--version", action="version", version=f"review-gate {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = sub.add_parser("run", help="review the change and decide the gate (the default command)")
+    _input_options(run, ("text", "json"))
+    run.add_argument("--fail-on", choices=DECISIONS, help="least severe decision that exits 1 (default: needs_fixes)")
+    run.add_argument("--filter-mode", choices=FILTER_MODES, help="which findings count: on added lines (default), in hunks, in changed files, all")
+    run.add_argument("--concurrency", type=int, metavar="N", help="agents running at once")
+    run.add_argument("--timeout", type=float, metavar="S", help="deadline of every agent, retries included")
+    run.add_argument("--offline", action="store_true", help="run only agents that need no network")
+
+    plan = sub.add_parser("plan", help="stages 1-4 only: classification, manifest and gaps; no agent runs")
+    _input_options(plan, ("text", "json"))
+
+    config = sub.add_parser("config", help="check or show the configuration")
+    config_sub = config.add_subparsers(dest="config_command", metavar="ACTION", required=True)
+    for name, text in (("validate", "check every file and every cross-file reference"),
+                       ("show", "print the effective configuration as JSON")):
+        p = config_sub.add_parser(name, help=text)
+        p.add_argument("--config", metavar="DIR")
+
+    init = sub.add_parser("init", help="write the built-in configuration into .review-gate/ to edit")
+    init.add_argument("--force", action="store_true", help="overwrite existing files")
+    init.add_argument("--dir", metavar="DIR", help="where to write (default: .review-gate/ at the repository root)")
+
+    explain = sub.add_parser("explain", help="show the domains, policies and agents a path triggers")
+    explain.add_argument("paths", nargs="+", metavar="PATH")
+    explain.add_argument("--config", metavar="DIR")
+
+    agents = sub.add_parser("agents", help="the agent registry")
+    agents_sub = agents.add_subparsers(dest="agents_command", metavar="ACTION", required=True)
+    listing = agents_sub.add_parser("list", help="every agent, its kind, state and the policies that dispatch it")
+    listing.add_argument("--config", metavar="DIR")
+    listing.add_argument("--format", choices=("text", "json"), default="text")
+    return parser
+
+
+def _with_default_command(argv: list[str]) -> list[str]:
+    if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
+        return ["run", *argv]
+    return argv
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = _with_default_command(list(sys.argv[1:] if argv is None else argv))
+    parser = build_parser()
+    try:
+        args = parser.parse_args(args_list)
+    except SystemExit as exc:  # argparse: --help, --version (0) or a usage error (2)
+        return int(exc.code or 0)
+    from review_gate import console
+    from review_gate.errors import ReviewGateError
+
+    try:
+        return _dispatch(args)
+    except ReviewGateError as exc:
+        console.err(f"review-gate: error: {exc}")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        console.err("review-gate: interrupted")
+        return 130
+    except Exception:
+        log = Path(tempfile.gettempdir()) / f"review-gate-crash-{datetime.now():%Y%m%d-%H%M%S}.log"
+        log.write_text(traceback.format_exc(), encoding="utf-8")
+        console.err(f"review-gate: internal error, nothing was decided (exit 3); details in {log}")
+        return 3
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.command == "run":
+        from review_gate.commands.run import run_command
+
+        return run_command(args)
+    if args.command == "plan":
+        from review_gate.commands.plan import plan_command
+
+        return plan_command(args)
+    if args.command == "config":
+        from review_gate.commands.config_cmd import config_command
+
+        return config_command(args)
+    if args.command == "init":
+        from review_gate.commands.init import init_command
+
+        return init_command(args)
+    if args.command == "explain":
+        from review_gate.commands.explain import explain_command
+
+        return explain_command(args)
+    from review_gate.commands.agents_cmd import agents_command
+
+    return agents_command(args)

@@ -1,0 +1,1 @@
+"""One module per subcommand; each exports ``<name>_command(args) -> int``."""

@@ -1,0 +1,62 @@
+"""What several commands share: where the repository is, which config, what to review."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from review_gate import git
+from review_gate.config import load_config, locate_config_dir
+from review_gate.errors import ReviewGateError, UsageError
+from review_gate.models import ReviewConfig
+from review_gate.pipeline.normalize import DiffRequest
+
+
+def find_repo_root() -> Path | None:
+    return git.repo_root(Path.cwd())
+
+
+def config_for(args: argparse.Namespace, root: Path | None) -> ReviewConfig:
+    return load_config(locate_config_dir(getattr(args, "config", None), root))
+
+
+def diff_request(args: argparse.Namespace, root: Path | None) -> DiffRequest:
+    """Turn --diff/--base/--head/--staged into a DiffRequest, refusing combinations that clash."""
+    if args.diff is not None:
+        clash = [flag for flag, value in (("--base", args.base), ("--head", args.head),
+                                          ("--staged", args.staged)) if value]
+        if clash:
+            raise UsageError(f"--diff cannot be combined with {', '.join(clash)}",
+                             fix="review either a diff file or a git range")
+        if args.diff == "-":
+            return DiffRequest(mode="stdin", stdin_data=sys.stdin.buffer.read(),
+                               repo_root=str(root) if root else None)
+        return DiffRequest(mode="file", path=args.diff, repo_root=str(root) if root else None)
+    root_str = str(root) if root else None
+    if args.staged:
+        if args.head or args.base:
+            raise UsageError("--staged compares the index with HEAD; it takes no --base or --head")
+        return DiffRequest(mode="staged", repo_root=root_str)
+    if args.head:
+        return DiffRequest(mode="range", repo_root=root_str, base=args.base, head=args.head)
+    return DiffRequest(mode="worktree", repo_root=root_str, base=args.base)
+
+
+def output_targets(args: argparse.Namespace) -> list[tuple[str, str | None]]:
+    targets = [(str(f), o) for f, o in (args.outputs or [["text", None]])]
+    to_stdout = [f for f, o in targets if o is None or o == "-"]
+    if len(to_stdout) > 1:
+        raise UsageError(f"formats {', '.join(to_stdout)} would all go to standard output",
+                         fix="give all but one of them --output FILE")
+    return targets
+
+
+def write_output(path: str, text: str) -> None:
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ReviewGateError(f"cannot write --output {path}: {exc.strerror}",
+                              fix="choose a writable path") from exc

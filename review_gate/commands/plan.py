@@ -1,0 +1,66 @@
+"""``review-gate plan``: stages 1-4 (facts, classification, manifest, gaps); no agent runs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import anyio
+from rich.text import Text
+
+from review_gate import console, runner
+from review_gate.commands.common import config_for, diff_request, find_repo_root, output_targets, write_output
+from review_gate.console import sanitize
+
+
+def render_json(plan: runner.Plan) -> str:
+    data = {
+        "facts": plan.facts.model_dump(mode="json", exclude={"files": {"__all__": {"hunks"}}}),
+        "classification": plan.classification.model_dump(mode="json"),
+        "manifest": [e.model_dump(mode="json") for e in plan.manifest.entries],
+        "gaps": [g.model_dump(mode="json") for g in plan.gaps],
+    }
+    return json.dumps(data, indent=2) + "\n"
+
+
+def render_text(plan: runner.Plan) -> list[Text]:
+    c = plan.classification
+    facts = plan.facts
+    lines = [Text(f"source: {sanitize(facts.source)}"),
+             Text(f"{len(facts.files)} files, +{facts.lines_added} -{facts.lines_removed} · risk {c.risk_score} "
+                  f"({c.risk_level}) · type {c.pr_type}"),
+             Text(f"domains: {', '.join(c.domains) or 'none'}")]
+    if c.unclassified:
+        lines.append(Text(f"unclassified: {len(c.unclassified)} files", style="yellow"))
+    lines.append(Text("agents:", style="bold"))
+    for entry in plan.manifest.entries:
+        lines.append(Text(f"  {entry.agent}  priority {entry.priority}  {len(entry.files)} files  "
+                          f"(policies: {', '.join(entry.policies)})"))
+    if not plan.manifest.entries:
+        lines.append(Text("  none", style="dim"))
+    for gap in plan.gaps:
+        lines.append(Text(f"gap [{gap.kind}] {sanitize(gap.reason)}", style="dim"))
+        lines.append(Text(f"    {sanitize(gap.suggestion)}", style="dim"))
+    return lines
+
+
+def plan_command(args: argparse.Namespace) -> int:
+    targets = output_targets(args)
+    root = find_repo_root()
+    request = diff_request(args, root)
+    config = config_for(args, root)
+    plan = anyio.run(runner.plan, request, config)
+    for fmt, path in targets:
+        if fmt == "json":
+            text = render_json(plan)
+            if path and path != "-":
+                write_output(path, text)
+            else:
+                sys.stdout.write(text)
+        elif path and path != "-":
+            write_output(path, "\n".join(t.plain for t in render_text(plan)) + "\n")
+        else:
+            for line in render_text(plan):
+                console.stdout().print(line)
+    return 0

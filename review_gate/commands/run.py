@@ -1,0 +1,53 @@
+"""``review-gate [run]``: all six stages, the outputs, and the exit code of the decision."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import anyio
+
+from review_gate import console, runner
+from review_gate.commands.common import config_for, diff_request, find_repo_root, output_targets, write_output
+from review_gate.errors import UsageError
+from review_gate.outputs import FORMATS
+from review_gate.outputs.progress import Progress
+from review_gate.outputs.summary import summary_line
+from review_gate.outputs.text import show
+from review_gate.pipeline.dispatch import DispatchOptions
+
+
+def run_command(args: argparse.Namespace) -> int:
+    if args.concurrency is not None and args.concurrency < 1:
+        raise UsageError(f"--concurrency {args.concurrency}: must be at least 1")
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError(f"--timeout {args.timeout:g}: must be more than 0 seconds")
+    targets = output_targets(args)
+    root = find_repo_root()
+    request = diff_request(args, root)
+    config = config_for(args, root)
+    settings = config.settings
+    options = DispatchOptions(
+        concurrency=args.concurrency or settings.concurrency, timeout_s=args.timeout,
+        default_timeout_s=settings.timeout_s, offline=args.offline,
+        repo_root=str(root) if root else None, config_dir=config.directory,
+    )
+    plan = anyio.run(runner.plan, request, config)
+    err = console.stderr()
+    with Progress(err, live=console.is_interactive(sys.stderr)) as progress:
+        report = anyio.run(lambda: runner.review(
+            request, config, options, filter_mode=args.filter_mode, fail_on=args.fail_on,
+            listener=progress, planned=plan))
+    text_on_stdout = False
+    for fmt, path in targets:
+        if path is not None and path != "-":
+            write_output(path, FORMATS[fmt](report))
+        elif fmt == "text":
+            show(report, console.stdout())
+            text_on_stdout = True
+        else:
+            sys.stdout.write(FORMATS[fmt](report))
+            sys.stdout.flush()
+    if not text_on_stdout:
+        console.err(summary_line(report))
+    return report.exit_code

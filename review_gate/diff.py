@@ -1,0 +1,250 @@
+"""A tolerant, strict-where-it-matters parser of unified diffs (git's and plain ``diff -u``).
+
+Tolerant: preambles (commit messages, diffstats) are skipped, lost trailing spaces on blank
+context lines are accepted, and non-UTF-8 bytes are decoded lossily and flagged.
+Strict: a hunk whose header counts do not match its body is an error, because a truncated diff
+reviewed as if whole would hide changes from the reviewers.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from review_gate.errors import DiffError
+from review_gate.models import FileChange, Hunk, Line
+
+_HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
+_GIT_HEADER = re.compile(rb'^diff --git ("(?:[^"\\]|\\.)*"|\S+) ("(?:[^"\\]|\\.)*"|\S+)$')
+_ESCAPES = {b"n": b"\n", b"t": b"\t", b'"': b'"', b"\\": b"\\", b"a": b"\a", b"b": b"\b",
+            b"f": b"\f", b"r": b"\r", b"v": b"\v"}
+
+
+def _unquote(raw: bytes) -> bytes:
+    """Undo git's C-style quoting of unusual path names."""
+    if not (raw.startswith(b'"') and raw.endswith(b'"') and len(raw) >= 2):
+        return raw
+    body, out, i = raw[1:-1], bytearray(), 0
+    while i < len(body):
+        if body[i:i + 1] == b"\\" and i + 1 < len(body):
+            nxt = body[i + 1:i + 2]
+            if nxt.isdigit():
+                out.append(int(body[i + 1:i + 4], 8))
+                i += 4
+                continue
+            out += _ESCAPES.get(nxt, nxt)
+            i += 2
+            continue
+        out += body[i:i + 1]
+        i += 1
+    return bytes(out)
+
+
+def _path(raw: bytes, prefix: bytes | None) -> str | None:
+    raw = raw.split(b"\t", 1)[0].rstrip(b"\r")
+    raw = _unquote(raw.strip())
+    if raw == b"/dev/null":
+        return None
+    if prefix is not None and raw.startswith(prefix):
+        raw = raw[len(prefix):]
+    return raw.decode("utf-8", "replace")
+
+
+@dataclass
+class _FileBuilder:
+    start_line: int
+    git_paths: tuple[str | None, str | None] = (None, None)
+    old_path: str | None = None
+    new_path: str | None = None
+    saw_minus: bool = False
+    saw_plus: bool = False
+    status: str | None = None
+    old_mode: str | None = None
+    new_mode: str | None = None
+    content_sha: str | None = None
+    binary: bool = False
+    non_utf8: bool = False
+    added: int = 0
+    removed: int = 0
+    hunks: list[Hunk] = field(default_factory=list)
+
+    def build(self, patch: str) -> FileChange:
+        old = self.old_path if self.saw_minus else self.git_paths[0]
+        new = self.new_path if self.saw_plus else self.git_paths[1]
+        if self.binary:
+            status = "binary"
+        elif self.status is not None:
+            status = self.status
+        elif old is None:
+            status = "added"
+        elif new is None:
+            status = "deleted"
+        else:
+            status = "modified"
+        if status == "added" or (self.binary and self.status == "added"):
+            old = None
+        path = new if new is not None else old
+        if path is None:
+            raise DiffError(f"diff line {self.start_line}: a file section names no path",
+                            fix="pass the diff exactly as git or diff -u wrote it")
+        return FileChange.model_construct(
+            path=path, old_path=old, status=status, old_mode=self.old_mode,
+            new_mode=self.new_mode, added=self.added, removed=self.removed, hunks=self.hunks,
+            content_sha=self.content_sha, binary=self.binary, non_utf8=self.non_utf8,
+            patch=patch,
+        )
+
+
+def _decode(raw: bytes, builder: _FileBuilder) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        builder.non_utf8 = True
+        return raw.decode("utf-8", "replace")
+
+
+def parse_diff(data: bytes) -> list[FileChange]:
+    """Parse a unified diff into files with hunks, new-side line numbers and counts.
+
+    >>> [f.path for f in parse_diff(b"--- a/x.py\\n+++ b/x.py\\n@@ -0,0 +1 @@\\n+print(1)\\n")]
+    ['x.py']
+    """
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    files: list[FileChange] = []
+    current: _FileBuilder | None = None
+    i, n = 0, len(lines)
+
+    def finish() -> None:
+        nonlocal current
+        if current is not None:
+            section = b"\n".join(lines[current.start_line - 1:i]) + b"\n"
+            files.append(current.build(section.decode("utf-8", "surrogateescape")))
+            current = None
+
+    while i < n:
+        line = lines[i].rstrip(b"\r")
+        if line.startswith(b"diff --git "):
+            finish()
+            current = _FileBuilder(start_line=i + 1)
+            match = _GIT_HEADER.match(line)
+            if match:
+                current.git_paths = (_path(match.group(1), b"a/"), _path(match.group(2), b"b/"))
+            i += 1
+            continue
+        if line.startswith(b"--- ") and i + 1 < n and lines[i + 1].startswith(b"+++ "):
+            if current is None or current.saw_minus or current.hunks:
+                finish()
+                current = _FileBuilder(start_line=i + 1)
+            minus, plus = line[4:], lines[i + 1].rstrip(b"\r")[4:]
+            strip = current.git_paths != (None, None) or _has_prefixes(minus, plus)
+            current.old_path = _path(minus, b"a/" if strip else None)
+            current.new_path = _path(plus, b"b/" if strip else None)
+            current.saw_minus = current.saw_plus = True
+            i += 2
+            continue
+        if line.startswith(b"@@"):
+            if current is None or not (current.saw_plus or current.git_paths != (None, None)):
+                raise DiffError(f"diff line {i + 1}: hunk header before any file header",
+                                fix="pass a complete unified diff, including its ---/+++ lines")
+            i = _parse_hunk(lines, i, current)
+            continue
+        if current is not None and not current.hunks:
+            _header_line(line, current)
+        i += 1
+    finish()
+    if not files and any(ln.strip() for ln in lines):
+        raise DiffError("the input has no file headers (diff --git, ---/+++): it is not a unified diff",
+                        fix="produce it with `git diff` or `diff -u`")
+    return files
+
+
+def _has_prefixes(minus: bytes, plus: bytes) -> bool:
+    """True when ---/+++ carry git's a/ and b/ prefixes (either side may be /dev/null)."""
+    old = _unquote(minus.split(b"\t", 1)[0].strip())
+    new = _unquote(plus.split(b"\t", 1)[0].strip())
+    return (old == b"/dev/null" or old.startswith(b"a/")) and (new == b"/dev/null" or new.startswith(b"b/"))
+
+
+def _header_line(line: bytes, current: _FileBuilder) -> None:
+    if line.startswith(b"new file mode "):
+        current.status, current.new_mode = "added", line[14:].decode()
+    elif line.startswith(b"deleted file mode "):
+        current.status, current.old_mode = "deleted", line[18:].decode()
+    elif line.startswith(b"old mode "):
+        current.old_mode = line[9:].decode()
+    elif line.startswith(b"new mode "):
+        current.new_mode = line[9:].decode()
+    elif line.startswith(b"rename from "):
+        current.status = "renamed"
+        current.git_paths = (_path(line[12:], None), current.git_paths[1])
+    elif line.startswith(b"rename to "):
+        current.git_paths = (current.git_paths[0], _path(line[10:], None))
+    elif line.startswith(b"copy from "):
+        current.status = "copied"
+        current.git_paths = (_path(line[10:], None), current.git_paths[1])
+    elif line.startswith(b"copy to "):
+        current.git_paths = (current.git_paths[0], _path(line[8:], None))
+    elif line.startswith(b"index "):
+        ids = line[6:].split(b" ")[0].split(b"..")
+        if len(ids) == 2 and ids[1].strip(b"0"):
+            current.content_sha = ids[1].decode("ascii", "replace")
+    elif line.startswith((b"Binary files ", b"GIT binary patch")):
+        current.binary = True
+
+
+def _parse_hunk(lines: list[bytes], i: int, current: _FileBuilder) -> int:
+    header = lines[i].rstrip(b"\r")
+    match = _HUNK.match(header)
+    if match is None:
+        raise DiffError(f"diff line {i + 1}: malformed hunk header {header[:80]!r}",
+                        fix="hunk headers look like '@@ -12,5 +12,7 @@'")
+    old_start, new_start = int(match.group(1)), int(match.group(3))
+    old_count = int(match.group(2)) if match.group(2) is not None else 1
+    new_count = int(match.group(4)) if match.group(4) is not None else 1
+    old_left, new_left = old_count, new_count
+    number = new_start
+    kept: list[Line] = []
+    removed = 0
+    start = i
+    i += 1
+    n = len(lines)
+    while (old_left > 0 or new_left > 0) and i < n:
+        raw = lines[i]
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        tag = raw[:1]
+        if tag == b"+":
+            kept.append(Line.model_construct(number=number, text=_decode(raw[1:], current), added=True))
+            number += 1
+            new_left -= 1
+        elif tag == b"-":
+            removed += 1
+            old_left -= 1
+        elif tag == b" " or raw == b"":
+            kept.append(Line.model_construct(number=number, text=_decode(raw[1:], current), added=False))
+            number += 1
+            old_left -= 1
+            new_left -= 1
+        elif tag == b"\\":
+            pass  # "\ No newline at end of file"
+        else:
+            break
+        i += 1
+    if old_left > 0 or new_left > 0 or old_left < 0 or new_left < 0:
+        where = "at the end of the diff" if i >= n else f"at diff line {i + 1}"
+        raise DiffError(
+            f"diff line {start + 1}: hunk {header[:60].decode('utf-8', 'replace')!r} of "
+            f"{current.new_path or current.git_paths[1]} is truncated or malformed: "
+            f"{max(old_left, 0)} old and {max(new_left, 0)} new lines missing {where}",
+            fix="pass the whole diff; a cut or hand-edited diff cannot be reviewed safely")
+    while i < n and lines[i].startswith(b"\\"):
+        i += 1
+    added = sum(1 for ln in kept if ln.added)
+    current.added += added
+    current.removed += removed
+    current.hunks.append(Hunk.model_construct(
+        header=header.decode("utf-8", "replace"), old_start=old_start, old_count=old_count,
+        new_start=new_start, new_count=new_count, lines=kept, removed=removed))
+    return i

@@ -1,0 +1,88 @@
+"""The one exception hierarchy of review-gate.
+
+    ReviewGateError            anything the user can fix; the CLI prints it and exits 2
+    ├── UsageError             bad flags or flag combinations
+    ├── ConfigError            a config file is unreadable, invalid or inconsistent
+    └── InputError             the diff or the git range cannot be read
+        ├── DiffError          malformed or truncated unified diff
+        └── GitError           not a repository, unknown ref, git failed
+
+    AgentFault                 an agent could not produce usable output (never reaches the CLI:
+    └── TransientAgentFault    dispatch records it; transient ones are retried)
+
+Example:
+    >>> raise ConfigError("review-rules.json: /rules/3/pattern: not valid RE2", fix="...")
+"""
+
+from __future__ import annotations
+
+
+class ReviewGateError(Exception):
+    """A problem the user can fix. ``fix`` says how, in one line."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, fix: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fix = fix
+
+    def __str__(self) -> str:
+        return self.message if self.fix is None else f"{self.message}\n  fix: {self.fix}"
+
+
+class UsageError(ReviewGateError):
+    pass
+
+
+class ConfigError(ReviewGateError):
+    """One or more configuration problems, each naming file, JSON pointer and fix."""
+
+    def __init__(self, problems: list[ConfigProblem]) -> None:
+        self.problems = problems
+        first = problems[0]
+        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+        super().__init__(first.describe() + more, fix=first.fix)
+
+
+class ConfigProblem:
+    __slots__ = ("file", "fix", "message", "pointer")
+
+    def __init__(self, file: str, pointer: str, message: str, fix: str) -> None:
+        self.file = file
+        self.pointer = pointer or "/"
+        self.message = message
+        self.fix = fix
+
+    def describe(self) -> str:
+        return f"{self.file}: {self.pointer}: {self.message}"
+
+    def __repr__(self) -> str:
+        return f"ConfigProblem({self.describe()!r})"
+
+
+class InputError(ReviewGateError):
+    pass
+
+
+class DiffError(InputError):
+    pass
+
+
+class GitError(InputError):
+    pass
+
+
+class AgentFault(Exception):
+    """An agent ran but produced no usable output; recorded as status ``failed``."""
+
+
+class TransientAgentFault(AgentFault):
+    """A fault worth retrying (timeout of one attempt, 429, 5xx, EX_TEMPFAIL).
+
+    ``retry_after`` carries the server's requested delay in seconds, when it gave one.
+    """
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

@@ -1,0 +1,113 @@
+"""Everything review-gate asks git, as argv lists (never a shell)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from review_gate.errors import GitError
+from review_gate.models import Commit
+
+DIFF_OPTIONS = ("--no-color", "--no-ext-diff", "--full-index", "-M",
+                "--src-prefix=a/", "--dst-prefix=b/")
+
+
+def _git(args: Sequence[str], cwd: Path, env: dict[str, str] | None = None,
+         check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    if shutil.which("git") is None:
+        raise GitError("git is not installed or not on PATH", fix="install git, or pass --diff FILE")
+    full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", **(env or {})}
+    result = subprocess.run(["git", *args], cwd=cwd, env=full_env, capture_output=True, check=False)
+    if check and result.returncode != 0:
+        message = result.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise GitError(f"git {' '.join(args[:2])} failed: {message[-1] if message else result.returncode}")
+    return result
+
+
+def repo_root(cwd: Path) -> Path | None:
+    result = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=cwd,
+                            capture_output=True, check=False) if shutil.which("git") else None
+    if result is None or result.returncode != 0:
+        return None
+    return Path(result.stdout.decode().strip())
+
+
+def resolve(root: Path, ref: str) -> str:
+    """The commit id of ``ref``, or a GitError naming it."""
+    if ref.startswith("-"):
+        raise GitError(f"unknown git ref {ref!r}", fix="refs cannot start with '-'")
+    result = _git(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
+                  root, check=False)
+    if result.returncode != 0:
+        raise GitError(f"unknown git ref {ref!r}",
+                       fix="name a branch, tag or commit that exists (see `git branch -a`), "
+                           "or fetch it first")
+    return result.stdout.decode().strip()
+
+
+def has_head(root: Path) -> bool:
+    return _git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], root, check=False).returncode == 0
+
+
+def empty_tree(root: Path) -> str:
+    """The id of the empty tree (differs between SHA-1 and SHA-256 repositories); not written."""
+    return _git(["hash-object", "-t", "tree", os.devnull], root).stdout.decode().strip()
+
+
+def default_branch(root: Path) -> str | None:
+    """origin's HEAD if known, else the first of main, master, trunk that exists."""
+    result = _git(["symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"], root, check=False)
+    if result.returncode == 0 and result.stdout.strip():
+        return result.stdout.decode().strip()
+    for name in ("main", "master", "trunk", "origin/main", "origin/master"):
+        if _git(["rev-parse", "--verify", "--quiet", f"{name}^{{commit}}"], root, check=False).returncode == 0:
+            return name
+    return None
+
+
+def merge_base(root: Path, a: str, b: str) -> str:
+    result = _git(["merge-base", a, b], root, check=False)
+    if result.returncode != 0:
+        raise GitError(f"{a} and {b} have no common ancestor",
+                       fix="pass --base with a commit both histories share")
+    return result.stdout.decode().strip()
+
+
+def diff_range(root: Path, base: str, head: str) -> bytes:
+    return _git(["diff", *DIFF_OPTIONS, base, head, "--"], root).stdout
+
+
+def diff_staged(root: Path, base: str) -> bytes:
+    return _git(["diff", "--cached", *DIFF_OPTIONS, base, "--"], root).stdout
+
+
+def diff_worktree(root: Path, base: str) -> bytes:
+    """The working tree against ``base``, untracked files that git does not ignore included.
+
+    Untracked files are marked intent-to-add in a throwaway copy of the index, so the user's
+    real index is never touched.
+    """
+    index = Path(_git(["rev-parse", "--git-path", "index"], root).stdout.decode().strip())
+    if not index.is_absolute():
+        index = root / index
+    with tempfile.TemporaryDirectory(prefix="review-gate-") as tmp:
+        scratch = Path(tmp) / "index"
+        if index.is_file():
+            shutil.copyfile(index, scratch)
+        env = {"GIT_INDEX_FILE": str(scratch)}
+        _git(["add", "--intent-to-add", "--all", "--", "."], root, env=env)
+        return _git(["diff", *DIFF_OPTIONS, base, "--"], root, env=env).stdout
+
+
+def commits(root: Path, base: str, head: str) -> list[Commit]:
+    result = _git(["log", "--no-color", "--format=%H%x1f%an%x1f%s", f"{base}..{head}"], root, check=False)
+    found = []
+    for line in result.stdout.decode("utf-8", "replace").splitlines():
+        parts = line.split("\x1f")
+        if len(parts) == 3:
+            found.append(Commit(sha=parts[0], author=parts[1], subject=parts[2]))
+    return found

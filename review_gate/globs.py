@@ -1,0 +1,46 @@
+"""gitignore-style globs (pathspec), compiled once per pattern list."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pathspec
+
+
+class GlobError(ValueError):
+    pass
+
+
+@lru_cache(maxsize=1024)
+def _compile(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
+    import pathspec
+
+    for pattern in patterns:
+        if not pattern.strip() or pattern.lstrip().startswith("#"):
+            raise GlobError(f"{pattern!r} matches nothing (empty or a comment)")
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(patterns)
+    except ValueError as exc:
+        raise GlobError(str(exc)) from exc
+
+
+def check_glob(pattern: str) -> None:
+    """Raise GlobError when ``pattern`` is not a usable gitignore-style glob."""
+    _compile((pattern,))
+
+
+class Globs:
+    """A list of globs; ``match`` is true for a path any of them selects (``!`` negates)."""
+
+    def __init__(self, patterns: Sequence[str]) -> None:
+        self.patterns = tuple(patterns)
+        self._spec = _compile(self.patterns) if self.patterns else None
+
+    def match(self, path: str) -> bool:
+        return self._spec is not None and bool(self._spec.match_file(path))
+
+    def select(self, paths: Iterable[str]) -> list[str]:
+        return [p for p in paths if self.match(p)]

@@ -1,0 +1,186 @@
+"""The five configuration files (DESIGN §4), as models; their JSON Schemas are generated from here."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import ConfigDict, Field
+
+from review_gate.models.base import Frozen
+
+Severity = Literal["critical", "major", "warning", "info"]
+Decision = Literal["fail", "incomplete", "needs_fixes", "pass_with_warnings", "pass"]
+FilterMode = Literal["added", "diff_context", "file", "nofilter"]
+PrType = Literal["feature", "fix", "refactor", "docs", "test", "config", "deps", "mixed"]
+Metric = Literal[
+    "critical", "major", "warning", "info", "total", "missing_inputs", "unreviewed_files",
+    "risk_score",
+]
+
+Id = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
+Text = Annotated[str, Field(min_length=1)]
+
+
+class ConfigFile(Frozen):
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    schema_: str | None = Field(default=None, alias="$schema")
+    version: Literal[1] = 1
+
+
+class Rule(Frozen):
+    id: Id
+    name: Text
+    severity: Severity
+    agent: Id
+    category: Text
+    description: Text
+    detection: Text
+    recommendation: Text
+    pattern: str | None = Field(
+        default=None, description="RE2 pattern matched on each added line by a pattern agent."
+    )
+    paths: list[str] = Field(
+        default_factory=list, description="gitignore-style globs; empty means every file."
+    )
+    exclude_paths: list[str] = Field(
+        default_factory=list, description="gitignore-style globs of files the rule skips."
+    )
+    enabled: bool = True
+    redact: bool = Field(
+        default=False, description="Hide the matched text in messages (secrets must not reach CI logs)."
+    )
+    confidence: float | None = Field(
+        default=None, ge=0, le=1, description="How sure a match of this rule is a real problem."
+    )
+
+
+class RulesFile(ConfigFile):
+    rules: list[Rule]
+
+
+class Domain(Frozen):
+    id: Id
+    description: Text
+    paths: list[str] = Field(min_length=1, description="gitignore-style globs.")
+    risk_weight: int = Field(ge=0, le=10)
+    pr_type: PrType | None = Field(
+        default=None,
+        description="The PR type a change is when every file it touches is in this domain.",
+    )
+
+
+class DomainsFile(ConfigFile):
+    domains: list[Domain]
+
+
+class AgentBase(Frozen):
+    id: Id
+    name: Text
+    description: Text
+    timeout_s: float | None = Field(
+        default=None, gt=0, le=3600, description="Hard deadline covering all attempts."
+    )
+    retries: int = Field(default=1, ge=0, le=10, description="Extra attempts on transient faults.")
+    required: bool = Field(
+        default=True, description="A required agent that produces no usable output fails closed."
+    )
+    enabled: bool = True
+
+
+class PatternAgent(AgentBase):
+    kind: Literal["pattern"]
+
+
+class CommandAgent(AgentBase):
+    kind: Literal["command"]
+    command: list[Annotated[str, Field(min_length=1)]] = Field(
+        min_length=1, description="argv list, run without a shell."
+    )
+    input: Literal["stdin", "file"] = "stdin"
+    output: Literal["findings", "sarif"] = "findings"
+    max_output_bytes: int = Field(default=10_000_000, ge=1024)
+    cwd: Literal["repo", "config"] = Field(
+        default="repo", description="Run in the repository root or in the config directory."
+    )
+
+
+Agent = Annotated[PatternAgent | CommandAgent, Field(discriminator="kind")]
+
+
+class AgentsFile(ConfigFile):
+    agents: list[Agent]
+
+
+class Trigger(Frozen):
+    type: Literal["always", "domain", "risk", "paths", "pr_type"]
+    domains: list[Id] = Field(default_factory=list)
+    min_risk: int = Field(default=0, ge=0, le=100)
+    paths: list[str] = Field(default_factory=list)
+    pr_types: list[PrType] = Field(default_factory=list)
+
+
+class Policy(Frozen):
+    id: Id
+    description: Text
+    trigger: Trigger
+    dispatch: list[Id] = Field(min_length=1)
+    priority: int = Field(default=50, ge=0, le=100)
+
+
+class CompositionFile(ConfigFile):
+    policies: list[Policy]
+
+
+class GateCondition(Frozen):
+    metric: Metric
+    op: Literal[">", ">=", "<", "<=", "==", "!="]
+    value: float
+    decision: Decision
+
+
+DEFAULT_CONDITIONS = (
+    GateCondition(metric="critical", op=">", value=0, decision="fail"),
+    GateCondition(metric="missing_inputs", op=">", value=0, decision="incomplete"),
+    GateCondition(metric="major", op=">", value=0, decision="needs_fixes"),
+    GateCondition(metric="warning", op=">", value=0, decision="pass_with_warnings"),
+)
+
+
+class Gate(Frozen):
+    conditions: list[GateCondition] = Field(
+        default_factory=lambda: list(DEFAULT_CONDITIONS),
+        description="Evaluated in order, first match wins; no match means pass.",
+    )
+    fail_on: Literal["pass_with_warnings", "needs_fixes", "fail", "never"] = Field(
+        default="needs_fixes", description="The least severe decision that exits 1."
+    )
+
+
+class GateFile(ConfigFile):
+    gate: Gate = Field(default_factory=Gate)
+    filter_mode: FilterMode = "added"
+    concurrency: int = Field(default=8, ge=1, le=256)
+    timeout_s: float = Field(default=120, gt=0, le=3600)
+    state_path: str = ".review-gate/state.db"
+    gap_detector: Id | None = Field(
+        default=None, description="Registry id of an agent that may add agents (LLM gap detection)."
+    )
+
+
+class ReviewConfig(Frozen):
+    """The five files, loaded and checked, with where each one came from."""
+
+    rules: RulesFile
+    domains: DomainsFile
+    agents: AgentsFile
+    composition: CompositionFile
+    settings: GateFile
+    directory: str | None = Field(description="The config directory, None for the built-in one.")
+    sources: dict[str, str] = Field(description="File name -> path it was read from.")
+
+    def agent(self, agent_id: str) -> PatternAgent | CommandAgent | None:
+        return next((a for a in self.agents.agents if a.id == agent_id), None)
+
+    def rules_for(self, agent_id: str) -> list[Rule]:
+        return [r for r in self.rules.rules if r.agent == agent_id and r.enabled]

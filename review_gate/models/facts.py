@@ -1,0 +1,71 @@
+"""Stage 1 output: what the diff says, and nothing more."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from review_gate.models.base import Frozen
+
+FileStatus = Literal["added", "modified", "deleted", "renamed", "copied", "binary"]
+
+
+class Line(Frozen):
+    """One line of a hunk on the new side: added (``+``) or context (`` ``)."""
+
+    number: int = Field(ge=1, description="Line number in the new file.")
+    text: str
+    added: bool
+
+
+class Hunk(Frozen):
+    header: str
+    old_start: int = Field(ge=0)
+    old_count: int = Field(ge=0)
+    new_start: int = Field(ge=0)
+    new_count: int = Field(ge=0)
+    lines: list[Line] = Field(description="New-side lines; removed lines are counted, not kept.")
+    removed: int = Field(default=0, ge=0)
+
+
+class FileChange(Frozen):
+    path: str
+    old_path: str | None
+    status: FileStatus
+    old_mode: str | None = None
+    new_mode: str | None = None
+    added: int = Field(ge=0)
+    removed: int = Field(ge=0)
+    hunks: list[Hunk] = Field(default_factory=list)
+    content_sha: str | None = Field(
+        default=None, description="Git blob id of the new content, when the diff carries it."
+    )
+    binary: bool = False
+    non_utf8: bool = Field(default=False, description="Some lines were not UTF-8 and were decoded lossily.")
+    patch: str = Field(
+        default="", exclude=True, repr=False,
+        description="This file's section of the diff, verbatim (undecodable bytes escaped).",
+    )
+
+
+class Commit(Frozen):
+    sha: str
+    author: str
+    subject: str
+
+
+class PRFacts(Frozen):
+    source: str = Field(description="Where the diff came from: a git range, a file or stdin.")
+    base: str | None = None
+    head: str | None = None
+    files: list[FileChange]
+    commits: list[Commit] = Field(default_factory=list)
+
+    @property
+    def lines_added(self) -> int:
+        return sum(f.added for f in self.files)
+
+    @property
+    def lines_removed(self) -> int:
+        return sum(f.removed for f in self.files)

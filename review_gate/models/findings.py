@@ -1,0 +1,39 @@
+"""The one finding format every agent produces (DESIGN §2)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from review_gate.models.base import Frozen
+from review_gate.models.config import Severity
+
+
+class Finding(Frozen):
+    fingerprint: str
+    agent: str
+    rule_id: str | None = None
+    severity: Severity
+    category: str
+    file: str | None
+    line: int | None = Field(default=None, ge=1)
+    end_line: int | None = Field(default=None, ge=1)
+    message: str
+    recommendation: str | None = None
+    confidence: float | None = Field(default=None, ge=0, le=1)
+    also_reported_by: list[str] = Field(
+        default_factory=list, description="Other agents that reported the same problem."
+    )
+
+
+class RawFinding(Frozen):
+    """A finding as an agent emits it, before the engine gives it an agent and a fingerprint."""
+
+    severity: Severity
+    message: str
+    rule_id: str | None = None
+    category: str | None = None
+    file: str | None = None
+    line: int | None = None
+    end_line: int | None = None
+    recommendation: str | None = None
+    confidence: float | None = Field(default=None, ge=0, le=1)

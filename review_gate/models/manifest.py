@@ -1,0 +1,27 @@
+"""Stages 3 and 4 output: which agents run on which files, and what the config missed."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from review_gate.models.base import Frozen
+
+
+class ManifestEntry(Frozen):
+    agent: str
+    files: list[str] = Field(description="The agent's scope, sorted.")
+    policies: list[str] = Field(description="Ids of the policies that dispatched it.")
+    priority: int = Field(ge=0, le=100)
+
+
+class AgentManifest(Frozen):
+    entries: list[ManifestEntry] = Field(description="Highest priority first.")
+
+
+class Gap(Frozen):
+    kind: Literal["unclassified_file", "domain_without_policy", "unknown_agent", "uncovered_file"]
+    subject: str = Field(description="The file, domain or agent id concerned.")
+    reason: str
+    suggestion: str = Field(description="A config change that would close the gap.")

@@ -1,0 +1,68 @@
+"""Stages 5 and 6 output: what each agent did, and the merged report with its decision."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from review_gate.models.base import Frozen
+from review_gate.models.classification import PRClassification
+from review_gate.models.config import Decision, FilterMode
+from review_gate.models.findings import Finding
+from review_gate.models.manifest import Gap, ManifestEntry
+
+AgentStatus = Literal["completed", "failed", "timed_out", "cached", "skipped"]
+
+
+class AgentResult(Frozen):
+    id: str
+    kind: str
+    status: AgentStatus
+    required: bool = True
+    attempts: int = Field(ge=0)
+    duration_s: float = Field(ge=0)
+    files: list[str]
+    error: str | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+    findings: list[Finding] = Field(default_factory=list, exclude=True)
+
+
+class Metrics(Frozen):
+    critical: int = 0
+    major: int = 0
+    warning: int = 0
+    info: int = 0
+    total: int = 0
+    missing_inputs: int = 0
+    unreviewed_files: int = 0
+    risk_score: int = 0
+
+
+class Coverage(Frozen):
+    files_changed: int
+    files_reviewed: int
+    unreviewed: list[str] = Field(description="Changed files no completed agent covered.")
+    findings_filtered: int = Field(
+        description="Findings dropped by the filter mode because they are off the changed lines."
+    )
+    filter_mode: FilterMode
+    nothing_to_review: bool = Field(description="True when the diff changed no file.")
+
+
+class ReviewReport(Frozen):
+    schema_version: Literal[1] = 1
+    tool_version: str
+    run_id: str
+    decision: Decision
+    exit_code: int
+    metrics: Metrics
+    findings: list[Finding]
+    agents: list[AgentResult]
+    classification: PRClassification
+    manifest: list[ManifestEntry]
+    gaps: list[Gap]
+    coverage: Coverage
+    source: str

@@ -1,0 +1,165 @@
+"""Stage 6: agent results -> one ReviewReport with metrics and the gate decision. Pure."""
+
+from __future__ import annotations
+
+import difflib
+import operator
+from collections.abc import Callable
+
+from review_gate.models import (
+    AgentResult,
+    Coverage,
+    Decision,
+    FilterMode,
+    Finding,
+    GateCondition,
+    Metrics,
+    PRClassification,
+    PRFacts,
+    ReviewConfig,
+)
+from review_gate.models.manifest import Gap, ManifestEntry
+from review_gate.models.report import ReviewReport
+
+SEVERITY_RANK = {"critical": 0, "major": 1, "warning": 2, "info": 3}
+DECISION_RANK = {"pass": 0, "pass_with_warnings": 1, "needs_fixes": 2, "fail": 3}
+_OPS: dict[str, Callable[[float, float], bool]] = {
+    ">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le,
+    "==": operator.eq, "!=": operator.ne,
+}
+_USABLE = ("completed", "cached")
+
+
+def keep_finding(finding: Finding, facts_index: dict[str, tuple[set[int], list[tuple[int, int]]]],
+                 mode: FilterMode) -> bool:
+    """reviewdog's filter modes: keep a finding on added lines, inside hunks, in changed files, or all."""
+    if mode == "nofilter" or finding.file is None:
+        return True
+    where = facts_index.get(finding.file)
+    if where is None:
+        return False
+    if mode == "file" or finding.line is None:
+        return True
+    added, hunks = where
+    lines = range(finding.line, (finding.end_line or finding.line) + 1)
+    if mode == "added":
+        return any(n in added for n in lines)
+    return any(start <= n < end for n in lines for start, end in hunks)
+
+
+def _index(facts: PRFacts) -> dict[str, tuple[set[int], list[tuple[int, int]]]]:
+    return {
+        f.path: ({ln.number for h in f.hunks for ln in h.lines if ln.added},
+                 [(h.new_start, h.new_start + max(h.new_count, 1)) for h in f.hunks])
+        for f in facts.files
+    }
+
+
+def _same(a: Finding, b: Finding) -> bool:
+    if a.file != b.file or a.line != b.line:
+        return False
+    if a.rule_id is not None and a.rule_id == b.rule_id:
+        return True
+    return difflib.SequenceMatcher(None, a.message.lower(), b.message.lower()).ratio() >= 0.9
+
+
+def dedupe(findings: list[Finding]) -> list[Finding]:
+    """Merge findings on the same line that share a rule or say nearly the same thing.
+
+    The most severe copy is kept; the other agents go into ``also_reported_by``, and agreement
+    raises confidence (independent evidence: 1 - (1-a)(1-b)).
+    """
+    ordered = sorted(findings, key=lambda f: (SEVERITY_RANK[f.severity], f.agent))
+    kept: list[Finding] = []
+    by_place: dict[tuple[str | None, int | None], list[int]] = {}
+    for finding in ordered:
+        place = (finding.file, finding.line)
+        match = next((i for i in by_place.get(place, []) if _same(kept[i], finding)), None)
+        if match is None:
+            by_place.setdefault(place, []).append(len(kept))
+            kept.append(finding)
+            continue
+        first = kept[match]
+        if finding.agent == first.agent or finding.agent in first.also_reported_by:
+            continue
+        confidence = first.confidence
+        if first.confidence is not None and finding.confidence is not None:
+            confidence = round(1 - (1 - first.confidence) * (1 - finding.confidence), 4)
+        kept[match] = first.model_copy(update={
+            "also_reported_by": [*first.also_reported_by, finding.agent], "confidence": confidence})
+    return kept
+
+
+def enrich(finding: Finding, config: ReviewConfig) -> Finding:
+    """Fill what an agent left out from its rule's metadata."""
+    if finding.rule_id is None:
+        return finding
+    rule = next((r for r in config.rules.rules if r.id == finding.rule_id), None)
+    if rule is None:
+        return finding
+    update: dict[str, object] = {}
+    if finding.recommendation is None:
+        update["recommendation"] = rule.recommendation
+    if finding.category == "general":
+        update["category"] = rule.category
+    return finding.model_copy(update=update) if update else finding
+
+
+def decide(metrics: Metrics, conditions: list[GateCondition]) -> Decision:
+    """First matching condition wins (SonarQube style); no match is a pass."""
+    for condition in conditions:
+        if _OPS[condition.op](getattr(metrics, condition.metric), condition.value):
+            return condition.decision
+    return "pass"
+
+
+def exit_code(decision: Decision, fail_on: str) -> int:
+    if decision == "incomplete":
+        return 3
+    if fail_on == "never":
+        return 0
+    return 1 if DECISION_RANK[decision] >= DECISION_RANK[fail_on] else 0
+
+
+def aggregate(
+    facts: PRFacts,
+    classification: PRClassification,
+    manifest: list[ManifestEntry],
+    gaps: list[Gap],
+    results: list[AgentResult],
+    config: ReviewConfig,
+    *,
+    run_id: str,
+    tool_version: str,
+    filter_mode: FilterMode | None = None,
+    fail_on: str | None = None,
+) -> ReviewReport:
+    mode = filter_mode or config.settings.filter_mode
+    index = _index(facts)
+    raw = [f for r in results if r.status in _USABLE for f in r.findings]
+    kept = [f for f in raw if keep_finding(f, index, mode)]
+    findings = sorted(
+        (enrich(f, config) for f in dedupe(kept)),
+        key=lambda f: (SEVERITY_RANK[f.severity], f.file or "", f.line or 0, f.rule_id or "", f.message),
+    )
+    changed = [f.path for f in facts.files]
+    covered = {p for r in results if r.status in _USABLE for p in r.files}
+    unreviewed = [p for p in changed if p not in covered]
+    counts = {s: sum(1 for f in findings if f.severity == s) for s in SEVERITY_RANK}
+    missing = sum(1 for r in results if r.required and r.status in ("failed", "timed_out"))
+    metrics = Metrics(**counts, total=len(findings), missing_inputs=missing,
+                      unreviewed_files=len(unreviewed), risk_score=classification.risk_score)
+    decision = decide(metrics, config.settings.gate.conditions)
+    if changed and not covered and decision in ("pass", "pass_with_warnings"):
+        # Files changed and no agent completed on any of them: a pass would be a lie.
+        decision = "incomplete"
+    return ReviewReport(
+        tool_version=tool_version, run_id=run_id, decision=decision,
+        exit_code=exit_code(decision, fail_on or config.settings.gate.fail_on),
+        metrics=metrics, findings=findings, agents=results, classification=classification,
+        manifest=manifest, gaps=gaps,
+        coverage=Coverage(files_changed=len(changed), files_reviewed=len(changed) - len(unreviewed),
+                          unreviewed=unreviewed, findings_filtered=len(raw) - len(kept),
+                          filter_mode=mode, nothing_to_review=not changed),
+        source=facts.source,
+    )

@@ -1,0 +1,172 @@
+"""Stage 5: run the manifest's agents in parallel, each under its own deadline.
+
+Every agent runs in its own task inside one task group, behind a capacity limiter. Its hard
+deadline (``timeout_s``) starts when it gets a slot and covers all its attempts; tenacity
+retries only transient faults, waiting what the fault asked for (Retry-After) or a jittered
+backoff. Whatever happens to one agent becomes its AgentResult; it never cancels the others.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import Literal
+
+import anyio
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
+from tenacity.wait import wait_exponential_jitter
+
+from review_gate.agents import KINDS, AgentOutput, AgentTask
+from review_gate.errors import AgentFault, TransientAgentFault
+from review_gate.fingerprint import fingerprint, message_anchor
+from review_gate.models import (
+    AgentManifest,
+    AgentResult,
+    AgentStatus,
+    Finding,
+    ManifestEntry,
+    PRFacts,
+    RawFinding,
+    ReviewConfig,
+)
+from review_gate.models.base import Frozen
+
+Event = Literal["queued", "running", "retrying", "done"]
+Listener = Callable[[str, Event, AgentResult | None], None]
+
+_backoff = wait_exponential_jitter(initial=0.5, max=10, jitter=0.5)
+
+
+class DispatchOptions(Frozen):
+    concurrency: int
+    timeout_s: float | None = None  # overrides every agent's timeout when given
+    default_timeout_s: float
+    offline: bool = False
+    repo_root: str | None = None
+    config_dir: str | None = None
+
+
+def _wait(state: RetryCallState) -> float:
+    fault = state.outcome.exception() if state.outcome else None
+    if isinstance(fault, TransientAgentFault) and fault.retry_after is not None:
+        return max(0.0, fault.retry_after)
+    return float(_backoff(state))
+
+
+async def dispatch(
+    manifest: AgentManifest,
+    facts: PRFacts,
+    config: ReviewConfig,
+    options: DispatchOptions,
+    listener: Listener | None = None,
+) -> list[AgentResult]:
+    """Run every manifest entry; return one result per entry, in manifest order.
+
+    >>> # results = await dispatch(manifest, facts, config, DispatchOptions(concurrency=4, default_timeout_s=60))
+    """
+    notify: Listener = listener or (lambda _id, _event, _result: None)
+    limiter = anyio.CapacityLimiter(options.concurrency)
+    by_path = {f.path: f for f in facts.files}
+    line_text = _line_index(facts)
+    results: dict[str, AgentResult] = {}
+
+    async def run(entry: ManifestEntry) -> None:
+        notify(entry.agent, "queued", None)
+        result = await _run_entry(entry, config, options, limiter, by_path, line_text, notify)
+        results[entry.agent] = result
+        notify(entry.agent, "done", result)
+
+    async with anyio.create_task_group() as group:
+        for entry in manifest.entries:
+            group.start_soon(run, entry)
+    return [results[e.agent] for e in manifest.entries]
+
+
+async def _run_entry(
+    entry: ManifestEntry,
+    config: ReviewConfig,
+    options: DispatchOptions,
+    limiter: anyio.CapacityLimiter,
+    by_path: dict[str, object],
+    line_text: dict[tuple[str, int], str],
+    notify: Listener,
+) -> AgentResult:
+    spec = config.agent(entry.agent)
+
+    def result(status: AgentStatus, attempts: int = 0, duration: float = 0.0, error: str | None = None,
+               output: AgentOutput | None = None, kind: str = "unknown", required: bool = True) -> AgentResult:
+        findings = _findings(entry.agent, output.findings, line_text) if output else []
+        return AgentResult(
+            id=entry.agent, kind=kind, status=status, required=required, attempts=attempts,
+            duration_s=round(duration, 3), files=entry.files, error=error,
+            tokens_in=output.tokens_in if output else 0, tokens_out=output.tokens_out if output else 0,
+            cost_usd=output.cost_usd if output else 0.0, findings=findings)
+
+    if spec is None:
+        return result("failed", error=f"agent {entry.agent!r} is not in the registry (review-agents.json)")
+    kind = KINDS.get(spec.kind)
+    if kind is None:
+        return result("failed", kind=spec.kind, required=spec.required,
+                      error=f"agent kind {spec.kind!r} is not available in this version")
+    if not spec.enabled:
+        return result("skipped", kind=spec.kind, required=spec.required,
+                      error="disabled in review-agents.json (enabled: false)")
+    if options.offline and kind.needs_network:
+        return result("skipped", kind=spec.kind, required=spec.required, error="needs the network; --offline")
+
+    task = AgentTask(files=[by_path[p] for p in entry.files], rules=config.rules_for(spec.id),  # type: ignore[misc]
+                     repo_root=options.repo_root, config_dir=options.config_dir)
+    deadline = options.timeout_s or spec.timeout_s or options.default_timeout_s
+    attempts = 0
+    async with limiter:
+        notify(entry.agent, "running", None)
+        started = time.monotonic()
+        try:
+            with anyio.fail_after(deadline):
+                retrying = AsyncRetrying(
+                    stop=stop_after_attempt(spec.retries + 1),
+                    retry=retry_if_exception_type(TransientAgentFault),
+                    wait=_wait, sleep=anyio.sleep, reraise=True,
+                    before_sleep=lambda _s: notify(entry.agent, "retrying", None),
+                )
+                async for attempt in retrying:
+                    with attempt:
+                        attempts += 1
+                        output = await kind.review(spec, task)
+        except TimeoutError:
+            return result("timed_out", attempts, time.monotonic() - started, kind=spec.kind,
+                          required=spec.required, error=f"no usable answer within its {deadline:g} s deadline")
+        except AgentFault as fault:
+            return result("failed", attempts, time.monotonic() - started, kind=spec.kind,
+                          required=spec.required, error=str(fault))
+        except Exception as exc:  # a bug in a kind must not take the other agents down
+            return result("failed", attempts, time.monotonic() - started, kind=spec.kind,
+                          required=spec.required, error=f"internal error: {type(exc).__name__}: {exc}")
+    return result("completed", attempts, time.monotonic() - started, output=output, kind=spec.kind,
+                  required=spec.required)
+
+
+def _line_index(facts: PRFacts) -> dict[tuple[str, int], str]:
+    return {(f.path, ln.number): ln.text for f in facts.files for h in f.hunks for ln in h.lines}
+
+
+def _findings(agent: str, raw: list[RawFinding], line_text: dict[tuple[str, int], str]) -> list[Finding]:
+    """Give each finding its agent and a fingerprint anchored on the flagged line's text."""
+    seen: Counter[tuple[str, str | None, str]] = Counter()
+    out = []
+    for item in raw:
+        rule = item.rule_id or item.category or "general"
+        known = line_text.get((item.file, item.line)) if item.file and item.line else None
+        anchor = known if known is not None else message_anchor(item.message)
+        key = (rule, item.file, anchor.strip())
+        occurrence = seen[key]
+        seen[key] += 1
+        line = item.line if item.line and item.line > 0 else None
+        end_line = item.end_line if item.end_line and line and item.end_line >= line else line
+        out.append(Finding(
+            fingerprint=fingerprint(agent, rule, item.file, anchor, occurrence), agent=agent,
+            rule_id=item.rule_id, severity=item.severity, category=item.category or "general",
+            file=item.file, line=line, end_line=end_line, message=item.message,
+            recommendation=item.recommendation, confidence=item.confidence))
+    return out

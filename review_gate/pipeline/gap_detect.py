@@ -1,0 +1,66 @@
+"""Stage 4: what the config missed. The deterministic part; an LLM part can amend the manifest later."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import PurePosixPath
+
+from review_gate.models import AgentManifest, Gap, PRClassification, ReviewConfig
+
+
+def _snippet(obj: object) -> str:
+    return json.dumps(obj, separators=(", ", ": "))
+
+
+def gap_detect(
+    classification: PRClassification, manifest: AgentManifest, config: ReviewConfig
+) -> tuple[AgentManifest, list[Gap]]:
+    """Return the manifest (unchanged by this deterministic part) and the gaps found.
+
+    Gaps: changed files no domain claims (grouped by extension), touched domains no policy
+    routes, dispatched agents the registry does not know, and changed files no agent will see.
+    """
+    gaps: list[Gap] = []
+    by_ext: dict[str, list[str]] = defaultdict(list)
+    for path in classification.unclassified:
+        suffix = PurePosixPath(path).suffix
+        by_ext[f"**/*{suffix}" if suffix else path].append(path)
+    for glob, paths in sorted(by_ext.items()):
+        listed = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+        name = (glob.rsplit(".", 1)[-1] if glob.startswith("**/*.")
+                else PurePosixPath(glob).name.strip(".").replace(".", "-") or "other")
+        gaps.append(Gap(
+            kind="unclassified_file", subject=glob,
+            reason=f"{len(paths)} changed file(s) match no domain: {listed}",
+            suggestion="add to review-domains.json \"domains\": " + _snippet(
+                {"id": name.lower(), "description": f"{name} files", "paths": [glob], "risk_weight": 2}),
+        ))
+    routed = {d for p in config.composition.policies if p.trigger.type == "domain" for d in p.trigger.domains}
+    for domain in classification.domains:
+        if domain not in routed:
+            gaps.append(Gap(
+                kind="domain_without_policy", subject=domain,
+                reason=f"domain {domain!r} was touched but no policy routes it to an agent",
+                suggestion="add to review-composition.json \"policies\": " + _snippet({
+                    "id": f"{domain}-review", "description": f"Review changes in {domain}",
+                    "trigger": {"type": "domain", "domains": [domain]},
+                    "dispatch": ["<agent id>"], "priority": 50}),
+            ))
+    known = {a.id for a in config.agents.agents}
+    for entry in manifest.entries:
+        if entry.agent not in known:
+            gaps.append(Gap(
+                kind="unknown_agent", subject=entry.agent,
+                reason=f"policies {', '.join(entry.policies)} dispatch {entry.agent!r}, which is not in the registry",
+                suggestion=f"add an agent with id {entry.agent!r} to review-agents.json",
+            ))
+    covered = {f for entry in manifest.entries for f in entry.files}
+    for item in classification.files:
+        if item.path not in covered:
+            gaps.append(Gap(
+                kind="uncovered_file", subject=item.path,
+                reason="no policy dispatches any agent for this file",
+                suggestion="add a policy with trigger {\"type\": \"always\"} to review-composition.json",
+            ))
+    return manifest, gaps
