@@ -41,11 +41,13 @@ class _FormatAction(argparse.Action):
 
 def _input_options(parser: argparse.ArgumentParser, formats: Sequence[str]) -> None:
     group = parser.add_argument_group("what to review")
-    group.add_argument("--base", metavar="REF", help="compare against the merge-base with REF (default: the default branch)")
+    group.add_argument("--base", metavar="REF",
+                       help="compare against the merge-base with REF (default: the default branch)")
     group.add_argument("--head", metavar="REF", help="review the commits up to REF instead of the working tree")
     group.add_argument("--staged", action="store_true", help="review the staged changes against HEAD")
     group.add_argument("--diff", metavar="FILE", help="review a unified diff file (- for standard input)")
-    parser.add_argument("--config", metavar="DIR", help="config directory (default: $REVIEW_GATE_CONFIG, .review-gate/, built-in)")
+    parser.add_argument("--config", metavar="DIR",
+                        help="config directory (default: $REVIEW_GATE_CONFIG, .review-gate/, built-in)")
     parser.add_argument("--format", "-f", dest="outputs", action=_FormatAction, choices=formats,
                         help=f"output format, repeatable: {', '.join(formats)}")
     parser.add_argument("--output", "-o", dest="outputs", action=_FormatAction, metavar="FILE",
@@ -64,7 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="review the change and decide the gate (the default command)")
     _input_options(run, ("text", "json"))
     run.add_argument("--fail-on", choices=DECISIONS, help="least severe decision that exits 1 (default: needs_fixes)")
-    run.add_argument("--filter-mode", choices=FILTER_MODES, help="which findings count: on added lines (default), in hunks, in changed files, all")
+    run.add_argument("--filter-mode", choices=FILTER_MODES,
+                     help="which findings count: on added lines (default), in hunks, in changed files, all")
     run.add_argument("--concurrency", type=int, metavar="N", help="agents running at once")
     run.add_argument("--timeout", type=float, metavar="S", help="deadline of every agent, retries included")
     run.add_argument("--offline", action="store_true", help="run only agents that need no network")

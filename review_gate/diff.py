@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from review_gate.errors import DiffError
 from review_gate.models import FileChange, Hunk, Line
+from review_gate.models.facts import FileStatus
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
 _GIT_HEADER = re.compile(rb'^diff --git ("(?:[^"\\]|\\.)*"|\S+) ("(?:[^"\\]|\\.)*"|\S+)$')
@@ -58,7 +59,7 @@ class _FileBuilder:
     new_path: str | None = None
     saw_minus: bool = False
     saw_plus: bool = False
-    status: str | None = None
+    status: FileStatus | None = None
     old_mode: str | None = None
     new_mode: str | None = None
     content_sha: str | None = None
@@ -69,6 +70,7 @@ class _FileBuilder:
     hunks: list[Hunk] = field(default_factory=list)
 
     def build(self, patch: str) -> FileChange:
+        status: FileStatus
         old = self.old_path if self.saw_minus else self.git_paths[0]
         new = self.new_path if self.saw_plus else self.git_paths[1]
         if self.binary:

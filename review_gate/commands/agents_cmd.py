@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from rich.table import Table
 
@@ -14,7 +15,7 @@ from review_gate.commands.common import config_for, find_repo_root
 
 def agents_command(args: argparse.Namespace) -> int:
     config = config_for(args, find_repo_root())
-    rows = []
+    rows: list[dict[str, Any]] = []
     for agent in config.agents.agents:
         policies = [p.id for p in config.composition.policies if agent.id in p.dispatch]
         state = "enabled" if agent.enabled else "disabled"

@@ -45,8 +45,8 @@ def show(report: ReviewReport, console: Console) -> None:
             line.append(where, style="bold")
             line.append(f"  [{f.rule_id or f.category}] ", style="dim")
             line.append(sanitize(f.message))
-            line.append(f"  ({f.agent}" + (f", also {', '.join(f.also_reported_by)}" if f.also_reported_by else "") + ")",
-                        style="dim")
+            also = f", also {', '.join(f.also_reported_by)}" if f.also_reported_by else ""
+            line.append(f"  ({f.agent}{also})", style="dim")
             console.print(line)
             if f.recommendation:
                 console.print(Text("      fix: " + sanitize(f.recommendation), style="dim"))
