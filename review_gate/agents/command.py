@@ -9,6 +9,7 @@ is killed, so a hung program cannot outlive the run.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import tempfile
@@ -88,7 +89,10 @@ async def _run(argv: list[str], stdin: bytes, cwd: str | None, env: dict[str, st
                         return
 
             group.start_soon(read_stdout)
-        code = await process.wait()
+            code = await process.wait()
+            # A child left behind may still hold the pipes open; with the program gone its
+            # output is complete, so end the group now rather than wait for EOF until the deadline.
+            _kill_group(process)
     finally:
         _kill_group(process)
         with anyio.CancelScope(shield=True):
@@ -119,7 +123,5 @@ async def _drain(stream: ByteReceiveStream | None, into: bytearray, keep: int) -
 
 
 def _kill_group(process: Process) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass

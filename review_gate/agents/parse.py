@@ -17,6 +17,9 @@ _SARIF_LEVELS = {"error": "major", "warning": "warning", "note": "info", "none":
 
 
 def _load(text: str) -> Any:
+    text = text.removeprefix("\ufeff")  # a byte order mark, as some Windows tools write
+    if not text.strip():
+        raise AgentFault("printed nothing on stdout; expected JSON")
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -42,7 +45,8 @@ def parse_findings(text: str) -> list[RawFinding]:
         except ValidationError as exc:
             err = exc.errors()[0]
             field = ".".join(str(p) for p in err["loc"])
-            raise AgentFault(f"finding {index}: {field}: {err['msg']}") from exc
+            got = "" if err["type"] == "missing" else f" (got {err['input']!r})"
+            raise AgentFault(f"finding {index}: {field}: {err['msg']}{got}") from exc
     return findings
 
 
@@ -56,19 +60,35 @@ def _relative(uri: str, repo_root: str | None) -> str:
 
 def parse_sarif(text: str, repo_root: str | None) -> list[RawFinding]:
     """Results of every run: level -> severity (error major, warning warning, note info), unless
-    ``properties.severity`` names one of ours; the first physical location gives file and lines."""
+    ``properties.severity`` names one of ours; the first physical location gives file and lines.
+    Results of kind pass or notApplicable, and suppressed ones, are not findings."""
     data = _load(text)
     if not isinstance(data, dict) or not isinstance(data.get("runs"), list):
         raise AgentFault("output is not SARIF: no \"runs\" list")
     findings = []
-    for run in data["runs"]:
-        rules = {r.get("id"): r for r in run.get("tool", {}).get("driver", {}).get("rules", []) if isinstance(r, dict)}
-        for index, result in enumerate(run.get("results") or []):
+    for number, run in enumerate(data["runs"]):
+        try:
+            driver = (run.get("tool") or {}).get("driver") or {}
+            rules = {r.get("id"): r for r in driver.get("rules") or [] if isinstance(r, dict)}
+            results = list(run.get("results") or [])
+        except (AttributeError, TypeError) as exc:
+            raise AgentFault(f"SARIF run {number} is malformed: {exc}") from exc
+        for index, result in enumerate(results):
             try:
+                if _not_a_problem(result):
+                    continue
                 findings.append(_sarif_result(result, rules, repo_root))
             except (AttributeError, TypeError, KeyError, ValueError, ValidationError) as exc:
                 raise AgentFault(f"SARIF result {index} is malformed: {exc}") from exc
     return findings
+
+
+def _not_a_problem(result: dict[str, Any]) -> bool:
+    """A result that passed or did not apply, or that the source suppresses (status absent or
+    accepted; under review or rejected suppressions do not count)."""
+    if result.get("kind") in ("pass", "notApplicable"):
+        return True
+    return any(s.get("status", "accepted") == "accepted" for s in result.get("suppressions") or [])
 
 
 def _sarif_result(result: dict[str, Any], rules: dict[Any, Any], repo_root: str | None) -> RawFinding:

@@ -15,7 +15,7 @@ from typing import Literal
 
 import anyio
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
-from tenacity.wait import wait_exponential_jitter
+from tenacity.wait import wait_exponential, wait_random
 
 from review_gate.agents import KINDS, AgentOutput, AgentTask
 from review_gate.errors import AgentFault, TransientAgentFault
@@ -24,6 +24,7 @@ from review_gate.models import (
     AgentManifest,
     AgentResult,
     AgentStatus,
+    FileChange,
     Finding,
     ManifestEntry,
     PRFacts,
@@ -35,7 +36,7 @@ from review_gate.models.base import Frozen
 Event = Literal["queued", "running", "retrying", "done"]
 Listener = Callable[[str, Event, AgentResult | None], None]
 
-_backoff = wait_exponential_jitter(initial=0.5, max=10, jitter=0.5)
+_backoff = wait_exponential(multiplier=0.5, max=10) + wait_random(0, 0.5)
 
 
 class DispatchOptions(Frozen):
@@ -88,7 +89,7 @@ async def _run_entry(
     config: ReviewConfig,
     options: DispatchOptions,
     limiter: anyio.CapacityLimiter,
-    by_path: dict[str, object],
+    by_path: dict[str, FileChange],
     line_text: dict[tuple[str, int], str],
     notify: Listener,
 ) -> AgentResult:
@@ -115,7 +116,7 @@ async def _run_entry(
     if options.offline and kind.needs_network:
         return result("skipped", kind=spec.kind, required=spec.required, error="needs the network; --offline")
 
-    task = AgentTask(files=[by_path[p] for p in entry.files], rules=config.rules_for(spec.id),  # type: ignore[misc]
+    task = AgentTask(files=[by_path[p] for p in entry.files], rules=config.rules_for(spec.id),
                      repo_root=options.repo_root, config_dir=options.config_dir)
     deadline = options.timeout_s or spec.timeout_s or options.default_timeout_s
     attempts = 0
