@@ -72,8 +72,9 @@ def default_branch(root: Path) -> str | None:
 def merge_base(root: Path, a: str, b: str) -> str:
     result = _git(["merge-base", a, b], root, check=False)
     if result.returncode != 0:
-        raise GitError(f"{a} and {b} have no common ancestor",
-                       fix="pass --base with a commit both histories share")
+        raise GitError(f"{a[:12]} and {b[:12]} have no common ancestor (a shallow clone?)",
+                       fix="fetch more history (git fetch --unshallow, or fetch-depth: 0 in CI), "
+                           "or pass --base with a commit both histories share")
     return result.stdout.decode().strip()
 
 

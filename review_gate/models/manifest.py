@@ -21,7 +21,7 @@ class AgentManifest(Frozen):
 
 
 class Gap(Frozen):
-    kind: Literal["unclassified_file", "domain_without_policy", "unknown_agent", "uncovered_file"]
+    kind: Literal["unclassified_file", "domain_without_policy", "unknown_agent", "uncovered_file", "config_changed"]
     subject: str = Field(description="The file, domain or agent id concerned.")
     reason: str
     suggestion: str = Field(description="A config change that would close the gap.")

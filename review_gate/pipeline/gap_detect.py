@@ -55,6 +55,18 @@ def gap_detect(
                 reason=f"policies {', '.join(entry.policies)} dispatch {entry.agent!r}, which is not in the registry",
                 suggestion=f"add an agent with id {entry.agent!r} to review-agents.json",
             ))
+    config_names = {"review-rules.json", "review-domains.json", "review-agents.json",
+                    "review-composition.json", "review-gate.json"}
+    for item in classification.files:
+        if PurePosixPath(item.path).name in config_names:
+            # The diff is untrusted: a change that edits the gate's own policy must not slip by.
+            gaps.append(Gap(
+                kind="config_changed", subject=item.path,
+                reason=f"the change edits review configuration ({item.path}); a change can weaken the "
+                       "gate that reviews it",
+                suggestion="have a person review this edit; in CI, load the configuration from the base "
+                           "branch (--config DIR from a trusted checkout)",
+            ))
     covered = {f for entry in manifest.entries for f in entry.files}
     for item in classification.files:
         if item.path not in covered:

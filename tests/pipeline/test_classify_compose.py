@@ -101,3 +101,10 @@ def test_a_file_no_policy_covers_is_a_gap() -> None:
     manifest = compose(classification, [policy("docs-only", Trigger(type="paths", paths=["*.md"]), ["x"])])
     _, gaps = gap_detect(classification, manifest, config)
     assert ("uncovered_file", "a.py") in {(g.kind, g.subject) for g in gaps}
+
+
+def test_a_change_to_the_review_configuration_is_a_gap() -> None:
+    config = load_config(None)
+    classification = classify(facts(".review-gate/review-rules.json", "a.py"), config.domains.domains)
+    _, gaps = gap_detect(classification, compose(classification, config.composition.policies), config)
+    assert [g.subject for g in gaps if g.kind == "config_changed"] == [".review-gate/review-rules.json"]
