@@ -7,37 +7,53 @@ import json
 
 from review_gate import console
 from review_gate.commands.common import config_for, find_repo_root
+from review_gate.console import sanitize
 from review_gate.errors import ConfigError
+from review_gate.models import ReviewConfig
 
 MAX_SHOWN = 50
+SECTIONS = (("review-rules.json", "rules"), ("review-domains.json", "domains"),
+            ("review-agents.json", "agents"), ("review-composition.json", "composition"),
+            ("review-gate.json", "settings"))
+
+
+def _plural(count: int, noun: str, nouns: str | None = None) -> str:
+    return f"{count} {noun if count == 1 else nouns or noun + 's'}"
+
+
+def show_data(config: ReviewConfig) -> dict[str, object]:
+    """The effective configuration: where each file came from, and its content with defaults."""
+    return {
+        "directory": config.directory,
+        "sources": config.sources,
+        **{name: getattr(config, attr).model_dump(mode="json", by_alias=True, exclude_none=True)
+           for name, attr in SECTIONS},
+    }
 
 
 def config_command(args: argparse.Namespace) -> int:
     root = find_repo_root()
     try:
         config = config_for(args, root)
-    except ConfigError as exc:
-        if args.config_command != "validate":
-            raise
+    except ConfigError as exc:  # both actions list every problem, not only the first
         for problem in exc.problems[:MAX_SHOWN]:
-            console.err(f"{problem.describe()}\n  fix: {problem.fix}")
+            console.err(sanitize(f"{problem.describe()}\n  fix: {problem.fix}"))
         if len(exc.problems) > MAX_SHOWN:
             console.err(f"… and {len(exc.problems) - MAX_SHOWN} more problems")
-        console.err(f"config invalid: {len(exc.problems)} problem(s)")
+        console.err(f"config invalid: {_plural(len(exc.problems), 'problem')}")
         return 2
     if args.config_command == "show":
-        data = {
-            "directory": config.directory,
-            "sources": config.sources,
-            **{name: getattr(config, attr).model_dump(mode="json", by_alias=True, exclude_none=True)
-               for name, attr in (("review-rules.json", "rules"), ("review-domains.json", "domains"),
-                                  ("review-agents.json", "agents"),
-                                  ("review-composition.json", "composition"),
-                                  ("review-gate.json", "settings"))},
-        }
-        console.out(json.dumps(data, indent=2))
+        console.out(json.dumps(show_data(config), indent=2))
         return 0
     where = config.directory or "built-in configuration"
-    console.out(f"config OK: {where}: {len(config.rules.rules)} rules, {len(config.domains.domains)} domains, "
-                f"{len(config.agents.agents)} agents, {len(config.composition.policies)} policies")
+    console.out(sanitize(
+        f"config OK: {where}: {_plural(len(config.rules.rules), 'rule')}, "
+        f"{_plural(len(config.domains.domains), 'domain')}, "
+        f"{_plural(len(config.agents.agents), 'agent')}, "
+        f"{_plural(len(config.composition.policies), 'policy', 'policies')}"))
+    if config.directory is not None:
+        fallback = [name for name, source in config.sources.items() if source.endswith("(built-in)")]
+        if fallback:
+            console.out(f"  from the built-in configuration (not in {sanitize(config.directory)}): "
+                        f"{', '.join(fallback)}")
     return 0

@@ -9,23 +9,34 @@ from pathlib import Path
 from review_gate import console
 from review_gate.commands.common import find_repo_root
 from review_gate.config import CONFIG_FILES, builtin_dir
-from review_gate.errors import UsageError
+from review_gate.errors import ReviewGateError, UsageError
 
 GITIGNORE = "# run state is per machine; never commit it\nstate.db\nstate.db-*\n"
 
 
 def init_command(args: argparse.Namespace) -> int:
     root = find_repo_root() or Path.cwd()
-    target = Path(args.dir) if args.dir else root / ".review-gate"
+    default = root / ".review-gate"
+    target = Path(args.dir) if args.dir else default
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"{target} exists and is not a directory",
+                         fix="move it away, or choose another place with --dir")
     names = [*CONFIG_FILES, ".gitignore"]
     existing = [n for n in names if (target / n).exists()]
     if existing and not args.force:
-        raise UsageError(f"{target} already has {', '.join(existing)}",
+        raise UsageError(f"{target} already has {', '.join(existing)}; nothing was written",
                          fix="edit those files, or pass --force to overwrite them with the defaults")
-    target.mkdir(parents=True, exist_ok=True)
     source = builtin_dir("config")
-    for name in CONFIG_FILES:
-        shutil.copyfile(source / name, target / name)
-    (target / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
-    console.out(f"wrote {len(names)} files to {target}; check them with `review-gate config validate`")
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        for name in CONFIG_FILES:
+            shutil.copyfile(source / name, target / name)
+        (target / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
+    except OSError as exc:
+        raise ReviewGateError(f"cannot write to {target}: {exc.strerror}",
+                              fix="choose a writable directory with --dir") from exc
+    check = "review-gate config validate"
+    if target.resolve() != default.resolve():
+        check += f" --config {target}"
+    console.out(f"wrote {len(names)} files to {target}; check them with `{check}`")
     return 0

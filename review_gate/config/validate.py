@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from review_gate.config.messages import show, suggest
+from review_gate.console import sanitize
 from review_gate.errors import ConfigProblem
 from review_gate.globs import GlobError, check_glob
 from review_gate.models import ReviewConfig
@@ -13,6 +15,8 @@ RULES, DOMAINS, AGENTS, COMPOSITION, GATE = (
     "review-rules.json", "review-domains.json", "review-agents.json",
     "review-composition.json", "review-gate.json",
 )
+RE2_SYNTAX = "https://github.com/google/re2/wiki/Syntax"
+GLOB_EXAMPLE = "'src/**/*.py'"
 
 
 def check_references(config: ReviewConfig) -> list[ConfigProblem]:
@@ -24,22 +28,30 @@ def check_references(config: ReviewConfig) -> list[ConfigProblem]:
         problems.append(ConfigProblem(src[file], pointer, message, fix))
 
     def unique(file: str, key: str, ids: Iterable[str]) -> None:
-        seen: set[str] = set()
+        first: dict[str, int] = {}
         for index, item_id in enumerate(ids):
-            if item_id in seen:
-                add(file, f"/{key}/{index}/id", f"duplicate id {item_id!r}", "give each entry its own id")
-            seen.add(item_id)
+            if item_id in first:
+                add(file, f"/{key}/{index}/id",
+                    f"duplicate id {show(item_id)}: /{key}/{first[item_id]} already has it",
+                    "rename one of them; ids must be unique within the file")
+            first.setdefault(item_id, index)
 
     def globs(file: str, pointer: str, patterns: list[str]) -> None:
         for index, pattern in enumerate(patterns):
             try:
                 check_glob(pattern)
             except GlobError as exc:
-                add(file, f"{pointer}/{index}", f"bad glob: {exc}", "write a gitignore-style glob such as 'src/**/*.py'")
+                add(file, f"{pointer}/{index}", *glob_problem(pattern, exc))
 
     def described(file: str, pointer: str, text: str) -> None:
         if not text.strip():
             add(file, pointer, "description is blank", "say in a sentence what this entry is for")
+
+    def known(names: Iterable[str], value: str, where: str) -> str:
+        options = sorted(names)
+        if not options:
+            return f"add it to {where}"
+        return f"{suggest(value, options)}add it to {where} or use one of: {', '.join(options)}"
 
     agents = {a.id: a for a in config.agents.agents}
     domains = {d.id for d in config.domains.domains}
@@ -62,50 +74,88 @@ def check_references(config: ReviewConfig) -> list[ConfigProblem]:
         for j, agent_id in enumerate(policy.dispatch):
             dispatched.add(agent_id)
             if agent_id not in agents:
-                add(COMPOSITION, f"{at}/dispatch/{j}", f"unknown agent {agent_id!r}",
-                    f"add it to review-agents.json or use one of: {', '.join(sorted(agents))}")
+                add(COMPOSITION, f"{at}/dispatch/{j}", f"unknown agent {show(agent_id)}",
+                    known(agents, agent_id, AGENTS))
         trigger = policy.trigger
         for j, domain_id in enumerate(trigger.domains):
             if domain_id not in domains:
-                add(COMPOSITION, f"{at}/trigger/domains/{j}", f"unknown domain {domain_id!r}",
-                    f"add it to review-domains.json or use one of: {', '.join(sorted(domains))}")
+                add(COMPOSITION, f"{at}/trigger/domains/{j}", f"unknown domain {show(domain_id)}",
+                    known(domains, domain_id, DOMAINS))
         globs(COMPOSITION, f"{at}/trigger/paths", trigger.paths)
         needs = {"domain": ("domains", trigger.domains), "paths": ("paths", trigger.paths),
                  "pr_type": ("pr_types", trigger.pr_types)}.get(trigger.type)
         if needs is not None and not needs[1]:
-            add(COMPOSITION, f"{at}/trigger/{needs[0]}", f"a {trigger.type!r} trigger with no {needs[0]} never fires",
+            add(COMPOSITION, f"{at}/trigger/{needs[0]}",
+                f"a {show(trigger.type)} trigger with no {needs[0]} never fires",
                 f"list at least one entry in trigger.{needs[0]}")
     if not any(p.trigger.type == "always" for p in config.composition.policies):
-        add(COMPOSITION, "/policies", "no policy with trigger type 'always'",
-            "add one so that every change gets at least one reviewer")
+        add(COMPOSITION, "/policies", "no policy has a trigger of type 'always'",
+            'add one, e.g. {"id": "baseline", "trigger": {"type": "always"}, ...}, so that every '
+            "change gets at least one reviewer")
 
     for i, rule in enumerate(config.rules.rules):
         at = f"/rules/{i}"
         described(RULES, f"{at}/description", rule.description)
         globs(RULES, f"{at}/paths", rule.paths)
         globs(RULES, f"{at}/exclude_paths", rule.exclude_paths)
-        agent = agents.get(rule.agent)
-        if agent is None:
-            add(RULES, f"{at}/agent", f"unknown agent {rule.agent!r}",
-                f"add it to review-agents.json or use one of: {', '.join(sorted(agents))}")
+        owner = agents.get(rule.agent)
+        if owner is None:
+            add(RULES, f"{at}/agent", f"unknown agent {show(rule.agent)}",
+                known(agents, rule.agent, AGENTS))
         elif rule.enabled and rule.agent not in dispatched:
-            add(RULES, f"{at}/agent", f"orphan rule: no policy dispatches agent {rule.agent!r}",
-                "add the agent to a policy's dispatch list in review-composition.json, or set \"enabled\": false")
+            add(RULES, f"{at}/agent",
+                f"orphan rule: no policy dispatches agent {show(rule.agent)}, so the rule never runs",
+                f"add {show(rule.agent)} to a policy's 'dispatch' list in {COMPOSITION}, "
+                'or set "enabled": false on the rule')
         if rule.pattern is not None:
             try:
                 compile_pattern(rule.pattern)
             except PatternError as exc:
-                add(RULES, f"{at}/pattern", f"not a valid RE2 pattern: {exc}",
-                    "RE2 has no look-around or backreferences; see https://github.com/google/re2/wiki/Syntax")
-            if agent is not None and agent.kind != "pattern":
-                add(RULES, f"{at}/pattern", f"agent {agent.id!r} is a {agent.kind} agent and ignores patterns",
+                add(RULES, f"{at}/pattern", *pattern_problem(exc))
+            if owner is not None and owner.kind != "pattern":
+                add(RULES, f"{at}/pattern",
+                    f"agent {show(owner.id)} is a {owner.kind} agent and ignores patterns",
                     "assign the rule to a pattern agent, or drop the pattern")
-        elif agent is not None and agent.kind == "pattern":
-            add(RULES, f"{at}", f"pattern agent {agent.id!r} needs a pattern to run this rule",
-                "add an RE2 \"pattern\", or assign the rule to another agent")
+        elif owner is not None and owner.kind == "pattern":
+            add(RULES, at,
+                f"missing 'pattern': {show(owner.id)} is a pattern agent and needs one to run this rule",
+                "add an RE2 'pattern', or assign the rule to another agent")
 
     gap_detector = config.settings.gap_detector
     if gap_detector is not None:
-        add(GATE, "/gap_detector", f"an LLM gap detector ({gap_detector!r}) needs the llm agent kind, "
-            "which this version does not have", "remove gap_detector")
+        add(GATE, "/gap_detector",
+            f"gap_detector {show(gap_detector)} needs the 'llm' agent kind, which is not "
+            "available in this version",
+            "remove 'gap_detector' or set it to null")
     return problems
+
+
+def glob_problem(pattern: str, exc: GlobError) -> tuple[str, str]:
+    """Message and fix for a glob that pathspec refuses."""
+    if not pattern.strip():
+        return (f"empty glob {show(pattern)} matches nothing",
+                f"remove it, or write a gitignore-style glob such as {GLOB_EXAMPLE}")
+    if pattern.lstrip().startswith("#"):
+        return (f"glob {show(pattern)} is a comment in gitignore syntax and matches nothing",
+                "remove it, or write \\# to match a name that starts with '#'")
+    trailing = len(pattern) - len(pattern.rstrip("\\"))
+    if trailing % 2 == 1:
+        return (f"invalid glob {show(pattern)}: a trailing backslash escapes nothing",
+                "remove the backslash (globs separate folders with '/'), or double it to match "
+                "a literal backslash")
+    return (f"invalid glob {show(pattern)}: {exc}",
+            f"write a gitignore-style glob such as {GLOB_EXAMPLE}")
+
+
+def pattern_problem(exc: PatternError) -> tuple[str, str]:
+    """Message and fix for a rule pattern that RE2 refuses."""
+    reason = sanitize(str(exc))
+    message = f"not a valid RE2 pattern: {reason}"
+    if any(op in reason for op in ("(?<=", "(?<!", "(?=", "(?!")):
+        return message, ("RE2 has no look-ahead or look-behind; match the surrounding text as "
+                         f"part of the pattern instead (syntax: {RE2_SYNTAX})")
+    if "(?P=" in reason or reason.endswith("(?P") or any(f"\\{d}" in reason for d in "123456789"):
+        return message, f"RE2 has no backreferences; spell the repeated text out (syntax: {RE2_SYNTAX})"
+    if "missing )" in reason or "unexpected )" in reason:
+        return message, "balance the parentheses, or escape a literal one as \\( or \\)"
+    return message, f"fix the regular expression (syntax: {RE2_SYNTAX})"

@@ -1,0 +1,138 @@
+"""The published JSON Schemas of the five config files and of the JSON report.
+
+They are generated from the models, never written by hand, and checked in under ``schemas/``
+so that editors can validate a config file as it is typed (``"$schema": "..."`` in the file)
+and tools can validate a report without installing review-gate.
+
+    python -m review_gate.schema_export            # rewrite schemas/*.json
+    python -m review_gate.schema_export --check    # exit 1 when a checked-in file is stale
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from review_gate.models import (
+    AgentsFile,
+    CompositionFile,
+    DomainsFile,
+    GateFile,
+    ReviewReport,
+    RulesFile,
+)
+
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
+BASE_ID = "https://raw.githubusercontent.com/review-gate/review-gate/main/schemas/"
+SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
+
+CONFIG_SCHEMAS: dict[str, tuple[type[BaseModel], str, str]] = {
+    "review-rules.schema.json": (
+        RulesFile, "review-gate rules (review-rules.json)",
+        "The rules agents check: severity, category, the agent that runs each one and, for "
+        "pattern agents, its RE2 pattern.",
+    ),
+    "review-domains.schema.json": (
+        DomainsFile, "review-gate domains (review-domains.json)",
+        "Domains classify changed files by gitignore-style globs and weigh the change's risk.",
+    ),
+    "review-agents.schema.json": (
+        AgentsFile, "review-gate agents (review-agents.json)",
+        "The agent registry: built-in pattern agents and local command agents.",
+    ),
+    "review-composition.schema.json": (
+        CompositionFile, "review-gate composition (review-composition.json)",
+        "Policies: which agents a change dispatches, triggered by domain, risk, paths or PR type.",
+    ),
+    "review-gate.schema.json": (
+        GateFile, "review-gate settings (review-gate.json)",
+        "The gate's conditions and decision threshold, the filter mode, concurrency and timeouts.",
+    ),
+}
+REPORT_SCHEMA = "report.schema.json"
+
+
+def _publish(name: str, schema: dict[str, Any], title: str, description: str) -> dict[str, Any]:
+    """Put the dialect, the id, the title and the description first, then the generated body."""
+    body = {k: v for k, v in schema.items() if k not in ("$schema", "$id", "title", "description")}
+    return {"$schema": DIALECT, "$id": BASE_ID + name, "title": title,
+            "description": description, **body}
+
+
+def schemas() -> dict[str, dict[str, Any]]:
+    """File name -> JSON Schema, for every published schema."""
+    result = {
+        name: _publish(name, model.model_json_schema(by_alias=True), title, description)
+        for name, (model, title, description) in CONFIG_SCHEMAS.items()
+    }
+    result[REPORT_SCHEMA] = _publish(
+        REPORT_SCHEMA, ReviewReport.model_json_schema(mode="serialization"),
+        "review-gate report (--format json)",
+        "The report of one review: decision, metrics, findings, agents, classification, "
+        "manifest, gaps and coverage.",
+    )
+    return result
+
+
+def render(schema: dict[str, Any]) -> str:
+    """The exact text of a checked-in schema file."""
+    return json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def stale_files(directory: Path) -> list[str]:
+    """Names of the schema files in ``directory`` that are missing or differ from the generated ones."""
+    stale = []
+    for name, schema in schemas().items():
+        path = directory / name
+        try:
+            current = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            current = None
+        if current != render(schema):
+            stale.append(name)
+    return stale
+
+
+def write_all(directory: Path) -> list[str]:
+    """Write every schema into ``directory``; return the names of the files that changed."""
+    changed = stale_files(directory) if directory.is_dir() else list(schemas())
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, schema in schemas().items():
+        if name in changed:
+            (directory / name).write_text(render(schema), encoding="utf-8", newline="\n")
+    return changed
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m review_gate.schema_export",
+        description="Generate the published JSON Schemas from the models into schemas/.")
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 and list the files that are stale")
+    parser.add_argument("--dir", metavar="DIR", type=Path, default=SCHEMA_DIR,
+                        help=f"where the schemas live (default: {SCHEMA_DIR})")
+    args = parser.parse_args(argv)
+    directory: Path = args.dir
+    if args.check:
+        stale = stale_files(directory)
+        for name in stale:
+            sys.stderr.write(f"stale: {directory / name}\n")
+        if stale:
+            sys.stderr.write("regenerate them with `python -m review_gate.schema_export`\n")
+            return 1
+        sys.stdout.write(f"{len(schemas())} schemas up to date in {directory}\n")
+        return 0
+    changed = write_all(directory)
+    sys.stdout.write(f"wrote {len(changed)} of {len(schemas())} schemas to {directory}"
+                     + (f": {', '.join(changed)}\n" if changed else " (all up to date)\n"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
