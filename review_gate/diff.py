@@ -218,14 +218,14 @@ def _parse_hunk(lines: list[bytes], i: int, current: _FileBuilder) -> int:
             raw = raw[:-1]
         tag = raw[:1]
         if tag == b"+":
-            kept.append(Line.model_construct(number=number, text=_decode(raw[1:], current), added=True))
+            kept.append(Line(number, _decode(raw[1:], current), True))
             number += 1
             new_left -= 1
         elif tag == b"-":
             removed += 1
             old_left -= 1
         elif tag == b" " or raw == b"":
-            kept.append(Line.model_construct(number=number, text=_decode(raw[1:], current), added=False))
+            kept.append(Line(number, _decode(raw[1:], current), False))
             number += 1
             old_left -= 1
             new_left -= 1

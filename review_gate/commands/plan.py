@@ -50,7 +50,13 @@ def plan_command(args: argparse.Namespace) -> int:
     root = find_repo_root()
     request = diff_request(args, root)
     config = config_for(args, root)
-    plan = anyio.run(runner.plan, request, config)
+    plans: list[runner.Plan] = []
+
+    async def main() -> None:  # returns nothing: asyncio reprs a finished main task's result
+        plans.append(await runner.plan(request, config))
+
+    anyio.run(main)
+    [plan] = plans
     for fmt, path in targets:
         if fmt == "json":
             text = render_json(plan)

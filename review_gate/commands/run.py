@@ -10,6 +10,7 @@ import anyio
 from review_gate import console, runner
 from review_gate.commands.common import config_for, diff_request, find_repo_root, output_targets, write_output
 from review_gate.errors import UsageError
+from review_gate.models import ReviewReport
 from review_gate.outputs import FORMATS
 from review_gate.outputs.progress import Progress
 from review_gate.outputs.summary import summary_line
@@ -32,12 +33,19 @@ def run_command(args: argparse.Namespace) -> int:
         default_timeout_s=settings.timeout_s, offline=args.offline,
         repo_root=str(root) if root else None, config_dir=config.directory,
     )
-    plan = anyio.run(runner.plan, request, config)
-    err = console.stderr()
-    with Progress(err, live=console.is_interactive(sys.stderr)) as progress:
-        report = anyio.run(lambda: runner.review(
-            request, config, options, filter_mode=args.filter_mode, fail_on=args.fail_on,
-            listener=progress, planned=plan))
+    reports: list[ReviewReport] = []
+
+    async def main() -> None:
+        # Returns nothing: asyncio builds the repr of a finished main task, and a report's
+        # repr holds the whole diff.
+        plan = await runner.plan(request, config)
+        with Progress(console.stderr(), live=console.is_interactive(sys.stderr)) as progress:
+            reports.append(await runner.review(
+                request, config, options, filter_mode=args.filter_mode, fail_on=args.fail_on,
+                listener=progress, planned=plan))
+
+    anyio.run(main)
+    [report] = reports
     text_on_stdout = False
     for fmt, path in targets:
         if path is not None and path != "-":

@@ -94,8 +94,16 @@ def _validator(name: str) -> Any:
 
 
 def parse_file(name: str, data: Any, display: str) -> BaseModel:
-    """Check one file's shape with its JSON Schema, then build its model."""
+    """Build one file's model; when that fails, explain why with its JSON Schema.
+
+    A valid file (the common case) never pays for building the schema and its validator. The
+    model is validated strictly, so it accepts nothing its published schema rejects.
+    """
     model = CONFIG_FILES[name]
+    try:
+        return model.model_validate(data, strict=True)
+    except ValidationError:
+        pass
     validator = _validator(name)
     problems = [problem for leaf in shown_errors(validator.iter_errors(data))
                 for problem in describe(display, leaf)]

@@ -14,9 +14,10 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema.exceptions import ValidationError
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
 
 from review_gate.console import sanitize
 from review_gate.errors import ConfigProblem

