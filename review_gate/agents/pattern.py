@@ -2,7 +2,8 @@
 
 All added lines of the scope are joined into one text; an RE2 set finds in one pass which rules
 occur at all, and only those rules are scanned for positions (RE2 calls, not bytes, are what
-cost). Match offsets map back to (file, line) through a sorted table of line starts.
+cost). Match offsets map back to (file, line) through a sorted table of line starts. A match may
+span consecutive added lines of one file, never more (see ``_Joined``).
 """
 
 from __future__ import annotations
@@ -32,42 +33,101 @@ def _snippet(text: str, redact: bool) -> str:
     return text if len(text) <= _SNIPPET else text[: _SNIPPET - 1] + "…"
 
 
-def scan(task: AgentTask) -> AgentOutput:
-    rules = [r for r in task.rules if r.pattern]
-    if not rules:
-        return AgentOutput(findings=[])
-    chunks: list[bytes] = []
-    starts: list[int] = []
-    where: list[tuple[int, int]] = []  # (file index, line number)
-    offset = 0
-    for index, change in enumerate(task.files):
-        for hunk in change.hunks:
-            for line in hunk.lines:
-                if line.added:
+class _Joined:
+    """The added lines of a scope as one text, and the way back from a byte offset to a line.
+
+    A *run* is a stretch of consecutive added lines of one file: a match may span lines within
+    a run (``except:`` then ``pass``), never across runs (another hunk, another file).
+    """
+
+    def __init__(self, task: AgentTask) -> None:
+        chunks: list[bytes] = []
+        self.starts: list[int] = []
+        self.where: list[tuple[int, int]] = []  # (file index, line number)
+        self.run: list[int] = []
+        offset = run = 0
+        for index, change in enumerate(task.files):
+            for hunk in change.hunks:
+                for line in hunk.lines:
+                    if not line.added:
+                        continue
                     data = line.text.encode("utf-8", "surrogateescape")
-                    starts.append(offset)
-                    where.append((index, line.number))
+                    if self.where and self.where[-1] != (index, line.number - 1):
+                        run += 1
+                    self.run.append(run)
+                    self.starts.append(offset)
+                    self.where.append((index, line.number))
                     chunks.append(data)
                     offset += len(data) + 1
-    if not chunks:
+        self.text = b"\n".join(chunks)
+
+    def line_at(self, offset: int) -> int:
+        return bisect_right(self.starts, offset) - 1
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """First and last line of a match, ignoring the newlines it may begin or end with."""
+        text = self.text
+        while start < end - 1 and text[start] == 0x0A:
+            start += 1
+        while end - 1 > start and text[end - 1] == 0x0A:
+            end -= 1
+        return self.line_at(start), self.line_at(max(start, end - 1))
+
+    def run_bounds(self, run: int, hint: int) -> tuple[int, int]:
+        """Byte range of the run that holds line index ``hint``."""
+        first = last = hint
+        while first > 0 and self.run[first - 1] == run:
+            first -= 1
+        while last + 1 < len(self.run) and self.run[last + 1] == run:
+            last += 1
+        end = self.starts[last + 1] - 1 if last + 1 < len(self.starts) else len(self.text)
+        return self.starts[first], end
+
+
+def scan(task: AgentTask) -> AgentOutput:
+    rules = [r for r in task.rules if r.pattern]
+    joined = _Joined(task)
+    if not rules or not joined.where:
         return AgentOutput(findings=[])
-    text = b"\n".join(chunks)
-    present = pattern_set([r.pattern for r in rules if r.pattern]).Match(text) or []
+    present = pattern_set([r.pattern for r in rules if r.pattern]).Match(joined.text) or []
     paths = [f.path for f in task.files]
     findings: list[RawFinding] = []
     for rule_index in sorted(present):
         rule = rules[rule_index]
-        allowed = _allowed_files(rule, paths)
-        seen: set[int] = set()
-        for match in compile_pattern(rule.pattern).finditer(text):
-            line_index = bisect_right(starts, match.start()) - 1
-            file_index, number = where[line_index]
-            if line_index in seen or (allowed is not None and file_index not in allowed):
-                continue
-            seen.add(line_index)
-            matched = match.group(0).decode("utf-8", "replace").split("\n", 1)[0]
-            findings.append(_finding(rule, paths[file_index], number, matched))
+        findings.extend(_scan_rule(rule, joined, paths))
     return AgentOutput(findings=findings)
+
+
+def _scan_rule(rule: Rule, joined: _Joined, paths: list[str]) -> list[RawFinding]:
+    assert rule.pattern is not None
+    regex = compile_pattern(rule.pattern)
+    allowed = _allowed_files(rule, paths)
+    seen: set[int] = set()
+    found: list[RawFinding] = []
+    crossed: dict[int, int] = {}  # run -> a line index in it, for runs a bad match ran into
+
+    def record(start: int, end: int, group: bytes) -> None:
+        first, last = joined.span(start, end)
+        if joined.run[first] != joined.run[last]:
+            # The match ran out of its run (into another hunk or file): it is not real, and it
+            # may have swallowed real matches; those runs are scanned again on their own.
+            for index in (first, last):
+                crossed.setdefault(joined.run[index], index)
+            return
+        file_index, number = joined.where[first]
+        if first in seen or (allowed is not None and file_index not in allowed):
+            return
+        seen.add(first)
+        matched = group.decode("utf-8", "replace").strip("\n").split("\n", 1)[0]
+        found.append(_finding(rule, paths[file_index], number, joined.where[last][1], matched))
+
+    for match in regex.finditer(joined.text):
+        record(match.start(), match.end(), match.group(0))
+    for run, hint in crossed.items():
+        low, high = joined.run_bounds(run, hint)
+        for match in regex.finditer(joined.text[low:high]):
+            record(low + match.start(), low + match.end(), match.group(0))
+    return found
 
 
 def _allowed_files(rule: Rule, paths: list[str]) -> set[int] | None:
@@ -81,9 +141,9 @@ def _allowed_files(rule: Rule, paths: list[str]) -> set[int] | None:
     }
 
 
-def _finding(rule: Rule, path: str, number: int, matched: str) -> RawFinding:
+def _finding(rule: Rule, path: str, number: int, end: int, matched: str) -> RawFinding:
     return RawFinding(
         severity=rule.severity, rule_id=rule.id, category=rule.category, file=path, line=number,
-        end_line=number, message=f"{rule.name}: {_snippet(matched, rule.redact)}",
+        end_line=end, message=f"{rule.name}: {_snippet(matched, rule.redact)}",
         recommendation=rule.recommendation, confidence=rule.confidence,
     )
