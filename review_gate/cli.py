@@ -15,6 +15,7 @@ from datetime import datetime
 from pathlib import Path
 
 from review_gate import __version__
+from review_gate.outputs import FORMATS
 
 COMMANDS = ("run", "plan", "config", "init", "explain", "agents")
 DECISIONS = ("pass_with_warnings", "needs_fixes", "fail", "never")
@@ -46,6 +47,8 @@ def _input_options(parser: argparse.ArgumentParser, formats: Sequence[str]) -> N
     group.add_argument("--head", metavar="REF", help="review the commits up to REF instead of the working tree")
     group.add_argument("--staged", action="store_true", help="review the staged changes against HEAD")
     group.add_argument("--diff", metavar="FILE", help="review a unified diff file (- for standard input)")
+    group.add_argument("--pre-push", action="store_true",
+                       help="review the range being pushed (PRE_COMMIT_FROM_REF..PRE_COMMIT_TO_REF, set by pre-commit)")
     parser.add_argument("--config", metavar="DIR",
                         help="config directory (default: $REVIEW_GATE_CONFIG, .review-gate/, built-in)")
     parser.add_argument("--format", "-f", dest="outputs", action=_FormatAction, choices=formats,
@@ -64,8 +67,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     run = sub.add_parser("run", help="review the change and decide the gate (the default command)")
-    _input_options(run, ("text", "json"))
+    _input_options(run, tuple(FORMATS))
     run.add_argument("--fail-on", choices=DECISIONS, help="least severe decision that exits 1 (default: needs_fixes)")
+    run.add_argument("--exit-zero", action="store_true",
+                     help="advisory run: report everything and exit 0 (still 2 on errors, 3 when incomplete)")
     run.add_argument("--filter-mode", choices=FILTER_MODES,
                      help="which findings count: on added lines (default), in hunks, in changed files, all")
     run.add_argument("--concurrency", type=int, metavar="N", help="agents running at once")

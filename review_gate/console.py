@@ -11,14 +11,22 @@ from typing import TYPE_CHECKING, TextIO
 if TYPE_CHECKING:
     from rich.console import Console
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\n": "\\n", "\r": "\\r"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in _NAMED:
+        return _NAMED[char]
+    return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
 
 
 def sanitize(text: str) -> str:
-    """Make text from diffs and agents safe for a terminal: control characters (ANSI escapes,
-    carriage returns, bidi overrides) become visible escapes instead of acting."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
-                        else f"\\u{ord(m.group()):04x}", text)
+    """Make text from diffs and agents safe for one line of a terminal: control characters
+    (ANSI escapes, carriage returns, line breaks that could forge a line, bidi overrides) become
+    visible escapes instead of acting."""
+    return _CONTROL.sub(_escape, text)
 
 
 def is_interactive(stream: TextIO) -> bool:

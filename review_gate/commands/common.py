@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -34,6 +35,8 @@ def diff_request(args: argparse.Namespace, root: Path | None) -> DiffRequest:
                                repo_root=str(root) if root else None)
         return DiffRequest(mode="file", path=args.diff, repo_root=str(root) if root else None)
     root_str = str(root) if root else None
+    if getattr(args, "pre_push", False):
+        return _pre_push(args, root_str)
     if args.staged:
         if args.head or args.base:
             raise UsageError("--staged compares the index with HEAD; it takes no --base or --head")
@@ -41,6 +44,24 @@ def diff_request(args: argparse.Namespace, root: Path | None) -> DiffRequest:
     if args.head:
         return DiffRequest(mode="range", repo_root=root_str, base=args.base, head=args.head)
     return DiffRequest(mode="worktree", repo_root=root_str, base=args.base)
+
+
+def _pre_push(args: argparse.Namespace, root: str | None) -> DiffRequest:
+    """pre-commit's pre-push stage names the range in PRE_COMMIT_FROM_REF / PRE_COMMIT_TO_REF.
+
+    A new branch has no remote side (an all-zero id): it is reviewed against the merge-base
+    with the default branch, like any branch.
+    """
+    if args.base or args.head or args.staged:
+        raise UsageError("--pre-push takes its range from pre-commit; it takes no --base, --head or --staged")
+    head = os.environ.get("PRE_COMMIT_TO_REF")
+    if not head:
+        raise UsageError("--pre-push needs PRE_COMMIT_TO_REF (and PRE_COMMIT_FROM_REF) in the environment",
+                         fix="run it from pre-commit's pre-push stage, or use --base REF --head REF")
+    base = os.environ.get("PRE_COMMIT_FROM_REF") or None
+    if base is not None and not base.strip("0"):
+        base = None
+    return DiffRequest(mode="range", repo_root=root, base=base, head=head)
 
 
 def output_targets(args: argparse.Namespace) -> list[tuple[str, str | None]]:

@@ -11,7 +11,7 @@ from review_gate import console, runner
 from review_gate.commands.common import config_for, diff_request, find_repo_root, output_targets, write_output
 from review_gate.errors import UsageError
 from review_gate.models import ReviewReport
-from review_gate.outputs import FORMATS
+from review_gate.outputs import renderer
 from review_gate.outputs.progress import Progress
 from review_gate.outputs.summary import summary_line
 from review_gate.outputs.text import show
@@ -21,6 +21,10 @@ from review_gate.pipeline.dispatch import DispatchOptions
 def run_command(args: argparse.Namespace) -> int:
     if args.concurrency is not None and args.concurrency < 1:
         raise UsageError(f"--concurrency {args.concurrency}: must be at least 1")
+    if args.exit_zero and args.fail_on is not None:
+        raise UsageError("--exit-zero and --fail-on both set the exit code", fix="give one of them")
+    if args.exit_zero:
+        args.fail_on = "never"
     if args.timeout is not None and args.timeout <= 0:
         raise UsageError(f"--timeout {args.timeout:g}: must be more than 0 seconds")
     targets = output_targets(args)
@@ -49,12 +53,12 @@ def run_command(args: argparse.Namespace) -> int:
     text_on_stdout = False
     for fmt, path in targets:
         if path is not None and path != "-":
-            write_output(path, FORMATS[fmt](report))
+            write_output(path, renderer(fmt)(report))
         elif fmt == "text":
             show(report, console.stdout())
             text_on_stdout = True
         else:
-            sys.stdout.write(FORMATS[fmt](report))
+            sys.stdout.write(renderer(fmt)(report))
             sys.stdout.flush()
     if not text_on_stdout:
         console.err(summary_line(report))

@@ -27,7 +27,7 @@ from review_gate.models.config import (
 from review_gate.models.facts import Commit, FileChange, Hunk, Line, PRFacts
 from review_gate.models.findings import Finding, RawFinding
 from review_gate.models.manifest import AgentManifest, Gap, ManifestEntry
-from review_gate.models.report import AgentResult, AgentStatus, Coverage, Metrics, ReviewReport
+from review_gate.models.report import AgentResult, AgentStatus, Coverage, Metrics, ReviewReport, RuleInfo
 
 __all__ = [
     "Agent",
@@ -64,6 +64,7 @@ __all__ = [
     "ReviewReport",
     "RiskLevel",
     "Rule",
+    "RuleInfo",
     "RulesFile",
     "Severity",
     "Trigger",

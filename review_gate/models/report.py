@@ -8,7 +8,7 @@ from pydantic import Field
 
 from review_gate.models.base import Frozen
 from review_gate.models.classification import PRClassification
-from review_gate.models.config import Decision, FilterMode
+from review_gate.models.config import Decision, FilterMode, Severity
 from review_gate.models.findings import Finding
 from review_gate.models.manifest import Gap, ManifestEntry
 
@@ -52,6 +52,19 @@ class Coverage(Frozen):
     nothing_to_review: bool = Field(description="True when the diff changed no file.")
 
 
+class RuleInfo(Frozen):
+    """A rule that fired, carried in the report so every output format can describe it."""
+
+    id: str
+    name: str
+    agent: str
+    severity: Severity
+    category: str
+    description: str
+    detection: str
+    recommendation: str
+
+
 class ReviewReport(Frozen):
     schema_version: Literal[1] = 1
     tool_version: str
@@ -60,6 +73,7 @@ class ReviewReport(Frozen):
     exit_code: int
     metrics: Metrics
     findings: list[Finding]
+    rules: list[RuleInfo] = Field(default_factory=list, description="The configured rules that fired.")
     agents: list[AgentResult]
     classification: PRClassification
     manifest: list[ManifestEntry]

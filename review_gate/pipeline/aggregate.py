@@ -17,6 +17,7 @@ from review_gate.models import (
     PRClassification,
     PRFacts,
     ReviewConfig,
+    RuleInfo,
 )
 from review_gate.models.manifest import Gap, ManifestEntry
 from review_gate.models.report import ReviewReport
@@ -153,10 +154,14 @@ def aggregate(
     if changed and not covered and decision in ("pass", "pass_with_warnings"):
         # Files changed and no agent completed on any of them: a pass would be a lie.
         decision = "incomplete"
+    fired = {f.rule_id for f in findings if f.rule_id}
+    rules = [RuleInfo(id=r.id, name=r.name, agent=r.agent, severity=r.severity, category=r.category,
+                      description=r.description, detection=r.detection, recommendation=r.recommendation)
+             for r in config.rules.rules if r.id in fired]
     return ReviewReport(
         tool_version=tool_version, run_id=run_id, decision=decision,
         exit_code=exit_code(decision, fail_on or config.settings.gate.fail_on),
-        metrics=metrics, findings=findings, agents=results, classification=classification,
+        metrics=metrics, findings=findings, rules=rules, agents=results, classification=classification,
         manifest=manifest, gaps=gaps,
         coverage=Coverage(files_changed=len(changed), files_reviewed=len(changed) - len(unreviewed),
                           unreviewed=unreviewed, findings_filtered=len(raw) - len(kept),
