@@ -31,6 +31,7 @@ def isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     monkeypatch.setenv("CI", "true")
     monkeypatch.delenv("REVIEW_GATE_CONFIG", raising=False)
     monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     work = tmp_path_factory.mktemp("cwd")
     monkeypatch.chdir(work)
     console.reset()

@@ -37,7 +37,7 @@ def config_command(args: argparse.Namespace) -> int:
         config = config_for(args, root)
     except ConfigError as exc:  # both actions list every problem, not only the first
         for problem in exc.problems[:MAX_SHOWN]:
-            console.err(sanitize(f"{problem.describe()}\n  fix: {problem.fix}"))
+            console.err(f"{sanitize(problem.describe())}\n  fix: {sanitize(problem.fix)}")
         if len(exc.problems) > MAX_SHOWN:
             console.err(f"… and {len(exc.problems) - MAX_SHOWN} more problems")
         console.err(f"config invalid: {_plural(len(exc.problems), 'problem')}")
