@@ -1,0 +1,86 @@
+"""``--format gitlab``: a GitLab Code Quality report (``artifacts:reports:codequality``).
+
+A JSON array with one issue per finding, in the Code Climate issue shape GitLab reads:
+
+- ``description``: the message; ``check_name``: the rule id, or the synthetic
+  ``review-gate/<agent>/<category>`` as in SARIF; ``fingerprint``: the finding's fingerprint, so an
+  issue keeps its identity across pipelines (GitLab compares the base and head reports by it).
+  Fingerprints are unique after the engine's dedupe; should two findings share one anyway, the
+  later ones get ``-2``, ``-3``… appended, since GitLab shows only one issue per fingerprint.
+- ``severity``: info -> ``info``, warning -> ``minor``, major -> ``major``, critical ->
+  ``critical``; ``blocker`` is not used (the gate's decision, not one finding, blocks a merge).
+- ``location.path`` and ``location.lines.begin``/``end``: a finding with no line starts at line 1.
+  GitLab needs a path, so a finding with no file (about the change as a whole) gets ``"."``, the
+  repository root, rather than a file it is not about.
+- ``categories`` (a Code Climate category, from our category) and ``content.body`` (Markdown with
+  the recommendation, agent and confidence) are extras the Code Climate spec defines.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from review_gate.models import Finding, ReviewReport
+from review_gate.outputs.sarif import rule_id_of
+
+SEVERITIES = {"info": "info", "warning": "minor", "major": "major", "critical": "critical"}
+NO_FILE_PATH = "."
+
+_CODE_CLIMATE = {
+    "compatibility": "Compatibility", "performance": "Performance", "complexity": "Complexity",
+    "duplication": "Duplication", "style": "Style", "maintainability": "Clarity",
+    "debug-leftover": "Clarity", "documentation": "Clarity",
+}
+_SECURITY = {"secrets", "injection", "supply-chain", "cryptography", "permissions", "data-exposure",
+             "authentication", "authorization"}
+
+
+def code_climate_category(category: str) -> str:
+    if category in _CODE_CLIMATE:
+        return _CODE_CLIMATE[category]
+    if category in _SECURITY or category.endswith("security"):
+        return "Security"
+    return "Bug Risk"
+
+
+def render(report: ReviewReport) -> str:
+    return json.dumps(issues(report), indent=2, ensure_ascii=False) + "\n"
+
+
+def issues(report: ReviewReport) -> list[dict[str, Any]]:
+    seen: dict[str, int] = {}
+    result = []
+    for finding in report.findings:
+        count = seen.get(finding.fingerprint, 0) + 1
+        seen[finding.fingerprint] = count
+        fingerprint = finding.fingerprint if count == 1 else f"{finding.fingerprint}-{count}"
+        result.append(_issue(finding, fingerprint))
+    return result
+
+
+def _issue(finding: Finding, fingerprint: str) -> dict[str, Any]:
+    begin = finding.line or 1
+    end = max(finding.end_line or begin, begin)
+    return {
+        "type": "issue",
+        "description": finding.message,
+        "check_name": rule_id_of(finding),
+        "fingerprint": fingerprint,
+        "severity": SEVERITIES[finding.severity],
+        "categories": [code_climate_category(finding.category)],
+        "location": {"path": finding.file or NO_FILE_PATH, "lines": {"begin": begin, "end": end}},
+        "content": {"body": _body(finding)},
+    }
+
+
+def _body(finding: Finding) -> str:
+    parts = []
+    if finding.recommendation:
+        parts.append(f"**Recommendation:** {finding.recommendation}")
+    who = ", ".join([finding.agent, *finding.also_reported_by])
+    about = f"Category {finding.category}, reported by {who}"
+    if finding.confidence is not None:
+        about += f", confidence {finding.confidence:.0%}"
+    parts.append(about + ".")
+    return "\n\n".join(parts)

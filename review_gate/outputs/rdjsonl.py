@@ -1,0 +1,55 @@
+"""``--format rdjsonl``: reviewdog's rdjsonl, one ``Diagnostic`` JSON object per line.
+
+For ``review-gate --format rdjsonl | reviewdog -f=rdjsonl -reporter=...``. Each finding maps to:
+
+- ``message``: the message as the agent wrote it (reviewdog renders it as Markdown in review
+  comments, as it does for any linter's text);
+- ``location.path`` and a line-wise ``location.range``: ``start.line`` and ``end.line`` with no
+  columns, which reviewdog reads as whole lines, the end line included. A finding with no line
+  has no range; a finding with no file has no ``location`` at all (reviewdog keeps it only with
+  ``-filter-mode=nofilter``, since it is on no changed line);
+- ``severity``: critical and major ``ERROR``, warning ``WARNING``, info ``INFO``;
+- ``source.name``: ``review-gate``; ``code.value``: the rule id, or the synthetic
+  ``review-gate/<agent>/<category>`` as in SARIF (no per-rule URL exists to put in ``code.url``).
+
+Each object stays on one line for any line splitter: JSON escapes line breaks in strings, and
+NEL, U+2028 and U+2029, which JSON leaves raw but some splitters treat as line ends, are escaped too.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from review_gate.models import Finding, ReviewReport
+from review_gate.outputs.sarif import INFORMATION_URI, rule_id_of
+
+SEVERITIES = {"critical": "ERROR", "major": "ERROR", "warning": "WARNING", "info": "INFO"}
+_LINE_ENDS = ("\x85", "\u2028", "\u2029")
+
+
+def render(report: ReviewReport) -> str:
+    return "".join(_line(diagnostic(f)) + "\n" for f in report.findings)
+
+
+def diagnostic(finding: Finding) -> dict[str, Any]:
+    item: dict[str, Any] = {"message": finding.message}
+    if finding.file:
+        location: dict[str, Any] = {"path": finding.file}
+        if finding.line is not None:
+            end = max(finding.end_line or finding.line, finding.line)
+            location["range"] = {"start": {"line": finding.line}, "end": {"line": end}}
+        item["location"] = location
+    item["severity"] = SEVERITIES[finding.severity]
+    item["source"] = {"name": "review-gate", "url": INFORMATION_URI}
+    item["code"] = {"value": rule_id_of(finding)}
+    return item
+
+
+def _line(item: dict[str, Any]) -> str:
+    text = json.dumps(item, ensure_ascii=False)
+    # JSON leaves these raw inside strings (the only place they can be), where they are safe to
+    # escape; Python's str.splitlines and some other readers end a line at each.
+    for char in _LINE_ENDS:
+        text = text.replace(char, f"\\u{ord(char):04x}")
+    return text
