@@ -17,7 +17,7 @@ from pathlib import Path
 from review_gate import __version__
 from review_gate.outputs import FORMATS
 
-COMMANDS = ("run", "plan", "config", "init", "explain", "agents")
+COMMANDS = ("run", "plan", "config", "init", "explain", "agents", "meta")
 DECISIONS = ("pass_with_warnings", "needs_fixes", "fail", "never")
 FILTER_MODES = ("added", "diff_context", "file", "nofilter")
 
@@ -100,6 +100,14 @@ def build_parser() -> argparse.ArgumentParser:
     listing = agents_sub.add_parser("list", help="every agent, its kind, state and the policies that dispatch it")
     listing.add_argument("--config", metavar="DIR")
     listing.add_argument("--format", choices=("text", "json"), default="text")
+
+    meta = sub.add_parser("meta", help="the @@@REVIEW_META review format (--format meta, output: review_meta)")
+    meta_sub = meta.add_subparsers(dest="meta_command", metavar="ACTION", required=True)
+    check = meta_sub.add_parser(
+        "check", help="check a review's @@@REVIEW_META block and print its summary line",
+        description="Check the @@@REVIEW_META block that opens a review and print its summary line. "
+                    "Exit 0 when the block is valid, whatever its verdict; 2 when it is missing or malformed.")
+    check.add_argument("file", metavar="FILE", help="the review (- for standard input)")
     return parser
 
 
@@ -122,7 +130,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _dispatch(args)
     except ReviewGateError as exc:
-        console.err(f"review-gate: error: {exc}")
+        # Messages quote paths, refs and config values: escape them, keep our own line break.
+        console.err(f"review-gate: error: {console.sanitize(exc.message)}"
+                    + (f"\n  fix: {console.sanitize(exc.fix)}" if exc.fix else ""))
         return exc.exit_code
     except KeyboardInterrupt:
         console.err("review-gate: interrupted")
@@ -155,6 +165,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from review_gate.commands.explain import explain_command
 
         return explain_command(args)
+    if args.command == "meta":
+        from review_gate.commands.meta_cmd import meta_command
+
+        return meta_command(args)
     from review_gate.commands.agents_cmd import agents_command
 
     return agents_command(args)

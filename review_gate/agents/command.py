@@ -2,9 +2,10 @@
 
 It gets the unified diff of its scope on stdin (``input: stdin``) or as a file path appended to
 its argv (``input: file``), and ``REVIEW_GATE_FILES`` in its environment. Exit 0 with findings
-JSON or SARIF on stdout is success; exit 75 (EX_TEMPFAIL) is a transient fault worth a retry;
-any other exit is a failure carrying the tail of stderr. At its deadline the whole process group
-is killed, so a hung program cannot outlive the run.
+JSON, SARIF or a ``@@@REVIEW_META`` review (see ``parse.review_meta_findings``) on stdout is
+success; exit 75 (EX_TEMPFAIL) is a transient fault worth a retry; any other exit is a failure
+carrying the tail of stderr. At its deadline the whole process group is killed, so a hung
+program cannot outlive the run.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, Process
 
 from review_gate.agents.base import AgentOutput, AgentSpec, AgentTask
-from review_gate.agents.parse import parse_findings, parse_sarif
+from review_gate.agents.parse import parse_findings, parse_sarif, review_meta_findings
 from review_gate.errors import AgentFault, TransientAgentFault
 from review_gate.models import CommandAgent
 
@@ -50,6 +51,8 @@ async def review(spec: AgentSpec, task: AgentTask) -> AgentOutput:
     text = stdout.decode("utf-8", "replace")
     if spec.output == "sarif":
         return AgentOutput(findings=parse_sarif(text, task.repo_root))
+    if spec.output == "review_meta":
+        return AgentOutput(findings=review_meta_findings(text, spec.id))
     return AgentOutput(findings=parse_findings(text))
 
 

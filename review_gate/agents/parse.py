@@ -1,4 +1,5 @@
-"""Reading what a command agent printed: findings JSON (DESIGN §2) or SARIF 2.1.0."""
+"""Reading what a command agent printed: findings JSON (DESIGN §2), SARIF 2.1.0, or a
+``@@@REVIEW_META`` review (DESIGN §7), whose counts become findings as ``review_meta_findings`` says."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from urllib.parse import unquote, urlparse
 from pydantic import ValidationError
 
 from review_gate.errors import AgentFault
-from review_gate.models import RawFinding
+from review_gate.meta import MetaError, parse_meta
+from review_gate.models import RawFinding, Severity
 
 _ENGINE_FIELDS = {"agent", "fingerprint", "also_reported_by"}
 _RAW_FIELDS = set(RawFinding.model_fields)
@@ -113,3 +115,49 @@ def _sarif_result(result: dict[str, Any], rules: dict[Any, Any], repo_root: str 
                       file=file, line=line, end_line=end_line,
                       recommendation=(rule.get("help") or {}).get("text"),
                       confidence=props.get("confidence"))
+
+
+REVIEW_EXCERPT = 2000  # characters of a review_meta agent's review carried in its finding
+
+
+def review_meta_findings(text: str, agent: str) -> list[RawFinding]:
+    """A ``@@@REVIEW_META`` review as findings. The block gives counts, not places, so:
+
+    - ``missing_inputs`` > 0: the agent did not review everything; it fails (AgentFault), and a
+      required agent failing makes the run incomplete, as any agent without a usable answer does;
+    - verdict FAIL: one ``critical`` finding for the critical issues, when there are any, and one
+      ``major`` finding for the others, when there are any; a FAIL counting no issue at all is
+      one ``major`` finding, so that the verdict still blocks;
+    - verdict PASS with issues: one ``warning`` finding (the reviewer let the change through);
+    - verdict PASS with no issue: no finding.
+
+    The findings have no file; the first carries the start of the review as its recommendation.
+    """
+    try:
+        meta = parse_meta(text)
+    except MetaError as exc:
+        raise AgentFault(f"review_meta output: {exc.message}") from exc
+    counts = f"verdict {meta.verdict}, {meta.issues_total} issues, {meta.issues_critical} critical"
+    if meta.missing_inputs:
+        raise AgentFault(f"its review reports missing_inputs: {meta.missing_inputs}, so it did not review "
+                         f"everything ({counts})")
+    others = meta.issues_total - meta.issues_critical
+    found: list[tuple[Severity, str]] = []
+    if meta.verdict == "FAIL":
+        if meta.issues_critical:
+            found.append(("critical", f"critical issues reported by {agent}: {meta.issues_critical} "
+                                      "(see its review)"))
+        if others:
+            label = "other issues" if meta.issues_critical else "issues"
+            found.append(("major", f"{label} reported by {agent}: {others} (see its review)"))
+        if not meta.issues_total:
+            found.append(("major", f"{agent} gave the verdict FAIL without counting any issue (see its review)"))
+    elif meta.issues_total:
+        found.append(("warning", f"issues reported by {agent}, which still passed the change: "
+                                 f"{meta.issues_total}, {meta.issues_critical} of them critical (see its review)"))
+    review = meta.body.strip()
+    if len(review) > REVIEW_EXCERPT:
+        review = review[:REVIEW_EXCERPT].rstrip() + " … (cut)"
+    return [RawFinding(severity=severity, message=message, category="review",
+                       recommendation=(review or None) if index == 0 else None)
+            for index, (severity, message) in enumerate(found)]

@@ -98,7 +98,7 @@ class CommandAgent(AgentBase):
         min_length=1, description="argv list, run without a shell."
     )
     input: Literal["stdin", "file"] = "stdin"
-    output: Literal["findings", "sarif"] = "findings"
+    output: Literal["findings", "sarif", "review_meta"] = "findings"
     max_output_bytes: int = Field(default=10_000_000, ge=1024)
     cwd: Literal["repo", "config"] = Field(
         default="repo", description="Run in the repository root or in the config directory."

@@ -160,3 +160,10 @@ def test_live_progress_on_a_terminal(repo: GitRepo, review_gate_bin: list[str]) 
     screen = b"".join(chunks).decode("utf-8", "replace")
     assert "\x1b[" in screen  # colours and cursor control on a terminal
     assert "REVIEW: PASS_WITH_WARNINGS" in screen or "REVIEW: PASS" in screen
+
+
+def test_the_summary_line_is_printed_once_with_the_github_format(cli) -> None:
+    result = cli("--diff", "-", "--format", "github", stdin=MIXED.encode())
+    line = "REVIEW: FAIL | issues=3 (critical=1) | missing_inputs=0"
+    assert (result.out + result.err).count(line) == 1
+    assert result.out.rstrip().endswith(line)

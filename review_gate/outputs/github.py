@@ -1,0 +1,101 @@
+"""``--format github``: GitHub Actions workflow commands, one annotation per finding.
+
+    ::error file=app/http.py,line=12,endLine=14,title=major · sec-tls-verify-01 · security-patterns::TLS ...
+
+critical and major findings are ``error`` annotations, warnings ``warning``, info ``notice``;
+the most severe come first. A finding with no file is an annotation with no file. Data is
+escaped as the runner expects: ``%``, CR and LF in the message, and also ``:`` and ``,`` in
+properties, so no finding can end its command early or print a command of its own.
+
+GitHub shows at most 10 error, 10 warning and 10 notice annotations per step (and 50 per job):
+past that it drops them silently. So at most 10 of each kind are printed, and when some are left
+out a last ``::notice::`` (which itself takes one of the 10 notice places) says how many. The
+Markdown report that ``run`` appends to ``$GITHUB_STEP_SUMMARY`` lists every finding.
+
+Plain lines follow: each required or optional agent that failed or timed out, then the summary
+line, last. Untrusted text in them cannot start a command (see ``plain``).
+"""
+
+from __future__ import annotations
+
+from review_gate.models import Finding, ReviewReport
+from review_gate.outputs import markdown
+from review_gate.outputs.markdown import visible
+from review_gate.outputs.summary import summary_line
+
+LEVELS = {"critical": "error", "major": "error", "warning": "warning", "info": "notice"}
+PER_KIND = 10  # annotations of each kind GitHub shows for one step
+SEVERITIES = ("critical", "major", "warning", "info")
+SUMMARY_LIMIT = 1024 * 1024  # bytes GitHub accepts in one step's summary
+
+
+def data(value: str) -> str:
+    """A workflow command's message: % CR LF percent-encoded, other control characters (and lone
+    surrogates, which cannot be written as UTF-8) made visible."""
+    value = value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return visible(value)
+
+
+def prop(value: str) -> str:
+    """A workflow command's property value: as ``data``, and ``:`` ``,`` encoded too."""
+    return data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def plain(value: str) -> str:
+    """Untrusted text on a line that must stay plain: one line, and no ``::`` or ``##[`` command in it."""
+    return visible(value).replace("::", ":\u200b:").replace("##[", "#\u200b#[")
+
+
+def annotation(finding: Finding) -> str:
+    props = []
+    if finding.file is not None:
+        props.append(f"file={prop(finding.file)}")
+        if finding.line:
+            props.append(f"line={finding.line}")
+            if finding.end_line and finding.end_line > finding.line:
+                props.append(f"endLine={finding.end_line}")
+    props.append(f"title={prop(f'{finding.severity} · {finding.rule_id or finding.category} · {finding.agent}')}")
+    message = finding.message
+    if finding.recommendation:
+        message += f"\nFix: {finding.recommendation}"
+    if finding.also_reported_by:
+        message += f"\nAlso reported by: {', '.join(finding.also_reported_by)}"
+    return f"::{LEVELS[finding.severity]} {','.join(props)}::{data(message)}"
+
+
+def render(report: ReviewReport) -> str:
+    rank = {s: i for i, s in enumerate(SEVERITIES)}
+    ordered = sorted(report.findings, key=lambda f: rank[f.severity])
+    wanted = {kind: sum(1 for f in ordered if LEVELS[f.severity] == kind) for kind in ("error", "warning", "notice")}
+    overflow = any(n > PER_KIND for n in wanted.values())
+    # The notice about what was left out is itself a notice: keep a place for it.
+    caps = {"error": PER_KIND, "warning": PER_KIND, "notice": PER_KIND - 1 if overflow else PER_KIND}
+    printed = {kind: 0 for kind in caps}
+    left_out = {severity: 0 for severity in SEVERITIES}
+    lines = []
+    for finding in ordered:
+        kind = LEVELS[finding.severity]
+        if printed[kind] < caps[kind]:
+            printed[kind] += 1
+            lines.append(annotation(finding))
+        else:
+            left_out[finding.severity] += 1
+    missing = sum(left_out.values())
+    if missing:
+        parts = ", ".join(f"{n} {severity}" for severity, n in left_out.items() if n)
+        note = (f"{missing} more findings are not annotated ({parts}): GitHub shows at most {PER_KIND} error, "
+                f"{PER_KIND} warning and {PER_KIND} notice annotations per step. The job summary and the JSON "
+                "report list them all.")
+        lines.append(f"::notice title=review-gate::{data(note)}")
+    for agent in report.agents:
+        if agent.status in ("failed", "timed_out"):
+            need = "required" if agent.required else "optional"
+            lines.append(f"review-gate: {need} agent {plain(agent.id)} {agent.status}: "
+                         f"{plain(agent.error or 'no reason given')}")
+    lines.append(summary_line(report))
+    return "\n".join(lines) + "\n"
+
+
+def step_summary(report: ReviewReport, budget: int = SUMMARY_LIMIT) -> str:
+    """The Markdown report for ``$GITHUB_STEP_SUMMARY``, at most ``budget`` UTF-8 bytes."""
+    return markdown.render(report, limit=budget, size=lambda text: len(text.encode("utf-8")))

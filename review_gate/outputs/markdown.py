@@ -1,0 +1,251 @@
+"""``--format markdown``: the report as one pull-request comment, in the style of Danger.
+
+The decision and the summary line come first, then a table of counts, the findings grouped by
+severity, the agents that failed or timed out, the unreviewed files, tokens and cost, and a
+footer with the tool version and the run id.
+
+Text from diffs and agents (messages, paths, rule ids, errors, recommendations) is untrusted: it
+is escaped so that it cannot inject HTML, break a table, mention people or teams, or start a
+Markdown construct (heading, quote, list, link, image, emphasis, code, math) — see ``text``.
+
+GitHub refuses a comment longer than 65,536 characters. When the whole report is longer, the
+least severe findings are left out first (info, then warning, major, and critical last) and the
+comment says how many of each; ``render(report, limit=...)`` sets another budget, and ``size``
+another way to measure it (the job summary counts UTF-8 bytes).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from review_gate.console import sanitize
+from review_gate.models import AgentResult, Finding, ReviewReport
+from review_gate.outputs.summary import VERDICTS, summary_line
+
+COMMENT_LIMIT = 65_536
+SEVERITIES = ("critical", "major", "warning", "info")
+TITLES = {"critical": "Critical", "major": "Major", "warning": "Warning", "info": "Info"}
+DECISIONS = {
+    "fail": "Critical findings were reported.",
+    "incomplete": "A required reviewer produced nothing usable: the review is incomplete and the gate fails closed.",
+    "needs_fixes": "Major findings need fixing.",
+    "pass_with_warnings": "Warnings only: nothing blocking was found.",
+    "pass": "Nothing blocking was found.",
+}
+STATUS = {"failed": "failed", "timed_out": "timed out"}
+OPEN_GROUP = 10  # a group with more findings than this is collapsed (critical ones never are)
+MAX_LISTED = 50  # unreviewed files listed before "and N more"
+MAX_FIELD = 2000  # characters of one untrusted field shown; the JSON report has them whole
+HEADER = "<!-- review-gate report -->"
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_BREAK = re.compile(r"\r\n|[\r\n\u2028\u2029]")
+_INLINE = re.compile(r"[\\`*_~\[\]|<>&@$]")
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "@": "@\u200d"}
+_BLOCK_START = re.compile(r"[#+-]|[0-9]{1,9}[.)](?=\s|$)")
+
+
+def visible(value: str) -> str:
+    """``console.sanitize``, and lone surrogates (undecodable bytes of a diff) as visible escapes too:
+    they cannot be written as UTF-8."""
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", sanitize(value))
+
+
+def text(value: str, *, limit: int = MAX_FIELD) -> str:
+    """Untrusted text as inline Markdown that renders as the same characters and does nothing else.
+
+    & < > become entities (no HTML); \\ ` * _ ~ [ ] | $ are backslash-escaped (no emphasis, code,
+    links, images, math, and no cell boundary in a table); a zero-width joiner after every @ keeps
+    GitHub from mentioning anyone; line breaks become <br>, other control characters visible escapes;
+    a leading # + - or "1." is escaped so the text never starts a heading, a list or a rule.
+    """
+    value = value.strip()
+    if len(value) > limit:
+        value = value[:limit].rstrip() + "…"
+    parts = [_INLINE.sub(_escape_char, visible(part).replace("\t", " ")) for part in _BREAK.split(value)]
+    joined = "<br>".join(parts)
+    start = _BLOCK_START.match(joined)
+    if start:
+        end = start.end()
+        joined = joined[:end - 1] + "\\" + joined[end - 1:]
+    return joined
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    char = match.group()
+    return _ENTITIES.get(char, "\\" + char)
+
+
+def location(finding: Finding) -> str:
+    if finding.file is None:
+        return "*no file*"
+    where = finding.file
+    if finding.line:
+        where += f":{finding.line}"
+        if finding.end_line and finding.end_line > finding.line:
+            where += f"-{finding.end_line}"
+    return text(where, limit=500)
+
+
+def _number(value: int) -> str:
+    return f"{value:,}"
+
+
+def render(report: ReviewReport, limit: int | None = COMMENT_LIMIT, *,
+           size: Callable[[str], int] = len) -> str:
+    """The comment; with ``limit``, no longer than that as measured by ``size``."""
+    rank = {s: i for i, s in enumerate(SEVERITIES)}
+    ordered = sorted(report.findings, key=lambda f: rank[f.severity])
+    full = _compose(report, ordered, len(ordered))
+    if limit is None or size(full) <= limit:
+        return full
+    best: str | None = None
+    low, high = 0, len(ordered) - 1
+    while low <= high:  # the most findings, most severe first, that fit
+        middle = (low + high) // 2
+        candidate = _compose(report, ordered, middle)
+        if size(candidate) <= limit:
+            best, low = candidate, middle + 1
+        else:
+            high = middle - 1
+    return best if best is not None else _cut(_compose(report, ordered, 0), limit, size)
+
+
+def _cut(whole: str, limit: int, size: Callable[[str], int]) -> str:
+    """Last resort when even the report without findings is too long (thousands of agents)."""
+    note = "\n\n**The report was cut here to fit the size limit; the JSON report (`--format json`) has it all.**\n"
+    budget = limit - size(note)
+    kept = whole
+    while kept and size(kept) > budget:
+        kept = kept[: max(0, min(len(kept) - 1, budget))]
+        kept = kept[: kept.rfind("\n") + 1] if "\n" in kept else ""
+    return kept.rstrip("\n") + note
+
+
+def _compose(report: ReviewReport, ordered: Sequence[Finding], shown: int) -> str:
+    kept = ordered[:shown]
+    left_out = {s: 0 for s in SEVERITIES}
+    for finding in ordered[shown:]:
+        left_out[finding.severity] += 1
+    out: list[str] = [HEADER]
+    out += _head(report)
+    out += _omitted(left_out)
+    for severity in SEVERITIES:
+        group = [f for f in kept if f.severity == severity]
+        out += _group(severity, group, left_out[severity])
+    out += _agents(report.agents)
+    out += _unreviewed(report)
+    out += _usage(report.agents)
+    out += _footer(report)
+    return "\n".join(out) + "\n"
+
+
+def _head(report: ReviewReport) -> list[str]:
+    m = report.metrics
+    c = report.classification
+    cov = report.coverage
+    gate = "The gate lets the change through" if report.exit_code == 0 else "The gate stops the change"
+    lines = [f"## review-gate: {VERDICTS[report.decision]}", "",
+             f"**{DECISIONS[report.decision]}** {gate} (exit code {report.exit_code}).", "",
+             f"`{summary_line(report)}`", ""]
+    if cov.nothing_to_review:
+        lines += ["Nothing to review: the diff changes no file.", ""]
+    lines += ["| critical | major | warning | info | total | missing inputs | unreviewed files | risk |",
+              "|---:|---:|---:|---:|---:|---:|---:|---:|",
+              "| " + " | ".join(_number(n) for n in (m.critical, m.major, m.warning, m.info, m.total,
+                                                     m.missing_inputs, m.unreviewed_files))
+              + f" | {m.risk_score} ({c.risk_level}) |", ""]
+    domains = ", ".join(text(d, limit=100) for d in c.domains) or "none"
+    facts = (f"{cov.files_reviewed} of {cov.files_changed} changed files reviewed · type {c.pr_type} "
+             f"· domains: {domains}")
+    if cov.findings_filtered:
+        facts += (f" · {cov.findings_filtered} findings off the changed lines not counted "
+                  f"(filter mode {cov.filter_mode})")
+    return [*lines, facts, ""]
+
+
+def _omitted(left_out: dict[str, int]) -> list[str]:
+    total = sum(left_out.values())
+    if not total:
+        return []
+    parts = ", ".join(f"{_number(n)} {s}" for s, n in left_out.items() if n)
+    return [f"**{_number(total)} findings are not shown** to keep this comment under GitHub's size limit "
+            f"({parts}); the JSON report (`--format json`) has them all.", ""]
+
+
+def _group(severity: str, group: list[Finding], left_out: int) -> list[str]:
+    if not group and not left_out:
+        return []
+    count = len(group) + left_out
+    heading = f"### {TITLES[severity]} ({_number(count)})"
+    if left_out:
+        heading += f", {_number(len(group))} shown"
+    lines = [heading, ""]
+    if not group:
+        return [*lines, f"All {_number(left_out)} left out for size.", ""]
+    table = ["| location | rule | message | agent |", "|---|---|---|---|"]
+    for f in group:
+        agent = text(f.agent, limit=200)
+        if f.also_reported_by:
+            agent += ", also " + ", ".join(text(a, limit=200) for a in f.also_reported_by)
+        table.append(f"| {location(f)} | {text(f.rule_id or f.category, limit=200)} | {text(f.message)} "
+                     f"| {agent} |")
+    if len(group) > OPEN_GROUP and severity != "critical":
+        lines += ["<details>", f"<summary>Show {_number(len(group))} {severity} findings</summary>", "",
+                  *table, "", "</details>", ""]
+    else:
+        lines += [*table, ""]
+    fixes = [f for f in group if f.recommendation and f.recommendation.strip()]
+    if fixes:
+        lines += ["<details>", f"<summary>Recommendations ({_number(len(fixes))})</summary>", ""]
+        lines += [f"- **{location(f)}**: {text(f.recommendation or '')}" for f in fixes]
+        lines += ["", "</details>", ""]
+    return lines
+
+
+def _agents(agents: Sequence[AgentResult]) -> list[str]:
+    broken = [a for a in agents if a.status in STATUS]
+    if not broken:
+        return []
+    lines = [f"### Agents that did not finish ({len(broken)})", "",
+             "| agent | status | required | why |", "|---|---|---|---|"]
+    for a in broken:
+        lines.append(f"| {text(a.id, limit=200)} | {STATUS[a.status]} | {'yes' if a.required else 'no'} "
+                     f"| {text(a.error or 'no reason given', limit=500)} |")
+    return [*lines, ""]
+
+
+def _unreviewed(report: ReviewReport) -> list[str]:
+    files = report.coverage.unreviewed
+    if not files:
+        return []
+    lines = [f"### Unreviewed files ({_number(len(files))})", "",
+             "No agent that finished covered these changed files:", ""]
+    items = [f"- {text(p, limit=500)}" for p in files[:MAX_LISTED]]
+    if len(files) > MAX_LISTED:
+        items.append(f"- … and {_number(len(files) - MAX_LISTED)} more")
+    if len(files) > OPEN_GROUP:
+        return [*lines, "<details>", f"<summary>Show {_number(len(files))} files</summary>", "",
+                *items, "", "</details>", ""]
+    return [*lines, *items, ""]
+
+
+def _usage(agents: Sequence[AgentResult]) -> list[str]:
+    used = [a for a in agents if a.tokens_in or a.tokens_out or a.cost_usd]
+    if not used:
+        return []
+    tokens_in = sum(a.tokens_in for a in agents)
+    tokens_out = sum(a.tokens_out for a in agents)
+    cost = sum(a.cost_usd for a in agents)
+    lines = ["### Tokens and cost", "",
+             f"{_number(tokens_in)} tokens in, {_number(tokens_out)} tokens out, cost \\${cost:.4f}.", "",
+             "| agent | tokens in | tokens out | cost |", "|---|---:|---:|---:|"]
+    lines += [f"| {text(a.id, limit=200)} | {_number(a.tokens_in)} | {_number(a.tokens_out)} "
+              f"| \\${a.cost_usd:.4f} |" for a in used]
+    return [*lines, ""]
+
+
+def _footer(report: ReviewReport) -> list[str]:
+    return ["---", "", f"<sub>review-gate {text(report.tool_version, limit=50)} · run "
+            f"{text(report.run_id, limit=100)} · {text(report.source, limit=300)}</sub>"]

@@ -1,0 +1,25 @@
+"""``--format meta``: the ``@@@REVIEW_META`` block of DESIGN §7, then the full Markdown review.
+
+The verdict is ``PASS`` exactly when the run exits 0 and ``FAIL`` otherwise: with the default
+gate, PASS for ``pass`` and ``pass_with_warnings``, FAIL for ``fail``, ``needs_fixes`` and
+``incomplete``; ``--fail-on`` and ``--exit-zero`` move it as they move the exit code, so a
+workflow that advances on the verdict agrees with one that advances on the exit code. The
+Markdown review is the ``markdown`` format uncut (this is a file, not a GitHub comment).
+``review_gate.meta.parse_meta`` reads the block back.
+"""
+
+from __future__ import annotations
+
+from review_gate.models import ReviewReport
+from review_gate.outputs import markdown
+
+
+def verdict(report: ReviewReport) -> str:
+    return "PASS" if report.exit_code == 0 else "FAIL"
+
+
+def render(report: ReviewReport) -> str:
+    m = report.metrics
+    return (f"@@@REVIEW_META\nverdict: {verdict(report)}\nissues_total: {m.total}\n"
+            f"issues_critical: {m.critical}\nmissing_inputs: {m.missing_inputs}\n@@@\n"
+            + markdown.render(report, limit=None))
