@@ -50,11 +50,15 @@ def _pre_push(args: argparse.Namespace, root: str | None) -> DiffRequest:
     """pre-commit's pre-push stage names the range in PRE_COMMIT_FROM_REF / PRE_COMMIT_TO_REF.
 
     A new branch has no remote side (an all-zero id): it is reviewed against the merge-base
-    with the default branch, like any branch.
+    with the default branch, like any branch. The first push to an empty remote gets no range
+    at all from pre-commit (only PRE_COMMIT_LOCAL_BRANCH and friends): HEAD is then reviewed
+    against the default branch the same way.
     """
     if args.base or args.head or args.staged:
         raise UsageError("--pre-push takes its range from pre-commit; it takes no --base, --head or --staged")
     head = os.environ.get("PRE_COMMIT_TO_REF")
+    if not head and (os.environ.get("PRE_COMMIT_LOCAL_BRANCH") or os.environ.get("PRE_COMMIT_REMOTE_BRANCH")):
+        return DiffRequest(mode="range", repo_root=root, base=None, head="HEAD")
     if not head:
         raise UsageError("--pre-push needs PRE_COMMIT_TO_REF (and PRE_COMMIT_FROM_REF) in the environment",
                          fix="run it from pre-commit's pre-push stage, or use --base REF --head REF")
