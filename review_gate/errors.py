@@ -3,9 +3,10 @@
     ReviewGateError            anything the user can fix; the CLI prints it and exits 2
     ├── UsageError             bad flags or flag combinations
     ├── ConfigError            a config file is unreadable, invalid or inconsistent
-    └── InputError             the diff or the git range cannot be read
+    └── InputError             the diff, the git range or a review file cannot be read
         ├── DiffError          malformed or truncated unified diff
-        └── GitError           not a repository, unknown ref, git failed
+        ├── GitError           not a repository, unknown ref, git failed
+        └── MetaError          a @@@REVIEW_META block is missing or malformed (review_gate.meta)
 
     AgentFault                 an agent could not produce usable output (never reaches the CLI:
     └── TransientAgentFault    dispatch records it; transient ones are retried)

@@ -63,7 +63,7 @@ def run_command(args: argparse.Namespace) -> int:
             rendered = renderer(fmt)(report)
             sys.stdout.write(rendered)
             sys.stdout.flush()
-            summary_shown = summary_shown or fmt in LOG_FORMATS and summary in rendered
+            summary_shown = summary_shown or (fmt in LOG_FORMATS and summary in rendered)
     if not summary_shown:
         console.err(summary)
     if any(fmt == "github" for fmt, _ in targets):

@@ -167,3 +167,22 @@ def test_the_summary_line_is_printed_once_with_the_github_format(cli) -> None:
     line = "REVIEW: FAIL | issues=3 (critical=1) | missing_inputs=0"
     assert (result.out + result.err).count(line) == 1
     assert result.out.rstrip().endswith(line)
+
+
+def test_exit_zero_is_advisory_but_not_for_errors(cli, tmp_path: Path) -> None:
+    advisory = cli("--diff", "-", "--exit-zero", "--format", "json", stdin=MIXED.encode())
+    assert advisory.code == 0
+    assert advisory.json()["decision"] == "fail"
+    assert cli("--diff", "-", "--exit-zero", "--fail-on", "fail", stdin=MIXED.encode()).code == 2
+    assert cli("--diff", "-", "--exit-zero", stdin=b"@@ -1 +1 @@\n+x\n").code == 2  # bad input is still an error
+    config = tmp_path / "cfg"
+    config.mkdir()
+    (config / "review-agents.json").write_text(
+        '{"version": 1, "agents": [{"id": "gone", "name": "g", "description": "d", "kind": "command", '
+        '"command": ["/nonexistent/reviewer"]}]}')
+    (config / "review-composition.json").write_text(
+        '{"version": 1, "policies": [{"id": "all", "description": "d", "trigger": {"type": "always"}, '
+        '"dispatch": ["gone"]}]}')
+    (config / "review-rules.json").write_text('{"version": 1, "rules": []}')
+    broken = cli("--diff", "-", "--exit-zero", "--config", str(config), stdin=MIXED.encode())
+    assert broken.code == 3  # a reviewer that broke is never waved through

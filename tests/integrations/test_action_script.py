@@ -102,7 +102,7 @@ def test_a_critical_finding_fails_the_step_with_exit_1_and_annotations(pr: Path,
     assert result.outputs["sarif-file"] == "review-gate.sarif"
     assert result.outputs["markdown-file"] == "review-gate.md"
     assert "--base origin/main" in result.err  # the PR's base branch, as actions/checkout fetched it
-    assert "REVIEW: FAIL" in result.err
+    assert (result.out + result.err).count("REVIEW: FAIL |") == 1  # the summary line, once, in the log
     assert "::error" in result.out and "deploy/key.pem" in result.out
     sarif = json.loads((pr / "review-gate.sarif").read_text())
     assert sarif["version"] == "2.1.0"
