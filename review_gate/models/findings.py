@@ -23,6 +23,9 @@ class Finding(Frozen):
     also_reported_by: list[str] = Field(
         default_factory=list, description="Other agents that reported the same problem."
     )
+    waived: str | None = Field(
+        default=None, description="Why this finding does not count: accepted by a person, or baselined."
+    )
 
 
 class RawFinding(Frozen):

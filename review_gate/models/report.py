@@ -73,6 +73,9 @@ class ReviewReport(Frozen):
     exit_code: int
     metrics: Metrics
     findings: list[Finding]
+    waived: list[Finding] = Field(
+        default_factory=list, description="Findings accepted or baselined: reported, not counted."
+    )
     rules: list[RuleInfo] = Field(default_factory=list, description="The configured rules that fired.")
     agents: list[AgentResult]
     classification: PRClassification

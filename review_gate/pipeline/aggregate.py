@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from review_gate.models import (
     AgentResult,
@@ -134,15 +134,24 @@ def aggregate(
     tool_version: str,
     filter_mode: FilterMode | None = None,
     fail_on: str | None = None,
+    waivers: Mapping[str, str] | None = None,
 ) -> ReviewReport:
+    """Merge, filter, dedupe, enrich and sort the findings, count them and decide the gate.
+
+    ``waivers`` maps fingerprints a human accepted or a committed baseline lists to the reason
+    shown for them; those findings are reported under ``waived`` and do not count.
+    """
     mode = filter_mode or config.settings.filter_mode
     index = _index(facts)
     raw = [f for r in results if r.status in _USABLE for f in r.findings]
     kept = [f for f in raw if keep_finding(f, index, mode)]
-    findings = sorted(
+    merged = sorted(
         (enrich(f, config) for f in dedupe(kept)),
         key=lambda f: (SEVERITY_RANK[f.severity], f.file or "", f.line or 0, f.rule_id or "", f.message),
     )
+    waivers = waivers or {}
+    findings = [f for f in merged if f.fingerprint not in waivers]
+    waived = [f.model_copy(update={"waived": waivers[f.fingerprint]}) for f in merged if f.fingerprint in waivers]
     changed = [f.path for f in facts.files]
     covered = {p for r in results if r.status in _USABLE for p in r.files}
     unreviewed = [p for p in changed if p not in covered]
@@ -161,7 +170,8 @@ def aggregate(
     return ReviewReport(
         tool_version=tool_version, run_id=run_id, decision=decision,
         exit_code=exit_code(decision, fail_on or config.settings.gate.fail_on),
-        metrics=metrics, findings=findings, rules=rules, agents=results, classification=classification,
+        metrics=metrics, findings=findings, waived=waived, rules=rules, agents=results,
+        classification=classification,
         manifest=manifest, gaps=gaps,
         coverage=Coverage(files_changed=len(changed), files_reviewed=len(changed) - len(unreviewed),
                           unreviewed=unreviewed, findings_filtered=len(raw) - len(kept),

@@ -127,3 +127,15 @@ def test_findings_are_sorted_by_severity_then_place() -> None:
                               finding(12, rule="c", severity="critical", message="injection")])], diff=diff)
     assert [(f.severity, f.line) for f in report.findings] == [("critical", 11), ("critical", 12), ("info", 12)]
     assert report.decision == "fail"
+
+
+def test_waived_findings_are_reported_but_do_not_count() -> None:
+    config = load_config(None)
+    facts = PRFacts(source="t", files=parse_diff(DIFF))
+    critical = finding(11, severity="critical", message="leak")
+    report = aggregate(facts, classify(facts, config.domains.domains), [], [], [result("x", [critical])], config,
+                       run_id="r", tool_version="0", waivers={critical.fingerprint: "accepted: test key"})
+    assert report.findings == []
+    assert [(f.fingerprint, f.waived) for f in report.waived] == [(critical.fingerprint, "accepted: test key")]
+    assert report.metrics.critical == 0
+    assert report.decision == "pass"
