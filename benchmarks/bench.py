@@ -698,7 +698,8 @@ def bench_concurrency(table: Table, work: Path, small: Path) -> None:
             return
         report = work / f"sleepers-{label}-{concurrency}.json"
         try:
-            run = run_cli(["--diff", str(small), "--config", str(config),
+            # --no-cache: the runs share one state file; every run must call its 20 agents
+            run = run_cli(["--diff", str(small), "--config", str(config), "--no-cache",
                            "--concurrency", str(concurrency),
                            "--format", "json", "--output", str(report)], work)
             if run.code != 0:
@@ -742,6 +743,85 @@ def bench_full_run(table: Table, work: Path, big: Path) -> None:
     table.info("  agents", agents)
 
 
+def bench_cached_rerun(table: Table, work: Path, big: Path) -> None:
+    """The second run of an unchanged big diff: every (file, agent) pair comes from the store."""
+    name = "cached re-run of big.diff (2nd run)"
+    cwd = work / "cached"
+    cwd.mkdir(exist_ok=True)
+    out = cwd / "out.json"
+    try:
+        for _ in range(2):
+            run = run_cli(["--diff", str(big), "--format", "json", "--output", str(out)], cwd)
+            if run.code not in (0, 1):
+                raise BenchError(f"exit {run.code}: {last_line(run.err)}")
+        report = json.loads(out.read_text(encoding="utf-8"))
+    except (BenchError, OSError, ValueError) as exc:
+        table.error(name, "< 1.5 s", exc)
+        return
+    states = sorted({a["status"] for a in report["agents"]})
+    detail = f"{len(report['agents'])} agents, statuses: {', '.join(states)}"
+    table.check(name, run.seconds, 1.5, "s", detail)
+    if states != ["cached"]:
+        table.error("  every agent cached on the 2nd run", "all cached", BenchError(detail))
+
+
+def bench_store_write(table: Table, work: Path, big: Path) -> None:
+    """Recording one run of 600 files x 6 agents: run row, pairs pending -> completed, report."""
+    name = "store: record a run of 600 files x 6 agents"
+    agents = 6
+    try:
+        import anyio
+
+        from review_gate import runner
+        from review_gate.config import load_config
+        from review_gate.models import AgentManifest, AgentResult, Finding, ManifestEntry
+        from review_gate.pipeline.aggregate import aggregate
+        from review_gate.pipeline.normalize import DiffRequest
+        from review_gate.state import pairs, runs
+        from review_gate.state.freshness import config_sha, plan_reuse
+        from review_gate.state.store import open_store
+    except ImportError as exc:
+        table.error(name, "< 0.3 s", BenchError(f"review_gate is not importable: {exc}"))
+        return
+    try:
+        config = load_config(None)
+        plans: list[runner.Plan] = []
+
+        async def make_plan() -> None:
+            plans.append(await runner.plan(DiffRequest(mode="file", path=str(big)), config))
+
+        anyio.run(make_plan)
+        [plan] = plans
+        paths = [f.path for f in plan.facts.files]
+        entries = [ManifestEntry(agent=f"agent-{i}", files=paths, policies=["bench"], priority=50)
+                   for i in range(agents)]
+        plan = plan.model_copy(update={"manifest": AgentManifest(entries=entries)})
+        results = [AgentResult(id=e.agent, kind="command", status="completed", attempts=1, duration_s=0.1,
+                               files=paths, findings=[
+                                   Finding(fingerprint=f"{e.agent}-{n}", agent=e.agent, severity="warning",
+                                           category="general", file=p, line=1, message=f"finding {n}")
+                                   for n, p in enumerate(paths) if n % 10 == 0])
+                   for e in entries]
+        report = aggregate(plan.facts, plan.classification, entries, plan.gaps, results, config,
+                           run_id=runner.new_run_id(), tool_version="bench")
+        store = open_store(work / "store-bench" / "state.db")
+        assert store is not None
+        with store:
+            started = time.perf_counter()
+            runs.begin(store, report.run_id, plan.facts, config_sha(config))
+            reuse = plan_reuse(plan.manifest, plan.facts, config, pairs.lookup(store))
+            pairs.record_planned(store, report.run_id, reuse)
+            pairs.record_results(store, report.run_id, reuse, results)
+            runs.finish(store, report, 0.0)
+            seconds = time.perf_counter() - started
+            count = store.db.execute("SELECT COUNT(*) FROM review_pairs WHERE status = 'completed'").fetchone()[0]
+    except Exception as exc:  # report it, run the other benchmarks
+        table.error(name, "< 0.3 s", BenchError(f"{type(exc).__name__}: {exc}"))
+        return
+    table.check(name, seconds, 0.3, "s", f"{count} pairs incl. {agents} scope pairs, report "
+                f"{len(report.model_dump_json()) / 1e6:.1f} MB")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
@@ -772,6 +852,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         bench_pattern_scan(table, big)
         bench_concurrency(table, work, small)
         bench_full_run(table, work, big)
+        bench_cached_rerun(table, work, big)
+        bench_store_write(table, work, big)
     finally:
         if args.keep:
             print(f"inputs and outputs kept in {work}", file=sys.stderr)

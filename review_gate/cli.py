@@ -10,14 +10,16 @@ import argparse
 import sys
 import tempfile
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
 from review_gate import __version__
 from review_gate.outputs import FORMATS
 
-COMMANDS = ("run", "plan", "config", "init", "explain", "agents", "meta")
+COMMANDS = ("run", "plan", "config", "init", "explain", "agents", "meta", "baseline", "replay",
+            "history", "show", "accept", "accepted", "gc")
+STATE_COMMANDS = ("history", "show", "accept", "accepted", "gc")
 DECISIONS = ("pass_with_warnings", "needs_fixes", "fail", "never")
 FILTER_MODES = ("added", "diff_context", "file", "nofilter")
 
@@ -51,6 +53,8 @@ def _input_options(parser: argparse.ArgumentParser, formats: Sequence[str]) -> N
                        help="review the range being pushed (PRE_COMMIT_FROM_REF..PRE_COMMIT_TO_REF, set by pre-commit)")
     parser.add_argument("--config", metavar="DIR",
                         help="config directory (default: $REVIEW_GATE_CONFIG, .review-gate/, built-in)")
+    if not formats:
+        return
     parser.add_argument("--format", "-f", dest="outputs", action=_FormatAction, choices=formats,
                         help=f"output format, repeatable: {', '.join(formats)}")
     parser.add_argument("--output", "-o", dest="outputs", action=_FormatAction, metavar="FILE",
@@ -76,6 +80,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--concurrency", type=int, metavar="N", help="agents running at once")
     run.add_argument("--timeout", type=float, metavar="S", help="deadline of every agent, retries included")
     run.add_argument("--offline", action="store_true", help="run only agents that need no network")
+    run.add_argument("--no-state", action="store_true",
+                     help="no run state: no cache, no acceptances, nothing recorded (state_path untouched)")
+    run.add_argument("--no-cache", action="store_true", help="review every file again (the run is still recorded)")
+    run.add_argument("--bundle", metavar="DIR",
+                     help="write a replay bundle (facts, config, every agent's answer, report) to DIR")
+    run.add_argument("--baseline", metavar="FILE",
+                     help="baseline to apply (default: baseline.json in the config directory or .review-gate/)")
+    run.add_argument("--no-baseline", action="store_true", help="apply no baseline: every finding counts")
 
     plan = sub.add_parser("plan", help="stages 1-4 only: classification, manifest and gaps; no agent runs")
     _input_options(plan, ("text", "json"))
@@ -101,6 +113,26 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--config", metavar="DIR")
     listing.add_argument("--format", choices=("text", "json"), default="text")
 
+    baseline = sub.add_parser("baseline", help="record the findings of the change as accepted debt "
+                                               "(.review-gate/baseline.json, to commit)")
+    _input_options(baseline, ())
+    baseline.add_argument("--expires", metavar="YYYY-MM-DD", help="the entries count again from this date on")
+    baseline.add_argument("--output", "-o", metavar="FILE",
+                          help="where to write (default: .review-gate/baseline.json at the repository root)")
+    baseline.add_argument("--filter-mode", choices=FILTER_MODES, help="which findings to record (as for run)")
+
+    replay = sub.add_parser("replay", help="decide again from a run's --bundle DIR, calling no agent")
+    replay.add_argument("bundle", metavar="DIR", help="a directory written by `run --bundle DIR`")
+    replay.add_argument("--config", metavar="DIR", help="judge with this config instead of the bundle's config/")
+    replay.add_argument("--format", "-f", dest="outputs", action=_FormatAction, choices=tuple(FORMATS),
+                        help=f"output format, repeatable: {', '.join(FORMATS)}")
+    replay.add_argument("--output", "-o", dest="outputs", action=_FormatAction, metavar="FILE",
+                        help="write the format before it to FILE instead of standard output")
+    replay.add_argument("--fail-on", choices=DECISIONS, help="least severe decision that exits 1")
+    replay.add_argument("--filter-mode", choices=FILTER_MODES, help="which findings count (as for run)")
+
+    _state_commands(sub)
+
     meta = sub.add_parser("meta", help="the @@@REVIEW_META review format (--format meta, output: review_meta)")
     meta_sub = meta.add_subparsers(dest="meta_command", metavar="ACTION", required=True)
     check = meta_sub.add_parser(
@@ -109,6 +141,30 @@ def build_parser() -> argparse.ArgumentParser:
                     "Exit 0 when the block is valid, whatever its verdict; 2 when it is missing or malformed.")
     check.add_argument("file", metavar="FILE", help="the review (- for standard input)")
     return parser
+
+
+def _state_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """history, show, accept, accepted, gc: the run state (state_path of review-gate.json)."""
+    config_help = "config directory (its review-gate.json names the state_path)"
+    history = sub.add_parser("history", help="the recorded runs, newest first")
+    history.add_argument("--limit", type=int, metavar="N", default=20, help="show the newest N runs (default 20)")
+    show = sub.add_parser("show", help="a recorded run's report, in any output format")
+    show.add_argument("run", metavar="RUN", help="a run id, a unique prefix of one, or last")
+    show.add_argument("--format", "-f", choices=tuple(FORMATS), default="text")
+    show.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
+    accept = sub.add_parser("accept", help="accept a finding by fingerprint: it no longer counts")
+    accept.add_argument("fingerprint", metavar="FINGERPRINT")
+    accept.add_argument("--reason", required=True, metavar="TEXT", help="why it is accepted (shown in reports)")
+    accept.add_argument("--expires", metavar="YYYY-MM-DD", help="the last day the acceptance applies")
+    accept.add_argument("--force", action="store_true", help="accept a fingerprint no recorded run reported")
+    accepted = sub.add_parser("accepted", help="the active acceptances; --revoke ID ends one")
+    accepted.add_argument("--revoke", type=int, metavar="ID", help="revoke the acceptance with this id")
+    accepted.add_argument("--all", action="store_true", help="list revoked and expired ones too")
+    gc = sub.add_parser("gc", help="drop old runs and their review pairs from the run state")
+    gc.add_argument("--days", type=int, metavar="N", help="drop runs older than N days (default 30)")
+    gc.add_argument("--keep", type=int, metavar="N", help="drop all but the newest N runs")
+    for parser in (history, show, accept, accepted, gc):
+        parser.add_argument("--config", metavar="DIR", help=config_help)
 
 
 def _with_default_command(argv: list[str]) -> list[str]:
@@ -169,6 +225,20 @@ def _dispatch(args: argparse.Namespace) -> int:
         from review_gate.commands.meta_cmd import meta_command
 
         return meta_command(args)
+    if args.command == "baseline":
+        from review_gate.commands.baseline import baseline_command
+
+        return baseline_command(args)
+    if args.command == "replay":
+        from review_gate.commands.replay import replay_command
+
+        return replay_command(args)
+    if args.command in STATE_COMMANDS:
+        from importlib import import_module
+
+        command: Callable[[argparse.Namespace], int] = getattr(
+            import_module(f"review_gate.commands.{args.command}"), f"{args.command}_command")
+        return command(args)
     from review_gate.commands.agents_cmd import agents_command
 
     return agents_command(args)

@@ -6,7 +6,8 @@
     └── InputError             the diff, the git range or a review file cannot be read
         ├── DiffError          malformed or truncated unified diff
         ├── GitError           not a repository, unknown ref, git failed
-        └── MetaError          a @@@REVIEW_META block is missing or malformed (review_gate.meta)
+        ├── MetaError          a @@@REVIEW_META block is missing or malformed (review_gate.meta)
+        └── StateError         the run-state database is not ours, unreadable or unwritable
 
     AgentFault                 an agent could not produce usable output (never reaches the CLI:
     └── TransientAgentFault    dispatch records it; transient ones are retried)
@@ -72,6 +73,10 @@ class DiffError(InputError):
 
 class GitError(InputError):
     pass
+
+
+class StateError(InputError):
+    """The state file (``state_path``) is not review-gate's SQLite database or cannot be used."""
 
 
 class AgentFault(Exception):

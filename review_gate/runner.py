@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection, Mapping
 from datetime import datetime, timezone
+from typing import Protocol
 
 from review_gate import __version__
-from review_gate.models import AgentManifest, FilterMode, Gap, PRClassification, PRFacts, ReviewConfig, ReviewReport
+from review_gate.models import (
+    AgentManifest,
+    AgentResult,
+    FilterMode,
+    Gap,
+    PRClassification,
+    PRFacts,
+    ReviewConfig,
+    ReviewReport,
+)
 from review_gate.models.base import Frozen
 from review_gate.pipeline.aggregate import aggregate
 from review_gate.pipeline.classify import classify
@@ -23,8 +34,20 @@ class Plan(Frozen):
     gaps: list[Gap]
 
 
-async def plan(request: DiffRequest, config: ReviewConfig) -> Plan:
+class Reuse(Protocol):
+    """Cached results (review_gate.state): dispatch only ``manifest``, then ``merge`` the results
+    back into one per original manifest entry."""
+
+    manifest: AgentManifest
+
+    def merge(self, dispatched: list[AgentResult]) -> list[AgentResult]: ...
+
+
+async def plan(request: DiffRequest, config: ReviewConfig, *, exclude: Collection[str] = ()) -> Plan:
+    """Stages 1-4. ``exclude``: paths dropped from the facts (the run-state files)."""
     facts = await normalize(request)
+    if exclude and any(f.path in exclude for f in facts.files):
+        facts = facts.model_copy(update={"files": [f for f in facts.files if f.path not in exclude]})
     classification = classify(facts, config.domains.domains)
     manifest = compose(classification, config.composition.policies)
     manifest, gaps = gap_detect(classification, manifest, config)
@@ -44,10 +67,17 @@ async def review(
     fail_on: str | None = None,
     listener: Listener | None = None,
     planned: Plan | None = None,
+    waivers: Mapping[str, str] | None = None,
+    run_id: str | None = None,
+    reuse: Reuse | None = None,
 ) -> ReviewReport:
     the_plan = planned or await plan(request, config)
-    results = await dispatch(the_plan.manifest, the_plan.facts, config, options, listener)
+    if reuse is None:
+        results = await dispatch(the_plan.manifest, the_plan.facts, config, options, listener)
+    else:
+        results = reuse.merge(await dispatch(reuse.manifest, the_plan.facts, config, options, listener))
     return aggregate(
         the_plan.facts, the_plan.classification, the_plan.manifest.entries, the_plan.gaps, results,
-        config, run_id=new_run_id(), tool_version=__version__, filter_mode=filter_mode, fail_on=fail_on,
+        config, run_id=run_id or new_run_id(), tool_version=__version__, filter_mode=filter_mode, fail_on=fail_on,
+        waivers=waivers,
     )

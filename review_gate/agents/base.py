@@ -26,6 +26,10 @@ class AgentOutput(Frozen):
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float = 0.0
+    raw: str | None = Field(
+        default=None, repr=False,
+        description="The agent's answer as it gave it (a program's stdout, capped), kept for replay bundles.",
+    )
 
 
 class AgentKind(Protocol):

@@ -28,6 +28,7 @@ needs_network = False
 
 EX_TEMPFAIL = 75
 STDERR_TAIL = 2000
+RAW_LIMIT = 1_000_000  # bytes of stdout kept as the raw answer (replay bundles)
 
 
 async def review(spec: AgentSpec, task: AgentTask) -> AgentOutput:
@@ -49,11 +50,20 @@ async def review(spec: AgentSpec, task: AgentTask) -> AgentOutput:
         reason = f"killed by signal {-code}" if code < 0 else f"exited {code}"
         raise AgentFault(f"{argv[0]} {reason}{_tail(stderr)}")
     text = stdout.decode("utf-8", "replace")
+    raw = raw_answer(stdout)
     if spec.output == "sarif":
-        return AgentOutput(findings=parse_sarif(text, task.repo_root))
+        return AgentOutput(findings=parse_sarif(text, task.repo_root), raw=raw)
     if spec.output == "review_meta":
-        return AgentOutput(findings=review_meta_findings(text, spec.id))
-    return AgentOutput(findings=parse_findings(text))
+        return AgentOutput(findings=review_meta_findings(text, spec.id), raw=raw)
+    return AgentOutput(findings=parse_findings(text), raw=raw)
+
+
+def raw_answer(stdout: bytes) -> str:
+    """The program's stdout as text, capped at RAW_LIMIT bytes with a closing line that says so."""
+    if len(stdout) <= RAW_LIMIT:
+        return stdout.decode("utf-8", "replace")
+    kept = stdout[:RAW_LIMIT].decode("utf-8", "ignore")
+    return kept + f"\n[review-gate: raw answer capped at its first {RAW_LIMIT} of {len(stdout)} bytes]\n"
 
 
 def _tail(stderr: bytes) -> str:

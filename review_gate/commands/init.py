@@ -23,6 +23,8 @@ def init_command(args: argparse.Namespace) -> int:
                          fix="move it away, or choose another place with --dir")
     names = [*CONFIG_FILES, ".gitignore"]
     existing = [n for n in names if (target / n).exists()]
+    if existing == [".gitignore"] and _ours(target / ".gitignore"):
+        existing = []  # only what the run-state store wrote: init may proceed
     if existing and not args.force:
         raise UsageError(f"{target} already has {', '.join(existing)}; nothing was written",
                          fix="edit those files, or pass --force to overwrite them with the defaults")
@@ -40,3 +42,11 @@ def init_command(args: argparse.Namespace) -> int:
         check += f" --config {target}"
     console.out(f"wrote {len(names)} files to {target}; check them with `{check}`")
     return 0
+
+
+def _ours(path: Path) -> bool:
+    """The .gitignore the run-state store writes is the one init writes: not a conflict."""
+    try:
+        return path.name == ".gitignore" and path.read_text(encoding="utf-8") == GITIGNORE
+    except (OSError, UnicodeDecodeError):
+        return False

@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 import anyio
+import anyio.to_thread
 
-from review_gate import console, runner
+from review_gate import baseline, bundle, console, runner
 from review_gate.commands.common import config_for, diff_request, find_repo_root, output_targets, write_output
 from review_gate.errors import UsageError
 from review_gate.models import ReviewReport
@@ -17,6 +19,7 @@ from review_gate.outputs.progress import Progress
 from review_gate.outputs.summary import summary_line
 from review_gate.outputs.text import show
 from review_gate.pipeline.dispatch import DispatchOptions
+from review_gate.state.session import run_state
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -38,19 +41,41 @@ def run_command(args: argparse.Namespace) -> int:
         default_timeout_s=settings.timeout_s, offline=args.offline,
         repo_root=str(root) if root else None, config_dir=config.directory,
     )
+    waivers = baseline.waivers_for_run(getattr(args, "baseline", None), getattr(args, "no_baseline", False),
+                                       config.directory, root)
+    bundle_dir = Path(args.bundle) if getattr(args, "bundle", None) else None
+    if bundle_dir is not None:
+        bundle.check_target(bundle_dir)  # before any agent runs
     reports: list[ReviewReport] = []
+    plans: list[runner.Plan] = []
+
+    state = run_state(config, root, enabled=not args.no_state, use_cache=not args.no_cache)
 
     async def main() -> None:
         # Returns nothing: asyncio builds the repr of a finished main task, and a report's
         # repr holds the whole diff.
-        plan = await runner.plan(request, config)
+        plan = await runner.plan(request, config, exclude=state.excludes)
+        plans.append(plan)
+        run_id = runner.new_run_id()
+        reuse = await anyio.to_thread.run_sync(state.start, plan, run_id)  # pending pairs before dispatch
         with Progress(console.stderr(), live=console.is_interactive(sys.stderr)) as progress:
             reports.append(await runner.review(
                 request, config, options, filter_mode=args.filter_mode, fail_on=args.fail_on,
-                listener=progress, planned=plan))
+                listener=progress, planned=plan, waivers={**waivers, **state.waivers}, run_id=run_id,
+                reuse=reuse))
+        await anyio.to_thread.run_sync(state.finish, reports[0])
 
-    anyio.run(main)
+    with state:  # run state (review_gate.state): cache, acceptances, history; --no-state skips it
+        anyio.run(main)
     [report] = reports
+    if bundle_dir is not None:
+        [done] = plans
+        bundle.write(bundle_dir, facts=done.facts, classification=done.classification,
+                     manifest=done.manifest.entries, gaps=done.gaps, config=config, report=report,
+                     info=bundle.BundleInfo(tool_version=report.tool_version, run_id=report.run_id,
+                                            filter_mode=args.filter_mode, fail_on=args.fail_on,
+                                            waivers={**waivers, **{f.fingerprint: f.waived
+                                                                   for f in report.waived if f.waived}}))
     summary = summary_line(report)
     summary_shown = False  # every run prints the summary line once, on stdout or else on stderr
     for fmt, path in targets:

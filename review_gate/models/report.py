@@ -28,6 +28,10 @@ class AgentResult(Frozen):
     tokens_out: int = 0
     cost_usd: float = 0.0
     findings: list[Finding] = Field(default_factory=list, exclude=True)
+    raw: str | None = Field(
+        default=None, exclude=True, repr=False,
+        description="The agent's raw answer (a command's stdout, capped); written to replay bundles only.",
+    )
 
 
 class Metrics(Frozen):

@@ -66,6 +66,8 @@ def show(report: ReviewReport, console: Console) -> None:
     console.print(Text(f"coverage: {cov.files_reviewed}/{cov.files_changed} files reviewed"
                        + (f", {cov.findings_filtered} findings outside the changed lines ({cov.filter_mode})"
                           if cov.findings_filtered else "")))
+    if report.waived:
+        console.print(Text(waived_line(report), style="dim"))
     if cov.unreviewed:
         shown = ", ".join(sanitize(p) for p in cov.unreviewed[:10])
         more = f" and {len(cov.unreviewed) - 10} more" if len(cov.unreviewed) > 10 else ""
@@ -79,3 +81,12 @@ def show(report: ReviewReport, console: Console) -> None:
     decision.append(report.decision, style=DECISION_STYLES[report.decision])
     console.print(decision)
     console.print(Text(summary_line(report)))
+
+
+def waived_line(report: ReviewReport) -> str:
+    """How many findings did not count, and why: baselined, or accepted by a person."""
+    baselined = sum(1 for f in report.waived if f.waived == "baselined")
+    accepted = len(report.waived) - baselined
+    parts = [f"{n} {why}" for n, why in ((baselined, "baselined"), (accepted, "accepted")) if n]
+    total = len(report.waived)
+    return f"waived: {total} finding{'' if total == 1 else 's'} not counted ({', '.join(parts)})"

@@ -102,7 +102,8 @@ async def _run_entry(
             id=entry.agent, kind=kind, status=status, required=required, attempts=attempts,
             duration_s=round(duration, 3), files=entry.files, error=error,
             tokens_in=output.tokens_in if output else 0, tokens_out=output.tokens_out if output else 0,
-            cost_usd=output.cost_usd if output else 0.0, findings=findings)
+            cost_usd=output.cost_usd if output else 0.0, findings=findings,
+            raw=output.raw if output else None)
 
     if spec is None:
         return result("failed", error=f"agent {entry.agent!r} is not in the registry (review-agents.json)")

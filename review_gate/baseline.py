@@ -1,0 +1,130 @@
+"""The committed baseline: findings that already exist and must not fail new work.
+
+``review-gate baseline`` writes ``.review-gate/baseline.json``; every ``run`` loads it and
+passes the fingerprints of its unexpired entries to aggregation as waivers (reason
+``baselined``), so those findings are reported under ``waived`` and do not count. An entry with
+``expires`` counts again from that date on.
+
+The file is meant to be committed: entries are sorted and the JSON is written the same way
+every time, so a regenerated baseline diffs cleanly.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import Literal
+
+from pydantic import ValidationError
+
+from review_gate.config.load import read_json
+from review_gate.config.messages import pointer
+from review_gate.errors import ConfigError, ConfigProblem, ReviewGateError, UsageError
+from review_gate.models import Finding, Severity
+from review_gate.models.base import Frozen
+
+FILE_NAME = "baseline.json"
+REASON = "baselined"
+_FIX = "regenerate it with `review-gate baseline`, or fix the entry by hand"
+
+
+class BaselineEntry(Frozen):
+    fingerprint: str
+    rule_id: str | None
+    agent: str
+    severity: Severity
+    file: str | None
+    line: int | None
+    message: str
+    expires: date | None = None
+
+    def expired(self, today: date) -> bool:
+        """An entry counts again from its expiry date on."""
+        return self.expires is not None and today >= self.expires
+
+
+class Baseline(Frozen):
+    version: Literal[1] = 1
+    created: datetime
+    tool_version: str
+    findings: list[BaselineEntry]
+
+    def waivers(self, today: date | None = None) -> dict[str, str]:
+        """Fingerprint -> ``baselined`` for every entry that has not expired."""
+        day = today or date.today()
+        return {e.fingerprint: REASON for e in self.findings if not e.expired(day)}
+
+
+def _sort_key(entry: BaselineEntry) -> tuple[str, int, str, str, str]:
+    return (entry.file or "", entry.line or 0, entry.rule_id or "", entry.agent, entry.fingerprint)
+
+
+def from_findings(findings: Iterable[Finding], tool_version: str, expires: date | None = None,
+                  created: datetime | None = None) -> Baseline:
+    entries = {f.fingerprint: BaselineEntry(
+        fingerprint=f.fingerprint, rule_id=f.rule_id, agent=f.agent, severity=f.severity, file=f.file,
+        line=f.line, message=f.message, expires=expires) for f in findings}
+    return Baseline(created=(created or datetime.now(timezone.utc)).replace(microsecond=0),
+                    tool_version=tool_version, findings=sorted(entries.values(), key=_sort_key))
+
+
+def render(baseline: Baseline) -> str:
+    """The exact text written: sorted entries, two-space indent, a final newline."""
+    data = baseline.model_dump(mode="json")
+    data["findings"] = sorted(data["findings"], key=lambda e: (
+        e["file"] or "", e["line"] or 0, e["rule_id"] or "", e["agent"], e["fingerprint"]))
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def save(baseline: Baseline, path: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(render(baseline), encoding="utf-8", newline="\n")
+    except OSError as exc:
+        raise ReviewGateError(f"cannot write the baseline {path}: {exc.strerror}",
+                              fix="choose a writable path with --output FILE") from exc
+
+
+def load(path: Path) -> Baseline:
+    """Read and check a baseline file; a problem is a ConfigError (exit 2) naming the file."""
+    display = str(path)
+    data = read_json(path, display)
+    try:
+        return Baseline.model_validate(data)
+    except ValidationError as exc:
+        problems = [ConfigProblem(display, pointer(e["loc"]), e["msg"], _FIX) for e in exc.errors()]
+        raise ConfigError(problems) from exc
+
+
+def default_path(config_dir: str | None, repo_root: Path | None) -> Path | None:
+    """Where ``run`` looks: the config directory in use when it holds baseline.json, else
+    ``.review-gate/baseline.json`` at the repository root; None when neither exists."""
+    candidates = []
+    if config_dir is not None:
+        candidates.append(Path(config_dir) / FILE_NAME)
+    if repo_root is not None:
+        candidates.append(repo_root / ".review-gate" / FILE_NAME)
+    return next((c for c in candidates if c.exists()), None)
+
+
+def waivers_for_run(explicit: str | None, disabled: bool, config_dir: str | None,
+                    repo_root: Path | None) -> dict[str, str]:
+    """The baseline waivers a run applies: ``--baseline FILE``, else the default place, unless
+    ``--no-baseline``."""
+    if disabled:
+        if explicit is not None:
+            raise UsageError("--baseline and --no-baseline contradict each other", fix="give one of them")
+        return {}
+    if explicit is not None:
+        path = Path(explicit)
+        if not path.is_file():
+            raise UsageError(f"--baseline {explicit}: no such file",
+                             fix="write one with `review-gate baseline --output FILE`")
+    else:
+        found = default_path(config_dir, repo_root)
+        if found is None:
+            return {}
+        path = found
+    return load(path).waivers()

@@ -1,0 +1,163 @@
+"""Replay bundles: everything a run saw and every agent said, to re-decide without the agents.
+
+``run --bundle DIR`` writes::
+
+    bundle.json            version, tool version, run id, the run's --filter-mode/--fail-on, waivers
+    facts.json             the full PRFacts: files, hunks and each file's patch text
+    classification.json    stage 2
+    manifest.json          stage 3-4 manifest
+    gaps.json              stage 4 gaps
+    config/                the five effective config files, as JSON
+    agents/<id>.json       each AgentResult with its findings and its raw answer
+    prompts/               what LLM agents were sent (none yet)
+    report.json            the report of the run
+
+``review-gate replay DIR`` reads it back (``read``) and aggregates again.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+
+from review_gate.config.load import CONFIG_FILES, read_json
+from review_gate.config.messages import pointer
+from review_gate.errors import ConfigError, ConfigProblem, InputError, ReviewGateError, UsageError
+from review_gate.models import (
+    AgentResult,
+    FilterMode,
+    Gap,
+    ManifestEntry,
+    PRClassification,
+    PRFacts,
+    ReviewConfig,
+    ReviewReport,
+)
+from review_gate.models.base import Frozen
+
+MARKER = "bundle.json"
+_ATTRS = {"review-rules.json": "rules", "review-domains.json": "domains", "review-agents.json": "agents",
+          "review-composition.json": "composition", "review-gate.json": "settings"}
+PROMPTS_README = ("LLM agents will write the prompts they send here, one file per agent; "
+                  "the agents of this version send none.\n")
+
+
+class BundleInfo(Frozen):
+    version: Literal[1] = 1
+    tool_version: str
+    run_id: str
+    filter_mode: FilterMode | None = None  # the run's --filter-mode, None when the config decided
+    fail_on: str | None = None  # the run's --fail-on (or never for --exit-zero)
+    waivers: dict[str, str] = Field(default_factory=dict, description="Fingerprint -> why it was waived.")
+
+
+class Bundle(Frozen):
+    info: BundleInfo
+    facts: PRFacts
+    classification: PRClassification
+    manifest: list[ManifestEntry]
+    gaps: list[Gap]
+    results: list[AgentResult]
+    report: ReviewReport
+
+
+def check_target(directory: Path) -> None:
+    """Refuse, before any agent runs, to write into a file or a non-empty directory that is not a bundle."""
+    if directory.exists() and not directory.is_dir():
+        raise UsageError(f"--bundle {directory}: not a directory", fix="name a new or empty directory")
+    if directory.is_dir() and any(directory.iterdir()) and not (directory / MARKER).is_file():
+        raise UsageError(f"--bundle {directory}: the directory is not empty and holds no bundle",
+                         fix="name a new or empty directory, or an earlier bundle to replace")
+
+
+def _dump(model: BaseModel) -> Any:
+    return model.model_dump(mode="json")
+
+
+def _write(path: Path, data: Any) -> None:
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8", newline="\n")
+
+
+def facts_data(facts: PRFacts) -> Any:
+    """PRFacts as JSON, with each file's patch, which model dumps leave out."""
+    data = _dump(facts)
+    for file_data, change in zip(data["files"], facts.files, strict=True):
+        file_data["patch"] = change.patch
+    return data
+
+
+def result_data(result: AgentResult) -> Any:
+    """An AgentResult as JSON, with its findings and raw answer, which model dumps leave out."""
+    data = _dump(result)
+    data["findings"] = [_dump(f) for f in result.findings]
+    data["raw"] = result.raw
+    return data
+
+
+def write(directory: Path, *, facts: PRFacts, classification: PRClassification, manifest: list[ManifestEntry],
+          gaps: list[Gap], config: ReviewConfig, report: ReviewReport, info: BundleInfo) -> None:
+    check_target(directory)
+    try:
+        for sub in ("agents", "prompts", "config"):
+            shutil.rmtree(directory / sub, ignore_errors=True)  # an earlier bundle's leftovers
+        for sub in ("agents", "prompts", "config"):
+            (directory / sub).mkdir(parents=True, exist_ok=True)
+        _write(directory / "facts.json", facts_data(facts))
+        _write(directory / "classification.json", _dump(classification))
+        _write(directory / "manifest.json", [_dump(e) for e in manifest])
+        _write(directory / "gaps.json", [_dump(g) for g in gaps])
+        for name, attr in _ATTRS.items():
+            _write(directory / "config" / name, getattr(config, attr).model_dump(mode="json", by_alias=True))
+        for result in report.agents:
+            _write(directory / "agents" / f"{result.id}.json", result_data(result))
+        (directory / "prompts" / "README.md").write_text(PROMPTS_README, encoding="utf-8")
+        _write(directory / "report.json", _dump(report))
+        _write(directory / MARKER, _dump(info))  # last: a bundle with its marker is complete
+    except OSError as exc:
+        raise ReviewGateError(f"cannot write the bundle {directory}: {exc.strerror}",
+                              fix="choose a writable directory with --bundle DIR") from exc
+
+
+def _load(directory: Path, name: str, model: Any) -> Any:
+    """Read one file of the bundle and validate it; problems name the file."""
+    path = directory / name
+    if not path.is_file():
+        raise InputError(f"bundle {directory}: {name} is missing",
+                         fix="replay a directory written by `review-gate run --bundle DIR`")
+    data = read_json(path, str(path))
+    try:
+        return TypeAdapter(model).validate_python(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ConfigError([ConfigProblem(str(path), pointer(first["loc"]), first["msg"],
+                                         "write the bundle again with `review-gate run --bundle DIR`")]) from exc
+
+
+def read(directory: Path) -> Bundle:
+    if not directory.is_dir():
+        raise InputError(f"bundle {directory}: no such directory",
+                         fix="replay a directory written by `review-gate run --bundle DIR`")
+    info = _load(directory, MARKER, BundleInfo)
+    manifest = _load(directory, "manifest.json", list[ManifestEntry])
+    results = [_load(directory, f"agents/{entry.agent}.json", AgentResult) for entry in manifest]
+    return Bundle(
+        info=info,
+        facts=_load(directory, "facts.json", PRFacts),
+        classification=_load(directory, "classification.json", PRClassification),
+        manifest=manifest,
+        gaps=_load(directory, "gaps.json", list[Gap]),
+        results=results,
+        report=_load(directory, "report.json", ReviewReport),
+    )
+
+
+def config_dir(directory: Path) -> Path:
+    path = directory / "config"
+    if not all((path / name).is_file() for name in CONFIG_FILES):
+        raise InputError(f"bundle {directory}: config/ lacks some of the five config files",
+                         fix="write the bundle again, or judge it with --config DIR")
+    return path

@@ -1,0 +1,68 @@
+"""``review-gate baseline``: review the change and record every finding as accepted debt."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import date
+from pathlib import Path
+
+import anyio
+
+from review_gate import __version__, baseline, console, runner
+from review_gate.commands.common import config_for, diff_request, find_repo_root
+from review_gate.console import sanitize
+from review_gate.errors import ReviewGateError, UsageError
+from review_gate.models import ReviewReport
+from review_gate.pipeline.dispatch import DispatchOptions
+
+
+def _expiry(value: str | None) -> date | None:
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError as exc:
+        raise UsageError(f"--expires {value}: not a date", fix="write it as YYYY-MM-DD") from exc
+
+
+def baseline_command(args: argparse.Namespace) -> int:
+    expires = _expiry(args.expires)
+    if expires is not None and expires <= date.today():
+        raise UsageError(f"--expires {args.expires}: that date has come; the entries would count at once",
+                         fix="give a date in the future")
+    root = find_repo_root()
+    if args.output is not None:
+        target = Path(args.output)
+    elif root is not None:
+        target = root / ".review-gate" / baseline.FILE_NAME
+    else:
+        raise UsageError("no git repository here to hold .review-gate/baseline.json",
+                         fix="name the file with --output FILE")
+    request = diff_request(args, root)
+    config = config_for(args, root)
+    settings = config.settings
+    options = DispatchOptions(concurrency=settings.concurrency, default_timeout_s=settings.timeout_s,
+                              repo_root=str(root) if root else None, config_dir=config.directory)
+    reports: list[ReviewReport] = []
+
+    async def main() -> None:
+        # No waivers: the baseline records everything the review finds now.
+        reports.append(await runner.review(request, config, options, filter_mode=args.filter_mode))
+
+    anyio.run(main)
+    [report] = reports
+    missing = [a.id for a in report.agents if a.required and a.status in ("failed", "timed_out")]
+    if missing:
+        error = ReviewGateError(
+            f"baseline not written: required agent{'s' if len(missing) > 1 else ''} "
+            f"{', '.join(missing)} produced nothing usable, so the baseline would miss their findings",
+            fix="run `review-gate run --format text` to see why, fix it, and try again")
+        error.exit_code = 3
+        raise error
+    written = baseline.from_findings(report.findings, __version__, expires)
+    baseline.save(written, target)
+    until = f", until {expires.isoformat()}" if expires else ""
+    count = len(written.findings)
+    console.err(sanitize(f"review-gate: baselined {count} finding{'' if count == 1 else 's'}{until} "
+                         f"in {target}; commit it"))
+    return 0

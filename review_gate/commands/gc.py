@@ -1,0 +1,31 @@
+"""``review-gate gc``: drop old runs and their pairs from the run state."""
+
+from __future__ import annotations
+
+import argparse
+
+from review_gate import console
+from review_gate.commands.state_common import open_existing
+from review_gate.errors import UsageError
+from review_gate.state import runs
+
+DEFAULT_DAYS = 30
+
+
+def gc_command(args: argparse.Namespace) -> int:
+    for flag, value in (("--days", args.days), ("--keep", args.keep)):
+        if value is not None and value < 0:
+            raise UsageError(f"{flag} {value}: must be 0 or more")
+    days = args.days if args.days is not None or args.keep is not None else DEFAULT_DAYS
+    path, store = open_existing(args)
+    if store is None:
+        console.out(f"nothing to drop ({path} does not exist)")
+        return 0
+    with store:
+        dropped, pairs = runs.gc(store, days, args.keep)
+    if not dropped:
+        console.out("nothing to drop")
+        return 0
+    console.out(f"dropped {len(dropped)} run{'s' if len(dropped) != 1 else ''} and {pairs} review pairs: "
+                + ", ".join(dropped))
+    return 0

@@ -1,0 +1,30 @@
+"""``review-gate show RUN``: a recorded run's report, in any output format."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from review_gate import console
+from review_gate.commands.common import write_output
+from review_gate.commands.state_common import open_existing
+from review_gate.errors import StateError
+from review_gate.outputs import renderer
+from review_gate.outputs.text import show
+from review_gate.state import runs
+
+
+def show_command(args: argparse.Namespace) -> int:
+    path, store = open_existing(args)
+    if store is None:
+        raise StateError(f"no runs recorded yet ({path} does not exist)", fix="run `review-gate` first")
+    with store:
+        report = runs.find_report(store, args.run)
+    if args.output and args.output != "-":
+        write_output(args.output, renderer(args.format)(report))
+    elif args.format == "text":
+        show(report, console.stdout())
+    else:
+        sys.stdout.write(renderer(args.format)(report))
+        sys.stdout.flush()
+    return 0

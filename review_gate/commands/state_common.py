@@ -1,0 +1,32 @@
+"""What the run-state commands (history, show, accept, accepted, gc) share: opening the store."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+from pathlib import Path
+
+from review_gate.commands.common import config_for, find_repo_root
+from review_gate.state.store import Store, open_store, state_file
+
+
+def state_path(args: argparse.Namespace) -> Path:
+    root = find_repo_root()
+    return state_file(config_for(args, root), root)
+
+
+def open_existing(args: argparse.Namespace) -> tuple[Path, Store | None]:
+    """The store named by the config, or None when no run was ever recorded (nothing is created)."""
+    path = state_path(args)
+    return path, open_store(path, create=False)
+
+
+def who() -> str:
+    """``git config user.email``, else $USER, else 'unknown'."""
+    try:
+        result = subprocess.run(["git", "config", "user.email"], capture_output=True, text=True, check=False)
+        email = result.stdout.strip() if result.returncode == 0 else ""
+    except OSError:
+        email = ""
+    return email or os.environ.get("USER") or os.environ.get("USERNAME") or "unknown"

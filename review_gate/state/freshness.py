@@ -1,0 +1,135 @@
+"""Which (file, agent) pairs a run can reuse, and how cached and new results merge. Pure.
+
+A pair is fresh when a completed (or itself cached) pair of an earlier run has the same file,
+agent, file content SHA, agent SHA and model id. Each agent also has one scope pair (file '')
+whose SHA covers its whole scope: it carries the findings the agent reported without a file,
+which are reused only when the whole scope is unchanged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from review_gate.models import AgentManifest, AgentResult, FileChange, Finding, ManifestEntry, PRFacts, ReviewConfig
+
+SCOPE = ""  # the file name of an agent's scope pair
+
+# (file, file SHA) -> (findings, run id) of the newest reusable pair, for one agent/agent SHA/model
+Known = Mapping[tuple[str, str], tuple[list[Finding], str]]
+Lookup = Callable[[str, str, str], Known]
+
+
+def _sha(data: str) -> str:
+    return hashlib.sha256(data.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def agent_sha(config: ReviewConfig, agent_id: str) -> str:
+    spec = config.agent(agent_id)
+    entry = spec.model_dump(mode="json") if spec is not None else None
+    rules = [r.model_dump(mode="json") for r in config.rules_for(agent_id)]
+    return _sha(json.dumps({"agent": entry, "rules": rules}, sort_keys=True))
+
+
+def config_sha(config: ReviewConfig) -> str:
+    data = config.model_dump(mode="json", exclude={"directory", "sources"})
+    return _sha(json.dumps(data, sort_keys=True))
+
+
+def file_sha(change: FileChange) -> str:
+    return change.content_sha or _sha(change.patch)
+
+
+def model_id(config: ReviewConfig, agent_id: str) -> str:
+    spec = config.agent(agent_id)
+    return str(getattr(spec, "model", None) or "")
+
+
+@dataclass
+class AgentPlan:
+    """One manifest entry: its keys, the findings reused, and the files still to review."""
+
+    entry: ManifestEntry
+    kind: str
+    required: bool
+    agent_sha: str
+    model_id: str
+    file_shas: dict[str, str]
+    scope_sha: str
+    reused: dict[str, tuple[list[Finding], str]] = field(default_factory=dict)  # file -> (findings, run)
+    scope_reused: tuple[list[Finding], str] | None = None
+    stale: list[str] = field(default_factory=list)
+
+    @property
+    def cached(self) -> bool:
+        """Nothing to call: every file and the scope itself are fresh."""
+        return not self.stale and self.scope_reused is not None
+
+    def cached_findings(self) -> list[Finding]:
+        found = [f for path in self.entry.files if path in self.reused for f in self.reused[path][0]]
+        return found + (self.scope_reused[0] if self.scope_reused and not self.stale else [])
+
+
+@dataclass
+class Reuse:
+    """What to dispatch (the stale part of the manifest) and how to merge it with the cache."""
+
+    plans: list[AgentPlan]
+    manifest: AgentManifest
+
+    def merge(self, dispatched: list[AgentResult]) -> list[AgentResult]:
+        """One result per original entry, in manifest order: cached ones built, the rest merged."""
+        by_agent = {r.id: r for r in dispatched}
+        out = []
+        for plan in self.plans:
+            entry = plan.entry
+            if plan.cached:
+                out.append(AgentResult(id=entry.agent, kind=plan.kind, status="cached", required=plan.required,
+                                       attempts=0, duration_s=0.0, files=entry.files,
+                                       findings=plan.cached_findings()))
+                continue
+            result = by_agent[entry.agent]
+            if plan.reused:
+                findings = [*plan.cached_findings(), *result.findings] if result.status == "completed" else []
+                result = result.model_copy(update={"files": entry.files, "findings": findings})
+            out.append(result)
+        return out
+
+    @property
+    def cached_pairs(self) -> int:
+        return sum(len(p.reused) for p in self.plans)
+
+
+def plan_reuse(manifest: AgentManifest, facts: PRFacts, config: ReviewConfig, lookup: Lookup | None) -> Reuse:
+    """Split the manifest into fresh pairs (reused) and stale ones (to dispatch).
+
+    ``lookup(agent, agent_sha, model_id)`` returns the reusable pairs; None means no cache
+    (--no-cache): every pair is stale, but the keys are still computed so the run is recorded.
+    """
+    shas = {f.path: file_sha(f) for f in facts.files}
+    plans = []
+    for entry in manifest.entries:
+        spec = config.agent(entry.agent)
+        file_shas = {p: shas.get(p, "") for p in entry.files}
+        scope = _sha(json.dumps(sorted(file_shas.items())))
+        plan = AgentPlan(entry=entry, kind=spec.kind if spec else "unknown", required=spec.required if spec else True,
+                         agent_sha=agent_sha(config, entry.agent), model_id=model_id(config, entry.agent),
+                         file_shas=file_shas, scope_sha=scope)
+        known = lookup(entry.agent, plan.agent_sha, plan.model_id) if lookup and spec and spec.enabled else {}
+        for path in entry.files:
+            hit = known.get((path, file_shas[path]))
+            if hit is not None:
+                plan.reused[path] = hit
+            else:
+                plan.stale.append(path)
+        plan.scope_reused = known.get((SCOPE, scope))
+        if not plan.stale and plan.scope_reused is None:
+            # Every file is fresh but the scope changed (a file left the diff): what the agent
+            # said about the scope as a whole may no longer hold, so it reviews it all again.
+            plan.reused.clear()
+            plan.stale = list(entry.files)
+        plans.append(plan)
+    to_run = [p.entry.model_copy(update={"files": p.stale}) for p in plans if not p.cached]
+    return Reuse(plans=plans, manifest=AgentManifest(entries=to_run))

@@ -1,0 +1,143 @@
+"""One row per run: begun before dispatch, finished after it; abandoned runs; history; gc."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+from review_gate.errors import StateError
+from review_gate.models import PRFacts, ReviewReport
+from review_gate.state.store import Store, process_alive, process_start
+from review_gate.state.times import parse, utc_now
+
+# A run on another host cannot be checked; after this long it is taken as abandoned.
+FOREIGN_HOST_GRACE = timedelta(hours=24)
+
+
+def begin(store: Store, run_id: str, facts: PRFacts, config_sha: str) -> int:
+    """Record the run as running; first mark runs whose process is gone as abandoned.
+
+    Returns how many abandoned runs were marked.
+    """
+    pid = os.getpid()
+    with store.write() as db:
+        marked = mark_abandoned(db, run_id)
+        db.execute(
+            "INSERT INTO review_runs (id, started_at, base, head, source, config_sha, status, pid, host, proc_start) "
+            "VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)",
+            (run_id, utc_now(), facts.base, facts.head, facts.source, config_sha, pid, socket.gethostname(),
+             process_start(pid)))
+    return marked
+
+
+def mark_abandoned(db: sqlite3.Connection, current: str | None = None) -> int:
+    """Runs still 'running' whose process is gone: their pending pairs become missing (never
+    reused) and the run incomplete. A run whose process lives, even a concurrent one, is left alone."""
+    host = socket.gethostname()
+    now = datetime.now(timezone.utc)
+    dead = []
+    for run_id, pid, run_host, start, started in db.execute(
+            "SELECT id, pid, host, proc_start, started_at FROM review_runs WHERE status = 'running'").fetchall():
+        if run_id == current:
+            continue
+        if run_host == host:
+            gone = pid == os.getpid() or not process_alive(pid, start)
+        else:
+            gone = now - parse(started) > FOREIGN_HOST_GRACE
+        if gone:
+            dead.append(run_id)
+    for run_id in dead:
+        db.execute("UPDATE review_pairs SET status = 'missing', reason = 'run abandoned' "
+                   "WHERE run_id = ? AND status = 'pending'", (run_id,))
+        db.execute("UPDATE review_runs SET status = 'incomplete', finished_at = ? WHERE id = ?",
+                   (utc_now(), run_id))
+    return len(dead)
+
+
+def finish(store: Store, report: ReviewReport, duration_s: float) -> None:
+    agents = report.agents
+    with store.write() as db:
+        db.execute(
+            "UPDATE review_runs SET status = 'completed', finished_at = ?, decision = ?, metrics = ?, "
+            "tokens_in = ?, tokens_out = ?, cost_usd = ?, duration_s = ?, report = ? WHERE id = ?",
+            (utc_now(), report.decision, report.metrics.model_dump_json(), sum(a.tokens_in for a in agents),
+             sum(a.tokens_out for a in agents), sum(a.cost_usd for a in agents), round(duration_s, 3),
+             report.model_dump_json(), report.run_id))
+
+
+def fail(store: Store, run_id: str, reason: str) -> None:
+    with store.write() as db:
+        db.execute("UPDATE review_pairs SET status = 'missing', reason = ? WHERE run_id = ? AND status = 'pending'",
+                   (reason, run_id))
+        db.execute("UPDATE review_runs SET status = 'failed', finished_at = ? WHERE id = ? AND status = 'running'",
+                   (utc_now(), run_id))
+
+
+@dataclass
+class RunRow:
+    id: str
+    started_at: str
+    source: str
+    status: str
+    decision: str | None
+    metrics: dict[str, int]
+    duration_s: float | None
+    cached_pairs: int
+    pairs: int
+
+
+def history(store: Store, limit: int | None) -> list[RunRow]:
+    rows = store.db.execute(
+        "SELECT r.id, r.started_at, r.source, r.status, r.decision, r.metrics, r.duration_s, "
+        "(SELECT COUNT(*) FROM review_pairs p WHERE p.run_id = r.id AND p.file != '' AND p.status = 'cached'), "
+        "(SELECT COUNT(*) FROM review_pairs p WHERE p.run_id = r.id AND p.file != '') "
+        "FROM review_runs r ORDER BY r.started_at DESC, r.rowid DESC LIMIT ?", (-1 if limit is None else limit,))
+    return [RunRow(i, s, src, st, d, json.loads(m) if m else {}, dur, c, n)
+            for i, s, src, st, d, m, dur, c, n in rows]
+
+
+def find_report(store: Store, ref: str) -> ReviewReport:
+    """The stored report of run ``ref``: a full id, a unique prefix, or ``last``."""
+    db = store.db
+    if ref == "last":
+        rows = db.execute("SELECT id, status, report FROM review_runs WHERE report IS NOT NULL "
+                          "ORDER BY started_at DESC, rowid DESC LIMIT 1").fetchall()
+        if not rows:
+            raise StateError(f"no finished run is recorded in {store.path}", fix="run `review-gate` first")
+    else:
+        escaped = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows = db.execute("SELECT id, status, report FROM review_runs WHERE id LIKE ? ESCAPE '\\' "
+                          "ORDER BY started_at DESC LIMIT 6", (escaped + "%",)).fetchall()
+        exact = [r for r in rows if r[0] == ref]
+        rows = exact or rows
+        if not rows:
+            raise StateError(f"no run {ref!r} in {store.path}", fix="see the run ids with `review-gate history`")
+        if len(rows) > 1:
+            some = ", ".join(r[0] for r in rows[:5])
+            raise StateError(f"{ref!r} names several runs: {some}", fix="give more of the run id")
+    run_id, status, report = rows[0]
+    if report is None:
+        raise StateError(f"run {run_id} has no report (it is {status})",
+                         fix="show another run; see `review-gate history`")
+    return ReviewReport.model_validate_json(report)
+
+
+def gc(store: Store, days: int | None, keep: int | None) -> tuple[list[str], int]:
+    """Drop runs started more than ``days`` ago or beyond the newest ``keep``, with their pairs.
+    Live runs are never dropped. Returns the dropped run ids and how many pairs went with them."""
+    with store.write() as db:
+        mark_abandoned(db)
+        rows = db.execute("SELECT id, started_at FROM review_runs WHERE status != 'running' "
+                          "ORDER BY started_at DESC, rowid DESC").fetchall()
+        cutoff = datetime.now(timezone.utc) - timedelta(days=days) if days is not None else None
+        drop = [run_id for n, (run_id, started) in enumerate(rows)
+                if (keep is not None and n >= keep) or (cutoff is not None and parse(started) < cutoff)]
+        pairs = 0
+        for run_id in drop:
+            pairs += db.execute("SELECT COUNT(*) FROM review_pairs WHERE run_id = ?", (run_id,)).fetchone()[0]
+            db.execute("DELETE FROM review_runs WHERE id = ?", (run_id,))
+    return drop, pairs

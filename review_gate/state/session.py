@@ -1,0 +1,94 @@
+"""The run command's use of the store, in one place: open, begin, plan reuse, finish or fail.
+
+Every method is synchronous; the run command calls the ones inside its event loop through
+``anyio.to_thread`` (one at a time). ``NoState`` (--no-state) has the same methods and
+touches no file.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from review_gate.models import ReviewConfig, ReviewReport
+from review_gate.state import acceptance, pairs, runs
+from review_gate.state.freshness import Reuse, config_sha, plan_reuse
+from review_gate.state.store import Store, open_store, review_excludes, state_file
+
+if TYPE_CHECKING:
+    from review_gate.runner import Plan
+
+
+class NoState:
+    """No store: nothing excluded, nothing waived, nothing reused, nothing recorded."""
+
+    def __init__(self) -> None:
+        self.excludes: frozenset[str] = frozenset()
+        self.waivers: dict[str, str] = {}
+
+    def __enter__(self) -> NoState:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        return None
+
+    def start(self, plan: Plan, run_id: str) -> Reuse | None:
+        return None
+
+    def finish(self, report: ReviewReport) -> None:
+        return None
+
+
+class RunState(NoState):
+    def __init__(self, config: ReviewConfig, root: Path | None, *, use_cache: bool) -> None:
+        super().__init__()
+        self.config = config
+        self.root = root
+        self.path = state_file(config, root)
+        self.use_cache = use_cache
+        self.store: Store | None = None
+        self.run_id: str | None = None
+        self.reuse: Reuse | None = None
+        self.started = time.monotonic()
+
+    def __enter__(self) -> RunState:
+        self.store = open_store(self.path)
+        # after opening: a .gitignore the store has just written is excluded as well
+        self.excludes = review_excludes(self.path, self.root)
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self.store is None:
+            return
+        try:
+            if exc is not None and self.run_id is not None:
+                runs.fail(self.store, self.run_id, f"run failed: {type(exc).__name__}")
+        finally:
+            self.store.close()
+            self.store = None
+
+    def start(self, plan: Plan, run_id: str) -> Reuse:
+        """Before dispatch: record the run with its pending and cached pairs; read the acceptances."""
+        assert self.store is not None
+        store = self.store
+        self.run_id = run_id
+        runs.begin(store, run_id, plan.facts, config_sha(self.config))
+        self.waivers = acceptance.waivers(store)
+        lookup = pairs.lookup(store) if self.use_cache else None
+        self.reuse = plan_reuse(plan.manifest, plan.facts, self.config, lookup)
+        pairs.record_planned(store, run_id, self.reuse)
+        return self.reuse
+
+    def finish(self, report: ReviewReport) -> None:
+        """After aggregation: finish the pairs and the run."""
+        assert self.store is not None and self.reuse is not None
+        pairs.record_results(self.store, report.run_id, self.reuse, report.agents)
+        runs.finish(self.store, report, time.monotonic() - self.started)
+
+
+def run_state(config: ReviewConfig, root: Path | None, *, enabled: bool, use_cache: bool) -> NoState:
+    return RunState(config, root, use_cache=use_cache) if enabled else NoState()

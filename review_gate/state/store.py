@@ -1,0 +1,267 @@
+"""The SQLite file behind run state: where it lives, opening it safely, its schema.
+
+The file is ours only when its ``meta`` table says so. Anything else at the path (not SQLite,
+or a database of another program) is a StateError and is never written to.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from review_gate.errors import StateError
+from review_gate.models import ReviewConfig
+
+APPLICATION = "review-gate"
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_MS = 10_000
+SQLITE_HEADER = b"SQLite format 3\x00"
+SIDE_FILES = ("-wal", "-shm", "-journal")
+
+# Each version's statements take the schema from the version before it to this one.
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    1: (
+        """CREATE TABLE review_runs (
+            id TEXT PRIMARY KEY,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            base TEXT,
+            head TEXT,
+            source TEXT NOT NULL,
+            config_sha TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('running', 'completed', 'failed', 'incomplete')),
+            decision TEXT,
+            metrics TEXT,
+            tokens_in INTEGER NOT NULL DEFAULT 0,
+            tokens_out INTEGER NOT NULL DEFAULT 0,
+            cost_usd REAL NOT NULL DEFAULT 0,
+            duration_s REAL,
+            report TEXT,
+            pid INTEGER NOT NULL,
+            host TEXT NOT NULL,
+            proc_start TEXT NOT NULL DEFAULT ''
+        )""",
+        "CREATE INDEX review_runs_started ON review_runs (started_at)",
+        """CREATE TABLE review_pairs (
+            id INTEGER PRIMARY KEY,
+            run_id TEXT NOT NULL REFERENCES review_runs (id) ON DELETE CASCADE,
+            file TEXT NOT NULL,
+            agent TEXT NOT NULL,
+            ordinal INTEGER NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('pending', 'completed', 'missing', 'cached')),
+            reason TEXT,
+            findings TEXT NOT NULL DEFAULT '[]',
+            file_sha TEXT NOT NULL,
+            agent_sha TEXT NOT NULL,
+            model_id TEXT NOT NULL DEFAULT '',
+            reviewed_at TEXT
+        )""",
+        "CREATE INDEX review_pairs_fresh ON review_pairs (agent, agent_sha, model_id, status)",
+        "CREATE UNIQUE INDEX review_pairs_key ON review_pairs (run_id, agent, ordinal)",
+        """CREATE TABLE acceptance_events (
+            id INTEGER PRIMARY KEY,
+            kind TEXT NOT NULL CHECK (kind IN ('accept', 'override', 'revoke')),
+            fingerprint TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            who TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            expires TEXT,
+            review_pair_id INTEGER REFERENCES review_pairs (id) ON DELETE SET NULL,
+            revokes INTEGER REFERENCES acceptance_events (id)
+        )""",
+        "CREATE INDEX acceptance_fingerprint ON acceptance_events (fingerprint)",
+    ),
+}
+
+# A .gitignore for a directory the store creates (the same lines `review-gate init` writes
+# for the default name), so the database never shows up as an untracked file to review.
+GITIGNORE = "# run state is per machine; never commit it\n{name}\n{name}-*\n"
+
+
+def state_file(config: ReviewConfig, root: Path | None) -> Path:
+    """``state_path`` of review-gate.json, relative to the repository root (else the cwd)."""
+    path = Path(config.settings.state_path).expanduser()
+    return path if path.is_absolute() else (root or Path.cwd()) / path
+
+
+def review_excludes(path: Path, root: Path | None) -> frozenset[str]:
+    """Repository-relative paths a review must never see: the state file, its side files, and
+    the .gitignore the store wrote (as long as nobody changed it)."""
+    if root is None:
+        return frozenset()
+    try:
+        relative = path.resolve().relative_to(root.resolve())
+    except ValueError:
+        return frozenset()
+    name = relative.as_posix()
+    out = {name, *(name + s for s in SIDE_FILES)}
+    ignore = path.parent / ".gitignore"
+    try:
+        if ignore.read_text(encoding="utf-8") == GITIGNORE.format(name=path.name):
+            out.add((relative.parent / ".gitignore").as_posix())
+    except (OSError, UnicodeDecodeError):
+        pass
+    return frozenset(out)
+
+
+class Store:
+    """An open state database. Always close it (or use it as a context manager)."""
+
+    def __init__(self, path: Path, connection: sqlite3.Connection) -> None:
+        self.path = path
+        self.db = connection
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, taken up front (BEGIN IMMEDIATE) so it never deadlocks."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.db
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+
+def open_store(path: Path, *, create: bool = True) -> Store | None:
+    """Open (and with ``create``, create or migrate) the store; None when absent and not created."""
+    _check_file(path)
+    if not path.exists():
+        if not create:
+            return None
+        _make_directory(path.parent, path.name)
+    try:
+        # check_same_thread off: the run command uses it from worker threads, one call at a time
+        connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                                     check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise StateError(f"cannot open the state database {path}: {exc}", fix=_FIX_PATH) from exc
+    store = Store(path, connection)
+    try:
+        connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        _prepare(store)
+    except sqlite3.DatabaseError as exc:
+        connection.close()
+        raise StateError(f"{path} is not a usable review-gate state database: {exc}", fix=_FIX_FILE) from exc
+    except BaseException:
+        connection.close()
+        raise
+    return store
+
+
+_FIX_FILE = "move that file away (review-gate creates a new one), or set another state_path in review-gate.json"
+_FIX_PATH = "set a writable state_path in review-gate.json, or pass --no-state"
+
+
+def _check_file(path: Path) -> None:
+    """Refuse, before SQLite touches it, anything at ``path`` that is not an SQLite file."""
+    if path.exists() and not path.is_file():
+        raise StateError(f"state path {path} is not a file", fix=_FIX_FILE)
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(len(SQLITE_HEADER))
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StateError(f"cannot read the state database {path}: {exc.strerror}", fix=_FIX_PATH) from exc
+    if head and head != SQLITE_HEADER:
+        raise StateError(f"{path} is not an SQLite database; review-gate keeps its run state there",
+                         fix=_FIX_FILE)
+
+
+def _make_directory(directory: Path, name: str) -> None:
+    try:
+        created = not directory.exists()
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StateError(f"cannot create {directory} for the state database: {exc.strerror}",
+                         fix=_FIX_PATH) from exc
+    ignore = directory / ".gitignore"
+    if created and not ignore.exists():
+        with contextlib.suppress(OSError):  # only a convenience
+            ignore.write_text(GITIGNORE.format(name=name), encoding="utf-8")
+
+
+def _prepare(store: Store) -> None:
+    db = store.db
+    version = _version(store)  # first, read-only: a foreign database must stay byte for byte as it is
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("PRAGMA synchronous = NORMAL")
+    db.execute("PRAGMA foreign_keys = ON")
+    if version == SCHEMA_VERSION:
+        return
+    with store.write():  # create or migrate under the write lock; another process may race us
+        version = _version(store)
+        if version == 0:
+            db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            db.execute("INSERT INTO meta VALUES ('application', ?), ('schema_version', '0')", (APPLICATION,))
+        for step in range(version + 1, SCHEMA_VERSION + 1):
+            for statement in MIGRATIONS[step]:
+                db.execute(statement)
+        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+
+
+def _version(store: Store) -> int:
+    """The schema version of an existing store, 0 for an empty database; StateError if foreign."""
+    db = store.db
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not tables:
+        return 0
+    foreign = f"{store.path} is an SQLite database of another program (no review-gate meta table)"
+    if "meta" not in tables:
+        raise StateError(foreign, fix=_FIX_FILE)
+    try:
+        meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+    except sqlite3.DatabaseError as exc:
+        raise StateError(foreign, fix=_FIX_FILE) from exc
+    if meta.get("application") != APPLICATION:
+        raise StateError(foreign.replace("no review-gate meta table", "its meta table is not review-gate's"),
+                         fix=_FIX_FILE)
+    try:
+        version = int(meta.get("schema_version", ""))
+    except ValueError:
+        raise StateError(f"{store.path}: unreadable schema version in its meta table", fix=_FIX_FILE) from None
+    if version > SCHEMA_VERSION:
+        raise StateError(f"{store.path} was written by a newer review-gate (schema {version}, "
+                         f"this one reads {SCHEMA_VERSION})", fix="upgrade review-gate, or " + _FIX_FILE)
+    return version
+
+
+def process_start(pid: int) -> str:
+    """When process ``pid`` started (Linux clock ticks since boot), '' where unknown: with the pid
+    it tells a live run from a dead one whose pid was reused."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    fields = stat.rsplit(")", 1)[1].split()
+    return fields[19] if len(fields) > 19 else ""
+
+
+def process_alive(pid: int, start: str) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    if state == "Z":
+        return False
+    return not start or process_start(pid) == start

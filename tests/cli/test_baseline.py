@@ -1,0 +1,140 @@
+"""``review-gate baseline`` and the baseline every ``run`` applies, in real git repositories."""
+
+from __future__ import annotations
+
+import json
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+from tests.cli.todo_agent import todo_config
+from tests.conftest import GitRepo
+
+
+def feature(repo: GitRepo) -> None:
+    repo.branch("feature")
+    repo.write("app.py", "x = 1  # TODO old\nz = 3\n")
+    repo.commit("old debt")
+
+
+def baseline_file(repo: GitRepo) -> Path:
+    return repo.root / ".review-gate" / "baseline.json"
+
+
+def test_baselined_findings_no_longer_fail_but_a_new_one_does(cli: Any, repo: GitRepo, tmp_path: Path) -> None:
+    cfg, _ = todo_config(tmp_path)
+    feature(repo)
+    first = cli("--config", str(cfg), "--base", "main")
+    assert first.code == 1, first.err
+
+    made = cli("baseline", "--config", str(cfg), "--base", "main")
+    assert made.code == 0, made.err
+    assert "baselined 1 finding" in made.err
+    data = json.loads(baseline_file(repo).read_text())
+    assert data["version"] == 1 and data["tool_version"] and data["created"]
+    [entry] = data["findings"]
+    assert entry | {"fingerprint": "-"} == {
+        "fingerprint": "-", "rule_id": "todo", "agent": "todo", "severity": "major", "file": "app.py",
+        "line": 1, "message": "unfinished work", "expires": None}
+    repo.commit("baseline the debt")
+
+    again = cli("--config", str(cfg), "--base", "main")
+    assert again.code == 0, again.out
+    assert "waived: 1 finding not counted (1 baselined)" in again.out
+    report = cli("--config", str(cfg), "--base", "main", "--format", "json").json()
+    assert report["metrics"]["total"] == 0
+    assert [(f["fingerprint"], f["waived"]) for f in report["waived"]] == [(entry["fingerprint"], "baselined")]
+
+    repo.write("app.py", "x = 1  # TODO old\nz = 3\ny = 2  # TODO new\n")
+    repo.commit("new debt")
+    new = cli("--config", str(cfg), "--base", "main", "--format", "json")
+    assert new.code == 1
+    report = new.json()
+    assert [(f["file"], f["line"]) for f in report["findings"]] == [("app.py", 3)]
+    assert len(report["waived"]) == 1
+
+
+def test_regenerating_the_baseline_is_stable(cli: Any, repo: GitRepo, tmp_path: Path) -> None:
+    cfg, _ = todo_config(tmp_path)
+    feature(repo)
+    repo.write("lib.py", "a = 1  # TODO one\nb = 2  # TODO two\n")
+    repo.commit("more")
+    out = tmp_path / "b.json"
+    assert cli("baseline", "--config", str(cfg), "--base", "main", "--output", str(out)).code == 0
+    first = json.loads(out.read_text())
+    assert cli("baseline", "--config", str(cfg), "--base", "main", "--output", str(out)).code == 0
+    second = json.loads(out.read_text())
+    assert first["findings"] == second["findings"]
+    assert [(e["file"], e["line"]) for e in first["findings"]] == [("app.py", 1), ("lib.py", 1), ("lib.py", 2)]
+
+
+def test_an_expired_entry_counts_again(cli: Any, repo: GitRepo, tmp_path: Path) -> None:
+    cfg, _ = todo_config(tmp_path)
+    feature(repo)
+    tomorrow = (date.today() + timedelta(days=1)).isoformat()
+    assert cli("baseline", "--config", str(cfg), "--base", "main", "--expires", tomorrow).code == 0
+    data = json.loads(baseline_file(repo).read_text())
+    assert data["findings"][0]["expires"] == tomorrow
+    repo.commit("baseline until tomorrow")
+    assert cli("--config", str(cfg), "--base", "main").code == 0
+
+    data["findings"][0]["expires"] = date.today().isoformat()
+    baseline_file(repo).write_text(json.dumps(data))
+    result = cli("--config", str(cfg), "--base", "main", "--format", "json")
+    assert result.code == 1
+    assert result.json()["waived"] == []
+
+
+def test_expires_must_be_a_future_date(cli: Any, repo: GitRepo, tmp_path: Path) -> None:
+    cfg, _ = todo_config(tmp_path)
+    feature(repo)
+    assert cli("baseline", "--config", str(cfg), "--base", "main", "--expires", "soon").code == 2
+    past = cli("baseline", "--config", str(cfg), "--base", "main", "--expires", "2000-01-01")
+    assert past.code == 2 and "--expires 2000-01-01" in past.err
+    assert not baseline_file(repo).exists()
+
+
+def test_a_malformed_baseline_is_exit_2_naming_the_file(cli: Any, repo: GitRepo, tmp_path: Path) -> None:
+    cfg, _ = todo_config(tmp_path)
+    feature(repo)
+    path = repo.write(".review-gate/baseline.json", "{\"version\": 1,")
+    broken = cli("--config", str(cfg), "--base", "main")
+    assert broken.code == 2
+    assert "baseline.json" in broken.err and "invalid JSON" in broken.err
+
+    path.write_text(json.dumps({"version": 1, "created": "2024-01-01T00:00:00Z", "tool_version": "0",
+                                "findings": [{"fingerprint": "f", "rule_id": None, "agent": "a",
+                                              "severity": "huge", "file": None, "line": None,
+                                              "message": "m"}]}))
+    wrong = cli("--config", str(cfg), "--base", "main")
+    assert wrong.code == 2
+    assert f"{path}: /findings/0/severity" in wrong.err
+
+
+def test_no_baseline_and_an_explicit_baseline(cli: Any, repo: GitRepo, tmp_path: Path) -> None:
+    cfg, _ = todo_config(tmp_path)
+    feature(repo)
+    assert cli("baseline", "--config", str(cfg), "--base", "main").code == 0
+    repo.commit("baseline")
+    assert cli("--config", str(cfg), "--base", "main").code == 0
+    ignored = cli("--config", str(cfg), "--base", "main", "--no-baseline")
+    assert ignored.code == 1 and "waived" not in ignored.out
+
+    elsewhere = tmp_path / "elsewhere.json"
+    baseline_file(repo).rename(elsewhere)
+    repo.commit("move the baseline away")
+    assert cli("--config", str(cfg), "--base", "main").code == 1
+    assert cli("--config", str(cfg), "--base", "main", "--baseline", str(elsewhere)).code == 0
+    missing = cli("--config", str(cfg), "--base", "main", "--baseline", str(tmp_path / "nope.json"))
+    assert missing.code == 2 and "nope.json" in missing.err
+    both = cli("--config", str(cfg), "--base", "main", "--baseline", str(elsewhere), "--no-baseline")
+    assert both.code == 2
+
+
+def test_the_config_directory_baseline_comes_first(cli: Any, repo: GitRepo, tmp_path: Path) -> None:
+    cfg, _ = todo_config(tmp_path)
+    feature(repo)
+    assert cli("baseline", "--config", str(cfg), "--base", "main", "--output", str(cfg / "baseline.json")).code == 0
+    repo.write(".review-gate/baseline.json", "not json")  # not used: the config directory has one
+    repo.commit("a broken one at the root")
+    assert cli("--config", str(cfg), "--base", "main").code == 0
