@@ -12,6 +12,7 @@ from rich.text import Text
 from review_gate import console, runner
 from review_gate.commands.common import config_for, diff_request, find_repo_root, output_targets, write_output
 from review_gate.console import sanitize
+from review_gate.state.store import review_excludes, state_file
 
 
 def render_json(plan: runner.Plan) -> str:
@@ -53,7 +54,8 @@ def plan_command(args: argparse.Namespace) -> int:
     plans: list[runner.Plan] = []
 
     async def main() -> None:  # returns nothing: asyncio reprs a finished main task's result
-        plans.append(await runner.plan(request, config))
+        # the same view of the change as `run`: the run-state files are never part of it
+        plans.append(await runner.plan(request, config, exclude=review_excludes(state_file(config, root), root)))
 
     anyio.run(main)
     [plan] = plans

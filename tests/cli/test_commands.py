@@ -62,3 +62,11 @@ def test_help_and_version(cli) -> None:
     assert (version.code, version.out.split()[0]) == (0, "review-gate")
     assert "exit codes" in cli("--help").out
     assert cli("no-such-command-or-flag", "--nope").code == 2
+
+
+def test_plan_and_run_never_review_the_run_state(cli, repo: GitRepo) -> None:
+    repo.write("a.py", "x = 1\n")
+    assert cli("--format", "json", "--output", "/dev/null").code == 0  # creates .review-gate/state.db
+    assert (repo.root / ".review-gate" / "state.db").exists()
+    planned = {f["path"] for f in cli("plan", "--format", "json").json()["facts"]["files"]}
+    assert planned == {"a.py"}
