@@ -22,7 +22,7 @@ Text = Annotated[str, Field(min_length=1)]
 
 
 class ConfigFile(Frozen):
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, defer_build=True)
 
     schema_: str | None = Field(default=None, alias="$schema")
     version: Literal[1] = 1
