@@ -7,17 +7,14 @@ With the bundle's own config/ it reproduces the run's decision; with ``--config 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from review_gate import __version__, bundle, console, runner
-from review_gate.commands.common import output_targets, write_output
+from review_gate.commands.common import output_targets
+from review_gate.commands.emit import emit
 from review_gate.config import load_config, locate_config_dir
 from review_gate.console import sanitize
 from review_gate.models import ReviewReport
-from review_gate.outputs import renderer
-from review_gate.outputs.summary import summary_line
-from review_gate.outputs.text import show
 from review_gate.pipeline.aggregate import aggregate
 
 
@@ -34,21 +31,7 @@ def replay_command(args: argparse.Namespace) -> int:
         filter_mode=args.filter_mode or info.filter_mode, fail_on=args.fail_on or info.fail_on,
         waivers=info.waivers,
     )
-    summary = summary_line(report)
-    summary_shown = False
-    for fmt, path in targets:
-        if path is not None and path != "-":
-            write_output(path, renderer(fmt)(report))
-        elif fmt == "text":
-            show(report, console.stdout())
-            summary_shown = True
-        else:
-            rendered = renderer(fmt)(report)
-            sys.stdout.write(rendered)
-            sys.stdout.flush()
-            summary_shown = summary_shown or (fmt == "github" and summary in rendered)
-    if not summary_shown:
-        console.err(summary)
+    emit(report, targets)
     console.err(sanitize(changes(saved.report, report)))
     return report.exit_code
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -11,13 +10,11 @@ import anyio
 import anyio.to_thread
 
 from review_gate import baseline, bundle, console, runner
-from review_gate.commands.common import config_for, diff_request, find_repo_root, output_targets, write_output
+from review_gate.commands.common import config_for, diff_request, find_repo_root, output_targets
+from review_gate.commands.emit import emit
 from review_gate.errors import UsageError
 from review_gate.models import ReviewReport
-from review_gate.outputs import renderer
 from review_gate.outputs.progress import Progress
-from review_gate.outputs.summary import summary_line
-from review_gate.outputs.text import show
 from review_gate.pipeline.dispatch import DispatchOptions
 from review_gate.state.session import run_state
 
@@ -76,49 +73,6 @@ def run_command(args: argparse.Namespace) -> int:
                                             filter_mode=args.filter_mode, fail_on=args.fail_on,
                                             waivers={**waivers, **{f.fingerprint: f.waived
                                                                    for f in report.waived if f.waived}}))
-    summary = summary_line(report)
-    summary_shown = False  # every run prints the summary line once, on stdout or else on stderr
-    for fmt, path in targets:
-        if path is not None and path != "-":
-            write_output(path, renderer(fmt)(report))
-        elif fmt == "text":
-            show(report, console.stdout())
-            summary_shown = True
-        else:
-            rendered = renderer(fmt)(report)
-            sys.stdout.write(rendered)
-            sys.stdout.flush()
-            summary_shown = summary_shown or (fmt in LOG_FORMATS and summary in rendered)
-    if not summary_shown:
-        console.err(summary)
-    if any(fmt == "github" for fmt, _ in targets):
-        _append_step_summary(report)
+    emit(report, targets)
     return report.exit_code
 
-
-# Formats read in a log, where the summary line they carry counts as the run's one summary line.
-LOG_FORMATS = ("github",)
-
-
-def _append_step_summary(report: ReviewReport) -> None:
-    """With ``--format github`` in a GitHub job, the Markdown report goes to the job summary too,
-    sized so the step's summary file stays under GitHub's 1 MiB."""
-    path = os.environ.get("GITHUB_STEP_SUMMARY")
-    if not path:
-        return
-    from review_gate.outputs.github import SUMMARY_LIMIT, step_summary
-
-    try:
-        used = os.path.getsize(path)
-    except OSError:
-        used = 0
-    budget = SUMMARY_LIMIT - used - 1  # the blank line that separates it from what is there
-    problem = f"it already holds {used} bytes of GitHub's {SUMMARY_LIMIT}" if budget < 4096 else None
-    if problem is None:
-        try:
-            with open(path, "a", encoding="utf-8", newline="") as handle:
-                handle.write(("\n" if used else "") + step_summary(report, budget))
-        except OSError as exc:
-            problem = str(exc.strerror or exc)
-    if problem is not None:
-        console.err(f"review-gate: warning: the report was not added to $GITHUB_STEP_SUMMARY: {problem}")

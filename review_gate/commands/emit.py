@@ -1,0 +1,62 @@
+"""Writing a finished report in the formats asked for, shared by ``run`` and ``replay``."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from review_gate import console
+from review_gate.commands.common import write_output
+from review_gate.models import ReviewReport
+from review_gate.outputs import renderer
+from review_gate.outputs.summary import summary_line
+from review_gate.outputs.text import show
+
+# Formats read in a log, where the summary line they carry counts as the run's one summary line.
+LOG_FORMATS = ("github",)
+
+
+def emit(report: ReviewReport, targets: list[tuple[str, str | None]]) -> None:
+    """Each format to its file or to stdout; the summary line exactly once (on stdout when a
+    format there carries it, else on stderr); with ``github``, the job summary too."""
+    summary = summary_line(report)
+    summary_shown = False
+    for fmt, path in targets:
+        if path is not None and path != "-":
+            write_output(path, renderer(fmt)(report))
+        elif fmt == "text":
+            show(report, console.stdout())
+            summary_shown = True
+        else:
+            rendered = renderer(fmt)(report)
+            sys.stdout.write(rendered)
+            sys.stdout.flush()
+            summary_shown = summary_shown or (fmt in LOG_FORMATS and summary in rendered)
+    if not summary_shown:
+        console.err(summary)
+    if any(fmt == "github" for fmt, _ in targets):
+        append_step_summary(report)
+
+
+def append_step_summary(report: ReviewReport) -> None:
+    """With ``--format github`` in a GitHub job, the Markdown report goes to the job summary too,
+    sized so the step's summary file stays under GitHub's 1 MiB."""
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return
+    from review_gate.outputs.github import SUMMARY_LIMIT, step_summary
+
+    try:
+        used = os.path.getsize(path)
+    except OSError:
+        used = 0
+    budget = SUMMARY_LIMIT - used - 1  # the blank line that separates it from what is there
+    problem = f"it already holds {used} bytes of GitHub's {SUMMARY_LIMIT}" if budget < 4096 else None
+    if problem is None:
+        try:
+            with open(path, "a", encoding="utf-8", newline="") as handle:
+                handle.write(("\n" if used else "") + step_summary(report, budget))
+        except OSError as exc:
+            problem = str(exc.strerror or exc)
+    if problem is not None:
+        console.err(f"review-gate: warning: the report was not added to $GITHUB_STEP_SUMMARY: {problem}")
