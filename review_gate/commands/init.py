@@ -10,6 +10,7 @@ from review_gate import console
 from review_gate.commands.common import find_repo_root
 from review_gate.config import CONFIG_FILES, builtin_dir
 from review_gate.errors import ReviewGateError, UsageError
+from review_gate.state.store import is_store_gitignore
 
 GITIGNORE = "# run state is per machine; never commit it\nstate.db\nstate.db-*\n"
 
@@ -45,8 +46,9 @@ def init_command(args: argparse.Namespace) -> int:
 
 
 def _ours(path: Path) -> bool:
-    """The .gitignore the run-state store writes is the one init writes: not a conflict."""
+    """A .gitignore the run-state store wrote (or an earlier init) is not a conflict."""
     try:
-        return path.name == ".gitignore" and path.read_text(encoding="utf-8") == GITIGNORE
+        return path.name == ".gitignore" and (
+            is_store_gitignore(path) or path.read_text(encoding="utf-8") == GITIGNORE)
     except (OSError, UnicodeDecodeError):
         return False

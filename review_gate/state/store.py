@@ -79,7 +79,17 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
 
 # A .gitignore for a directory the store creates (the same lines `review-gate init` writes
 # for the default name), so the database never shows up as an untracked file to review.
-GITIGNORE = "# run state is per machine; never commit it\n{name}\n{name}-*\n"
+# It also ignores itself: running the gate must not leave an untracked folder in the working
+# tree. `review-gate init` replaces it with the committable one it writes.
+GITIGNORE = "# review-gate run state: per machine, never committed\n{name}\n{name}-*\n.gitignore\n"
+
+
+def is_store_gitignore(path: Path, name: str = "state.db") -> bool:
+    """True for a .gitignore the store wrote and nobody changed."""
+    try:
+        return path.read_text(encoding="utf-8") == GITIGNORE.format(name=name)
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def state_file(config: ReviewConfig, root: Path | None) -> Path:
@@ -99,12 +109,8 @@ def review_excludes(path: Path, root: Path | None) -> frozenset[str]:
         return frozenset()
     name = relative.as_posix()
     out = {name, *(name + s for s in SIDE_FILES)}
-    ignore = path.parent / ".gitignore"
-    try:
-        if ignore.read_text(encoding="utf-8") == GITIGNORE.format(name=path.name):
-            out.add((relative.parent / ".gitignore").as_posix())
-    except (OSError, UnicodeDecodeError):
-        pass
+    if is_store_gitignore(path.parent / ".gitignore", path.name):
+        out.add((relative.parent / ".gitignore").as_posix())
     return frozenset(out)
 
 

@@ -26,7 +26,7 @@ def test_the_store_has_its_meta_row_and_wal(cli, tmp_path: Path) -> None:
     assert dict(query(STATE, "SELECT key, value FROM meta")) == {
         "application": "review-gate", "schema_version": str(SCHEMA_VERSION)}
     assert query(STATE, "PRAGMA journal_mode") == [("wal",)]
-    assert (STATE.parent / ".gitignore").read_text().splitlines()[1:] == ["state.db", "state.db-*"]
+    assert (STATE.parent / ".gitignore").read_text().splitlines()[1:] == ["state.db", "state.db-*", ".gitignore"]
 
 
 def test_state_path_from_the_config_is_relative_to_the_cwd_without_a_repository(cli, tmp_path: Path) -> None:
