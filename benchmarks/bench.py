@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 SEED = 20240611
 BIG_FILES = 600
@@ -649,6 +650,80 @@ def bench_pattern_scan(table: Table, big: Path) -> None:
     table.info("  parse_diff of big.diff, in-process", f"{parse_s:.3f} s ({len(files)} files)")
 
 
+def _llm_dispatch(work: Path, server: Any, agents: int, concurrency: int, name: str) -> tuple[float, list[Any]]:
+    """Dispatch ``agents`` llm agents (openai wire format) at the test server, in-process."""
+    import anyio
+
+    from review_gate.config import load_config
+    from review_gate.diff import parse_diff
+    from review_gate.models import AgentManifest, ManifestEntry, PRFacts
+    from review_gate.pipeline.dispatch import DispatchOptions, dispatch
+
+    directory = work / name
+    (directory / "instructions").mkdir(parents=True, exist_ok=True)
+    (directory / "instructions" / "r.md").write_text("# Reviewer\nFind bugs.\n", encoding="utf-8")
+    ids = [f"llm-{i:03d}" for i in range(agents)]
+    specs = [{"id": i, "name": i, "description": "bench llm agent", "kind": "llm", "provider": "openai",
+              "model": "bench", "base_url": f"{server.url}/v1", "instructions": "instructions/r.md",
+              "retries": 1, "timeout_s": 30} for i in ids]
+    files = {"review-agents.json": {"version": 1, "agents": specs},
+             "review-composition.json": {"version": 1, "policies": [{
+                 "id": "all", "description": "every agent", "trigger": {"type": "always"}, "dispatch": ids}]},
+             "review-rules.json": {"version": 1, "rules": []}}
+    for file_name, data in files.items():
+        (directory / file_name).write_text(json.dumps(data), encoding="utf-8")
+    config = load_config(directory)
+    facts = PRFacts(source="bench", files=parse_diff(small_diff(SEED + 2)))
+    paths = [f.path for f in facts.files]
+    manifest = AgentManifest(entries=[ManifestEntry(agent=i, files=paths, policies=["all"], priority=50) for i in ids])
+    options = DispatchOptions(concurrency=concurrency, default_timeout_s=30, config_dir=str(directory))
+    started = time.perf_counter()
+    results = anyio.run(dispatch, manifest, facts, config, options)
+    return time.perf_counter() - started, results
+
+
+def bench_llm(table: Table, work: Path) -> None:
+    """llm agents against the scriptable test server of tests/llm/server.py, in-process."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    try:
+        from tests.llm.server import LlmServer, Step
+    except ImportError as exc:
+        table.error("llm agents", "-", BenchError(f"tests/llm/server.py is not importable: {exc}"))
+        return
+    for agents, concurrency, limit in ((20, 20, 1.5), (20, 5, 4.5)):
+        name = f"{agents} llm agents at 1 s latency, --concurrency {concurrency}"
+        try:
+            with LlmServer() as server:
+                server.default = Step(findings=[], delay=1.0)
+                seconds, results = _llm_dispatch(work, server, agents, concurrency, f"llm-{concurrency}")
+            bad = [r for r in results if r.status != "completed"]
+            if bad:
+                raise BenchError(f"{bad[0].id} {bad[0].status}: {bad[0].error}")
+            table.check(name, seconds, limit, "s")
+        except Exception as exc:
+            table.error(name, f"< {limit:g} s", exc)
+    name = "llm orchestration overhead per call (200 calls, 0 latency)"
+    try:
+        with LlmServer() as server:
+            seconds, results = _llm_dispatch(work, server, 200, 1, "llm-overhead")
+        per_call_ms = seconds / 200 * 1000
+        if any(r.status != "completed" for r in results):
+            raise BenchError("not every call completed")
+        table.check(name, per_call_ms, 5, "ms", "server time included")
+    except Exception as exc:
+        table.error(name, "< 5 ms", exc)
+    name = "llm 429 with Retry-After: 1, then an answer"
+    try:
+        with LlmServer() as server:
+            server.script(Step(status=429, headers={"retry-after": "1"}))
+            seconds, results = _llm_dispatch(work, server, 1, 1, "llm-429")
+        if results[0].status != "completed" or results[0].attempts != 2:
+            raise BenchError(f"{results[0].status} after {results[0].attempts} attempts")
+        table.check(name, seconds, 1.5, "s", "about 1 s expected")
+    except Exception as exc:
+        table.error(name, "< 1.5 s", exc)
+
+
 def write_sleep_config(directory: Path, command: list[str]) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     agents = [{"id": f"sleeper-{i:02d}", "name": f"Sleeper {i}", "kind": "command",
@@ -854,6 +929,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         bench_full_run(table, work, big)
         bench_cached_rerun(table, work, big)
         bench_store_write(table, work, big)
+        bench_llm(table, work)
     finally:
         if args.keep:
             print(f"inputs and outputs kept in {work}", file=sys.stderr)

@@ -112,6 +112,14 @@ def build_parser() -> argparse.ArgumentParser:
     listing = agents_sub.add_parser("list", help="every agent, its kind, state and the policies that dispatch it")
     listing.add_argument("--config", metavar="DIR")
     listing.add_argument("--format", choices=("text", "json"), default="text")
+    check = agents_sub.add_parser(
+        "check", help="send one tiny request to an llm agent's endpoint: latency, model, structured output",
+        description="Send one tiny request to an llm agent's endpoint and print the latency, the model the "
+                    "server reports and whether structured output works. Exit 0 when it works, 1 when the "
+                    "request fails, 2 on a usage error (unknown agent, not an llm agent, key not set).")
+    check.add_argument("agent", metavar="ID")
+    check.add_argument("--config", metavar="DIR")
+    check.add_argument("--timeout", type=float, default=60, metavar="SECONDS", help="give up after this long")
 
     baseline = sub.add_parser("baseline", help="record the findings of the change as accepted debt "
                                                "(.review-gate/baseline.json, to commit)")
@@ -135,11 +143,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     meta = sub.add_parser("meta", help="the @@@REVIEW_META review format (--format meta, output: review_meta)")
     meta_sub = meta.add_subparsers(dest="meta_command", metavar="ACTION", required=True)
-    check = meta_sub.add_parser(
+    meta_check = meta_sub.add_parser(
         "check", help="check a review's @@@REVIEW_META block and print its summary line",
         description="Check the @@@REVIEW_META block that opens a review and print its summary line. "
                     "Exit 0 when the block is valid, whatever its verdict; 2 when it is missing or malformed.")
-    check.add_argument("file", metavar="FILE", help="the review (- for standard input)")
+    meta_check.add_argument("file", metavar="FILE", help="the review (- for standard input)")
     return parser
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from review_gate.agents import command, pattern
-from review_gate.agents.base import AgentKind, AgentOutput, AgentSpec, AgentTask
+from review_gate.agents import command, llm, pattern
+from review_gate.agents.base import AgentContext, AgentKind, AgentOutput, AgentSpec, AgentTask
 
 KINDS: dict[str, AgentKind] = {
     "pattern": pattern,
     "command": command,
+    "llm": llm,
 }
 
-__all__ = ["KINDS", "AgentKind", "AgentOutput", "AgentSpec", "AgentTask"]
+__all__ = ["KINDS", "AgentContext", "AgentKind", "AgentOutput", "AgentSpec", "AgentTask"]

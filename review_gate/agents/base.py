@@ -2,14 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic import Field
 
-from review_gate.models import CommandAgent, FileChange, PatternAgent, RawFinding, Rule
+from review_gate.models import CommandAgent, FileChange, LlmAgent, PatternAgent, Price, RawFinding, Rule
 from review_gate.models.base import Frozen
 
-AgentSpec = PatternAgent | CommandAgent
+if TYPE_CHECKING:
+    import httpx
+
+AgentSpec = PatternAgent | CommandAgent | LlmAgent
+
+
+@dataclass(frozen=True)
+class AgentContext:
+    """What the run shares with every agent. ``client`` is the one HTTP client of the dispatch,
+    created only when an agent of a network kind runs, and closed by dispatch afterwards."""
+
+    client: httpx.AsyncClient | None = None
+    offline: bool = False
+    config_dir: str | None = None
+    repo_root: str | None = None
+    prices: Mapping[str, Price] = field(default_factory=dict)
+    standards: str | None = None  # the constitution's Standards section, when one is set
 
 
 class AgentTask(Frozen):
@@ -26,6 +44,10 @@ class AgentOutput(Frozen):
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float = 0.0
+    unreviewed: list[str] = Field(
+        default_factory=list, description="Files of the scope not reviewed (a hunk over the token budget)."
+    )
+    out_of_scope: int = Field(default=0, description="Findings dropped because their file is not in the scope.")
     raw: str | None = Field(
         default=None, repr=False,
         description="The agent's answer as it gave it (a program's stdout, capped), kept for replay bundles.",
@@ -42,10 +64,15 @@ class AgentKind(Protocol):
 
         needs_network = False
 
-        async def review(spec: AgentSpec, task: AgentTask) -> AgentOutput:
+        async def review(spec: AgentSpec, task: AgentTask, context: AgentContext) -> AgentOutput:
             return AgentOutput(findings=[])
+
+    A kind may also define ``unavailable(spec) -> str | None``: a reason the agent cannot run
+    at all (its API key is not set), which makes it ``skipped`` rather than failed, and
+    ``estimate(spec, task, context) -> tuple[int, float]``: the tokens and cost it may spend,
+    which dispatch checks against the run budget before starting it.
     """
 
     needs_network: bool
 
-    async def review(self, spec: AgentSpec, task: AgentTask) -> AgentOutput: ...
+    async def review(self, spec: AgentSpec, task: AgentTask, context: AgentContext) -> AgentOutput: ...

@@ -19,7 +19,7 @@ from pathlib import Path
 import anyio
 from anyio.abc import ByteReceiveStream, Process
 
-from review_gate.agents.base import AgentOutput, AgentSpec, AgentTask
+from review_gate.agents.base import AgentContext, AgentOutput, AgentSpec, AgentTask
 from review_gate.agents.parse import parse_findings, parse_sarif, review_meta_findings
 from review_gate.errors import AgentFault, TransientAgentFault
 from review_gate.models import CommandAgent
@@ -31,7 +31,7 @@ STDERR_TAIL = 2000
 RAW_LIMIT = 1_000_000  # bytes of stdout kept as the raw answer (replay bundles)
 
 
-async def review(spec: AgentSpec, task: AgentTask) -> AgentOutput:
+async def review(spec: AgentSpec, task: AgentTask, context: AgentContext) -> AgentOutput:
     assert isinstance(spec, CommandAgent)
     diff = "".join(f.patch for f in task.files).encode("utf-8", "surrogateescape")
     cwd = task.repo_root if spec.cwd == "repo" else task.config_dir

@@ -12,7 +12,7 @@ from bisect import bisect_right
 
 import anyio.to_thread
 
-from review_gate.agents.base import AgentOutput, AgentSpec, AgentTask
+from review_gate.agents.base import AgentContext, AgentOutput, AgentSpec, AgentTask
 from review_gate.globs import Globs
 from review_gate.models import RawFinding, Rule
 from review_gate.patterns import compile_pattern, pattern_set
@@ -22,7 +22,7 @@ needs_network = False
 _SNIPPET = 80
 
 
-async def review(spec: AgentSpec, task: AgentTask) -> AgentOutput:
+async def review(spec: AgentSpec, task: AgentTask, context: AgentContext) -> AgentOutput:
     return await anyio.to_thread.run_sync(scan, task, abandon_on_cancel=True)
 
 

@@ -1,4 +1,4 @@
-"""``review-gate agents list``."""
+"""``review-gate agents list`` and ``review-gate agents check ID``."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from review_gate.commands.common import config_for, find_repo_root
 
 
 def agents_command(args: argparse.Namespace) -> int:
+    if args.agents_command == "check":
+        return check_command(args)
     config = config_for(args, find_repo_root())
     rows: list[dict[str, Any]] = []
     for agent in config.agents.agents:
@@ -21,6 +23,11 @@ def agents_command(args: argparse.Namespace) -> int:
         state = "enabled" if agent.enabled else "disabled"
         if agent.kind not in KINDS:
             state = "unavailable kind"
+        elif agent.enabled:
+            reason = getattr(KINDS[agent.kind], "unavailable", lambda _spec: None)(agent)
+            if reason:
+                state = f"off: {reason.removesuffix(' is not set')} not set" if reason.endswith(" is not set") \
+                    else f"off: {reason}"
         rows.append({"id": agent.id, "kind": agent.kind, "state": state, "required": agent.required,
                      "timeout_s": agent.timeout_s or config.settings.timeout_s,
                      "rules": len(config.rules_for(agent.id)), "policies": policies,
@@ -37,3 +44,39 @@ def agents_command(args: argparse.Namespace) -> int:
                       f"{r['timeout_s']:g}s", str(r["rules"]), ", ".join(r["policies"]) or "no policy")
     console.stdout().print(table)
     return 0
+
+
+def check_command(args: argparse.Namespace) -> int:
+    import anyio
+    import httpx
+
+    from review_gate.agents import llm
+    from review_gate.errors import UsageError
+    from review_gate.models import LlmAgent
+
+    config = config_for(args, find_repo_root())
+    spec = config.agent(args.agent)
+    if spec is None:
+        known = ", ".join(a.id for a in config.agents.agents if a.kind == "llm") or "none"
+        raise UsageError(f"unknown agent {args.agent!r}", fix=f"use an llm agent id from review-agents.json ({known})")
+    if not isinstance(spec, LlmAgent):
+        raise UsageError(f"agent {spec.id!r} is a {spec.kind} agent; check sends a request to an llm agent's API")
+    reason = llm.unavailable(spec)
+    if reason:
+        raise UsageError(reason, fix=f"export {spec.api_key_env}=... before running review-gate")
+
+    async def probe() -> llm.CheckResult:
+        async with httpx.AsyncClient(timeout=httpx.Timeout(args.timeout, connect=min(args.timeout, 30))) as client:
+            with anyio.fail_after(args.timeout):
+                return await llm.check(spec, client)
+
+    try:
+        result = anyio.run(probe)
+    except TimeoutError:
+        result = llm.CheckResult(False, args.timeout, None, False, f"no answer within {args.timeout:g} s")
+    console.out(f"agent:      {spec.id} ({spec.provider}, {spec.url})")
+    console.out(f"latency:    {result.latency_s * 1000:.0f} ms")
+    console.out(f"model:      {result.model or 'not reported'} (configured: {spec.model})")
+    console.out(f"structured: {'yes' if result.structured else 'no'}")
+    console.out(f"result:     {'ok' if result.ok else 'failed'}: {result.detail}")
+    return 0 if result.ok else 1

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -178,6 +179,9 @@ def _name(path: Sequence[Any]) -> str:
     return "value"
 
 
+_SECRET_FIELD = re.compile(r"(^|_)(api_?key|key|token|secret|password)s?$", re.IGNORECASE)
+
+
 def describe(file: str, error: ValidationError) -> list[ConfigProblem]:
     """One problem per thing to fix (an object with two unknown fields gives two)."""
     path = list(error.absolute_path)
@@ -197,6 +201,14 @@ def describe(file: str, error: ValidationError) -> list[ConfigProblem]:
 
     if v == "additionalProperties" and isinstance(value, dict):
         allowed = sorted(schema.get("properties", {}))
+        secrets = [k for k in value if k not in allowed and _SECRET_FIELD.search(str(k))]
+        if secrets:
+            return [ConfigProblem(file, pointer([*path, extra]),
+                                  f"field {show(extra)} looks like a credential; API keys are never read "
+                                  "from config files, only from the environment",
+                                  "remove it from the file and put the variable's name in \"api_key_env\" "
+                                  '(e.g. "api_key_env": "OPENAI_API_KEY"); set the key in the environment')
+                    for extra in secrets]
         return [
             ConfigProblem(file, pointer([*path, extra]), f"unknown field {show(extra)}",
                           f"{suggest(extra, allowed) or 'remove it or fix its spelling; '}"
@@ -211,10 +223,6 @@ def describe(file: str, error: ValidationError) -> list[ConfigProblem]:
             return problem(f"missing required field {show(prop)}", f"add {show(prop)}: one of {quoted(kinds)}")
         kind = value[prop]
         at = pointer([*path, prop])
-        if kind == "llm":
-            return problem(f"agent kind {show(kind)} is not available in this version",
-                           f"use one of {quoted(kinds)}; a 'command' agent can run any program, "
-                           "including one that asks a model", at)
         return problem(f"unknown agent kind {show(kind)}: this version has {quoted(kinds)}",
                        f"{suggest(kind, kinds)}use one of: {quoted(kinds)}", at)
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 
+from review_gate.config.locations import builtin_dir
 from review_gate.config.messages import show, suggest
 from review_gate.console import sanitize
 from review_gate.errors import ConfigProblem
 from review_gate.globs import GlobError, Globs, check_glob
-from review_gate.models import ReviewConfig
+from review_gate.models import LlmAgent, ReviewConfig
 from review_gate.patterns import PatternError, compile_pattern
 
 RULES, DOMAINS, AGENTS, COMPOSITION, GATE = (
@@ -58,6 +60,17 @@ def check_references(config: ReviewConfig) -> list[ConfigProblem]:
             return f"add it to {where}"
         return f"{suggest(value, options)}add it to {where} or use one of: {', '.join(options)}"
 
+    def llm_agent(i: int, agent: LlmAgent) -> None:
+        at = f"/agents/{i}"
+        if agent.provider == "anthropic" and not agent.api_key_env:
+            add(AGENTS, f"{at}/api_key_env", "an anthropic agent needs 'api_key_env'",
+                'name the environment variable that holds the key, e.g. "api_key_env": "ANTHROPIC_API_KEY"')
+        if not _found(agent.instructions, config.directory):
+            where = f"{config.directory}" if config.directory else "the built-in config directory"
+            add(AGENTS, f"{at}/instructions", f"instructions file {show(agent.instructions)} not found in {where}",
+                "write the agent's instructions in a Markdown file and give its path relative to the "
+                "config directory")
+
     agents = {a.id: a for a in config.agents.agents}
     domains = {d.id for d in config.domains.domains}
     unique(RULES, "rules", (r.id for r in config.rules.rules))
@@ -71,6 +84,8 @@ def check_references(config: ReviewConfig) -> list[ConfigProblem]:
 
     for i, agent in enumerate(config.agents.agents):
         described(AGENTS, f"/agents/{i}/description", agent.description)
+        if isinstance(agent, LlmAgent):
+            llm_agent(i, agent)
 
     dispatched: set[str] = set()
     for i, policy in enumerate(config.composition.policies):
@@ -126,6 +141,12 @@ def check_references(config: ReviewConfig) -> list[ConfigProblem]:
                 f"missing 'pattern': {show(owner.id)} is a pattern agent and needs one to run this rule",
                 "add an RE2 'pattern', or assign the rule to another agent")
 
+    constitution = config.settings.constitution
+    if constitution is not None and config.directory is not None \
+            and not (Path(config.directory) / constitution).is_file():
+        add(GATE, "/constitution", f"constitution file {show(constitution)} not found in {config.directory}",
+            "give the path of a Markdown file relative to the config directory, or remove 'constitution'")
+
     gap_detector = config.settings.gap_detector
     if gap_detector is not None:
         add(GATE, "/gap_detector",
@@ -133,6 +154,11 @@ def check_references(config: ReviewConfig) -> list[ConfigProblem]:
             "available in this version",
             "remove 'gap_detector' or set it to null")
     return problems
+
+
+def _found(relative: str, directory: str | None) -> bool:
+    bases = ([Path(directory)] if directory else []) + [builtin_dir("config")]
+    return any((base / relative).is_file() for base in bases)
 
 
 def glob_problem(pattern: str, exc: GlobError) -> tuple[str, str]:

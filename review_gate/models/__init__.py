@@ -15,8 +15,10 @@ from review_gate.models.config import (
     Gate,
     GateCondition,
     GateFile,
+    LlmAgent,
     PatternAgent,
     Policy,
+    Price,
     PrType,
     ReviewConfig,
     Rule,
@@ -27,7 +29,7 @@ from review_gate.models.config import (
 from review_gate.models.facts import Commit, FileChange, Hunk, Line, PRFacts
 from review_gate.models.findings import Finding, RawFinding
 from review_gate.models.manifest import AgentManifest, Gap, ManifestEntry
-from review_gate.models.report import AgentResult, AgentStatus, Coverage, Metrics, ReviewReport, RuleInfo
+from review_gate.models.report import AgentResult, AgentStatus, Coverage, Metrics, ReviewReport, RuleInfo, Usage
 
 __all__ = [
     "Agent",
@@ -52,6 +54,7 @@ __all__ = [
     "GateFile",
     "Hunk",
     "Line",
+    "LlmAgent",
     "ManifestEntry",
     "Metrics",
     "PRClassification",
@@ -59,6 +62,7 @@ __all__ = [
     "PatternAgent",
     "Policy",
     "PrType",
+    "Price",
     "RawFinding",
     "ReviewConfig",
     "ReviewReport",
@@ -68,4 +72,5 @@ __all__ = [
     "RulesFile",
     "Severity",
     "Trigger",
+    "Usage",
 ]

@@ -105,7 +105,45 @@ class CommandAgent(AgentBase):
     )
 
 
-Agent = Annotated[PatternAgent | CommandAgent, Field(discriminator="kind")]
+EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=100)]
+
+DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
+
+
+class LlmAgent(AgentBase):
+    """A model behind an HTTP API. Its key comes from the environment variable it names, never
+    from a config file."""
+
+    kind: Literal["llm"]
+    provider: Literal["openai", "anthropic"] = Field(
+        description="openai: any OpenAI-compatible /chat/completions endpoint; anthropic: the Messages API."
+    )
+    model: Text
+    base_url: str | None = Field(
+        default=None, pattern=r"^https?://",
+        description="API root; default https://api.openai.com/v1 (openai) or https://api.anthropic.com (anthropic).",
+    )
+    api_key_env: EnvName | None = Field(
+        default=None,
+        description="Name of the environment variable holding the API key; required for anthropic, "
+                    "null for a local OpenAI-compatible server that needs no key.",
+    )
+    instructions: Text = Field(
+        description="Markdown file with the agent's instructions, relative to the config directory."
+    )
+    max_input_tokens: int = Field(
+        default=24000, ge=1000, le=2_000_000,
+        description="Prompt budget per request; larger scopes are split into chunks.",
+    )
+    max_output_tokens: int = Field(default=2048, ge=64, le=200_000)
+    temperature: float = Field(default=0, ge=0, le=2)
+
+    @property
+    def url(self) -> str:
+        return (self.base_url or DEFAULT_BASE_URLS[self.provider]).rstrip("/")
+
+
+Agent = Annotated[PatternAgent | CommandAgent | LlmAgent, Field(discriminator="kind")]
 
 
 class AgentsFile(ConfigFile):
@@ -157,6 +195,11 @@ class Gate(Frozen):
     )
 
 
+class Price(Frozen):
+    input_per_mtok: float = Field(ge=0, description="USD per million input tokens.")
+    output_per_mtok: float = Field(ge=0, description="USD per million output tokens.")
+
+
 class GateFile(ConfigFile):
     gate: Gate = Field(default_factory=Gate)
     filter_mode: FilterMode = "added"
@@ -165,6 +208,20 @@ class GateFile(ConfigFile):
     state_path: str = ".review-gate/state.db"
     gap_detector: Id | None = Field(
         default=None, description="Registry id of an agent that may add agents (LLM gap detection)."
+    )
+    prices: dict[str, Price] = Field(
+        default_factory=dict, description="Model name -> price per million tokens, for cost reporting."
+    )
+    max_cost_usd: float | None = Field(
+        default=None, ge=0, description="Run budget: no llm agent starts once it could exceed this cost."
+    )
+    max_tokens: int | None = Field(
+        default=None, ge=0, description="Run budget: no llm agent starts once it could exceed these tokens."
+    )
+    constitution: str | None = Field(
+        default=None, min_length=1,
+        description="Markdown file (relative to the config directory) whose 'Standards' section "
+                    "every llm agent gets in its prompt.",
     )
 
 
@@ -179,7 +236,7 @@ class ReviewConfig(Frozen):
     directory: str | None = Field(description="The config directory, None for the built-in one.")
     sources: dict[str, str] = Field(description="File name -> path it was read from.")
 
-    def agent(self, agent_id: str) -> PatternAgent | CommandAgent | None:
+    def agent(self, agent_id: str) -> PatternAgent | CommandAgent | LlmAgent | None:
         return next((a for a in self.agents.agents if a.id == agent_id), None)
 
     def rules_for(self, agent_id: str) -> list[Rule]:

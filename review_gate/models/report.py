@@ -27,6 +27,11 @@ class AgentResult(Frozen):
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float = 0.0
+    unreviewed: list[str] = Field(
+        default_factory=list,
+        description="Files of its scope the agent could not review (an llm agent's hunk over its token budget).",
+    )
+    out_of_scope: int = Field(default=0, ge=0, description="Findings dropped because their file was not in its scope.")
     findings: list[Finding] = Field(default_factory=list, exclude=True)
     raw: str | None = Field(
         default=None, exclude=True, repr=False,
@@ -43,6 +48,14 @@ class Metrics(Frozen):
     missing_inputs: int = 0
     unreviewed_files: int = 0
     risk_score: int = 0
+
+
+class Usage(Frozen):
+    """Model tokens and their cost, summed over the run's agents."""
+
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
 
 
 class Coverage(Frozen):
@@ -86,4 +99,5 @@ class ReviewReport(Frozen):
     manifest: list[ManifestEntry]
     gaps: list[Gap]
     coverage: Coverage
+    usage: Usage = Field(default_factory=Usage)
     source: str

@@ -18,6 +18,7 @@ from review_gate.models import (
     PRFacts,
     ReviewConfig,
     RuleInfo,
+    Usage,
 )
 from review_gate.models.manifest import Gap, ManifestEntry
 from review_gate.models.report import ReviewReport
@@ -154,7 +155,10 @@ def aggregate(
     waived = [f.model_copy(update={"waived": waivers[f.fingerprint]}) for f in merged if f.fingerprint in waivers]
     changed = [f.path for f in facts.files]
     covered = {p for r in results if r.status in _USABLE for p in r.files}
-    unreviewed = [p for p in changed if p not in covered]
+    # Files an agent was given and could not review (a hunk over an llm agent's token budget, an
+    # agent the run budget stopped) stay unreviewed even when another agent covered them.
+    left_out = {p for r in results for p in r.unreviewed}
+    unreviewed = [p for p in changed if p not in covered or p in left_out]
     counts = {s: sum(1 for f in findings if f.severity == s) for s in SEVERITY_RANK}
     missing = sum(1 for r in results if r.required and r.status in ("failed", "timed_out"))
     metrics = Metrics(**counts, total=len(findings), missing_inputs=missing,
@@ -176,5 +180,7 @@ def aggregate(
         coverage=Coverage(files_changed=len(changed), files_reviewed=len(changed) - len(unreviewed),
                           unreviewed=unreviewed, findings_filtered=len(raw) - len(kept),
                           filter_mode=mode, nothing_to_review=not changed),
+        usage=Usage(tokens_in=sum(r.tokens_in for r in results), tokens_out=sum(r.tokens_out for r in results),
+                    cost_usd=round(sum(r.cost_usd for r in results), 6)),
         source=facts.source,
     )

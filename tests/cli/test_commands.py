@@ -41,7 +41,7 @@ def test_explain_shows_conditional_policies(cli) -> None:
     assert "policy migrations (domain, priority 80): fires -> migration-patterns" in out
     assert "when the change's risk score is at least 75" in out
     assert "docs/guide.md\n  domains: docs" in out
-    assert "agents: hygiene-patterns, secrets-scanner" in out
+    assert "agents: build-reviewer, hygiene-patterns, secrets-scanner" in out
 
 
 def test_explain_unclassified(cli) -> None:

@@ -220,12 +220,12 @@ def test_unknown_top_level_field(cli, cfg: ConfigDir) -> None:
     assert "$schema" in problem.fix
 
 
-def test_llm_agent_kind_is_not_available(cli, cfg: ConfigDir) -> None:
+def test_an_llm_agent_needs_provider_model_and_instructions(cli, cfg: ConfigDir) -> None:
     i = cfg.index(AGENTS, "agents", "security-patterns")
     cfg.edit(AGENTS, lambda d: d["agents"][i].update(kind="llm"))
-    problem = only(cli, cfg, AGENTS, f"/agents/{i}/kind")
-    assert problem.message == "agent kind 'llm' is not available in this version"
-    assert "'command', 'pattern'" in problem.fix
+    found = invalid(cli, cfg, count=3)
+    assert {p.message for p in found} == {"missing required field 'provider'", "missing required field 'model'",
+                                          "missing required field 'instructions'"}
 
 
 def test_unknown_agent_kind(cli, cfg: ConfigDir) -> None:
@@ -241,7 +241,7 @@ def test_missing_agent_kind(cli, cfg: ConfigDir) -> None:
     cfg.edit(AGENTS, lambda d: d["agents"][i].pop("kind"))
     problem = only(cli, cfg, AGENTS, f"/agents/{i}")
     assert problem.message == "missing required field 'kind'"
-    assert "'command', 'pattern'" in problem.fix
+    assert "'command', 'llm', 'pattern'" in problem.fix
 
 
 def test_errors_inside_an_agent_of_a_known_kind(cli, cfg: ConfigDir) -> None:
@@ -476,7 +476,7 @@ def test_several_problems_in_several_files_are_all_listed(cli, cfg: ConfigDir) -
     agent = cfg.index(AGENTS, "agents", "security-patterns")
     cfg.edit(RULES, lambda d: d["rules"][tls].update(severity="high"))
     cfg.edit(RULES, lambda d: d["rules"][todo].update(colour="red"))
-    cfg.edit(AGENTS, lambda d: d["agents"][agent].update(kind="llm"))
+    cfg.edit(AGENTS, lambda d: d["agents"][agent].update(kind="gpt"))
     cfg.edit(GATE, lambda d: d.update(version=2))
     found = invalid(cli, cfg, count=4)
     assert [(Path(p.file).name, p.pointer) for p in found] == [

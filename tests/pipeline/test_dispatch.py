@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from review_gate.agents import KINDS, AgentOutput, AgentSpec, AgentTask
+from review_gate.agents import KINDS, AgentContext, AgentOutput, AgentSpec, AgentTask
 from review_gate.config import load_config
 from review_gate.diff import parse_diff
 from review_gate.errors import AgentFault, TransientAgentFault
@@ -233,7 +233,7 @@ class FakeKind:
         self.needs_network = needs_network
         self.calls: list[float] = []
 
-    async def review(self, spec: AgentSpec, task: AgentTask) -> AgentOutput:
+    async def review(self, spec: AgentSpec, task: AgentTask, context: AgentContext) -> AgentOutput:
         self.calls.append(time.monotonic())
         step = self.plan.pop(0) if self.plan else None
         if step is not None:

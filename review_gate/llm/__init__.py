@@ -1,0 +1,1 @@
+"""The ``llm`` agent kind's parts: prompt, chunking, answer parsing and the two wire formats."""

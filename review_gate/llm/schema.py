@@ -1,0 +1,57 @@
+"""The findings schema every model answers with: OpenAI's response_format and Anthropic's tool.
+
+Every string and array is bounded, so a runaway answer is refused by the schema rather than
+carried into reports. Every field is required (nullable where optional), as OpenAI's strict
+mode wants; the tolerant parser (``answer.py``) accepts answers that leave optional ones out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+MAX_FINDINGS = 50
+MAX_MESSAGE = 1000
+MAX_TEXT = 2000
+MAX_PATH = 500
+MAX_ID = 100
+SEVERITIES = ["critical", "major", "warning", "info"]
+TOOL_NAME = "report_findings"
+
+
+def _nullable(kind: str, **bounds: Any) -> dict[str, Any]:
+    return {"type": [kind, "null"], **bounds}
+
+
+FINDING_PROPERTIES: dict[str, Any] = {
+    "severity": {"type": "string", "enum": SEVERITIES},
+    "message": {"type": "string", "minLength": 1, "maxLength": MAX_MESSAGE},
+    "file": _nullable("string", maxLength=MAX_PATH),
+    "line": _nullable("integer", minimum=1),
+    "end_line": _nullable("integer", minimum=1),
+    "rule_id": _nullable("string", maxLength=MAX_ID),
+    "category": _nullable("string", maxLength=MAX_ID),
+    "recommendation": _nullable("string", maxLength=MAX_TEXT),
+    "confidence": _nullable("number", minimum=0, maximum=1),
+}
+
+
+def findings_schema(*, strict: bool = True) -> dict[str, Any]:
+    """The answer's JSON Schema; ``strict=False`` requires only severity and message."""
+    required = list(FINDING_PROPERTIES) if strict else ["severity", "message"]
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["findings"],
+        "properties": {
+            "findings": {
+                "type": "array",
+                "maxItems": MAX_FINDINGS,
+                "items": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": required,
+                    "properties": FINDING_PROPERTIES,
+                },
+            },
+        },
+    }
