@@ -91,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     plan = sub.add_parser("plan", help="stages 1-4 only: classification, manifest and gaps; no agent runs")
     _input_options(plan, ("text", "json"))
+    plan.add_argument("--offline", action="store_true", help="skip the LLM gap detector (no network)")
 
     config = sub.add_parser("config", help="check or show the configuration")
     config_sub = config.add_subparsers(dest="config_command", metavar="ACTION", required=True)

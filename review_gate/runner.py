@@ -13,6 +13,7 @@ from review_gate.models import (
     AgentResult,
     FilterMode,
     Gap,
+    LlmAgent,
     PRClassification,
     PRFacts,
     ReviewConfig,
@@ -43,15 +44,37 @@ class Reuse(Protocol):
     def merge(self, dispatched: list[AgentResult]) -> list[AgentResult]: ...
 
 
-async def plan(request: DiffRequest, config: ReviewConfig, *, exclude: Collection[str] = ()) -> Plan:
-    """Stages 1-4. ``exclude``: paths dropped from the facts (the run-state files)."""
+async def plan(request: DiffRequest, config: ReviewConfig, *, exclude: Collection[str] = (),
+               offline: bool = False) -> Plan:
+    """Stages 1-4. ``exclude``: paths dropped from the facts (the run-state files). The LLM gap
+    detector (``gap_detector`` in review-gate.json) runs after the deterministic part unless ``offline``."""
     facts = await normalize(request)
     if exclude and any(f.path in exclude for f in facts.files):
         facts = facts.model_copy(update={"files": [f for f in facts.files if f.path not in exclude]})
     classification = classify(facts, config.domains.domains)
     manifest = compose(classification, config.composition.policies)
     manifest, gaps = gap_detect(classification, manifest, config)
+    detector = next((a for a in config.agents.agents if a.id == config.settings.gap_detector), None)
+    if isinstance(detector, LlmAgent) and not offline:
+        manifest, added = await _detect_gaps(facts, classification, manifest, config, detector)
+        gaps = [*gaps, *added]
     return Plan(facts=facts, classification=classification, manifest=manifest, gaps=gaps)
+
+
+async def _detect_gaps(facts: PRFacts, classification: PRClassification, manifest: AgentManifest,
+                       config: ReviewConfig, detector: LlmAgent) -> tuple[AgentManifest, list[Gap]]:
+    """The LLM gap detector, over an HTTP client of its own (closed here), bounded by its timeout."""
+    import anyio
+    import httpx
+
+    from review_gate.llm.gap_detector import detect, failed
+
+    deadline = detector.timeout_s or config.settings.timeout_s
+    async with httpx.AsyncClient(timeout=httpx.Timeout(None, connect=30), follow_redirects=False,
+                                 trust_env=True) as client:
+        with anyio.move_on_after(deadline):
+            return await detect(facts, classification, manifest, config, detector, client)
+    return manifest, [failed(detector, f"timed out after {deadline:g} s")]
 
 
 def new_run_id() -> str:
@@ -71,7 +94,7 @@ async def review(
     run_id: str | None = None,
     reuse: Reuse | None = None,
 ) -> ReviewReport:
-    the_plan = planned or await plan(request, config)
+    the_plan = planned or await plan(request, config, offline=options.offline)
     if reuse is None:
         results = await dispatch(the_plan.manifest, the_plan.facts, config, options, listener)
     else:

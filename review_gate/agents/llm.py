@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -112,12 +112,15 @@ def _scrub(text: str, key: str | None) -> str:
     return text.replace(key, "[redacted]") if key and len(key) >= 4 else text
 
 
-async def send(client: httpx.AsyncClient, spec: LlmAgent, key: str | None, system: str, user: str) -> Reply:
-    """One request; transport and HTTP errors mapped to AgentFault / TransientAgentFault."""
+async def send(client: httpx.AsyncClient, spec: LlmAgent, key: str | None, system: str, user: str, *,
+               schema: dict[str, Any] | None = None, name: str | None = None) -> Reply:
+    """One request; transport and HTTP errors mapped to AgentFault / TransientAgentFault.
+    ``schema`` and ``name``: another answer schema than the findings one (the gap detector's)."""
     import httpx
 
     provider = PROVIDERS[spec.provider]
-    url, headers, body = provider.request(spec, key, system, user)
+    named = {"name": name} if name else {}
+    url, headers, body = provider.request(spec, key, system, user, schema=schema, **named)
     try:
         response = await client.post(url, headers=headers, json=body)
     except httpx.TimeoutException as exc:
@@ -126,7 +129,7 @@ async def send(client: httpx.AsyncClient, spec: LlmAgent, key: str | None, syste
         raise TransientAgentFault(f"{spec.provider} API at {spec.url}: {type(exc).__name__}: {exc}") from exc
     check_status(response, spec.provider)
     data = decode(response, spec.provider)
-    reply: Reply = provider.reply(data, response.text)
+    reply: Reply = provider.reply(data, response.text, **named)
     return reply
 
 

@@ -55,7 +55,8 @@ def plan_command(args: argparse.Namespace) -> int:
 
     async def main() -> None:  # returns nothing: asyncio reprs a finished main task's result
         # the same view of the change as `run`: the run-state files are never part of it
-        plans.append(await runner.plan(request, config, exclude=review_excludes(state_file(config, root), root)))
+        plans.append(await runner.plan(request, config, exclude=review_excludes(state_file(config, root), root),
+                                       offline=args.offline))
 
     anyio.run(main)
     [plan] = plans

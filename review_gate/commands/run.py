@@ -51,7 +51,7 @@ def run_command(args: argparse.Namespace) -> int:
     async def main() -> None:
         # Returns nothing: asyncio builds the repr of a finished main task, and a report's
         # repr holds the whole diff.
-        plan = await runner.plan(request, config, exclude=state.excludes)
+        plan = await runner.plan(request, config, exclude=state.excludes, offline=args.offline)
         plans.append(plan)
         run_id = runner.new_run_id()
         reuse = await anyio.to_thread.run_sync(state.start, plan, run_id)  # pending pairs before dispatch

@@ -149,10 +149,18 @@ def check_references(config: ReviewConfig) -> list[ConfigProblem]:
 
     gap_detector = config.settings.gap_detector
     if gap_detector is not None:
-        add(GATE, "/gap_detector",
-            f"gap_detector {show(gap_detector)} needs the 'llm' agent kind, which is not "
-            "available in this version",
-            "remove 'gap_detector' or set it to null")
+        detector = agents.get(gap_detector)
+        llm_ids = sorted(a.id for a in config.agents.agents if isinstance(a, LlmAgent))
+        if detector is None:
+            add(GATE, "/gap_detector", f"gap_detector: unknown agent {show(gap_detector)}",
+                known(llm_ids, gap_detector, f"{AGENTS} as an agent of kind 'llm'")
+                + ", or remove 'gap_detector'")
+        elif not isinstance(detector, LlmAgent):
+            add(GATE, "/gap_detector",
+                f"gap_detector {show(gap_detector)} is a {detector.kind} agent; the gap detector must be an "
+                "'llm' agent",
+                (f"use one of the llm agents: {', '.join(llm_ids)}" if llm_ids
+                 else f"add an agent of kind 'llm' to {AGENTS} and name it") + ", or remove 'gap_detector'")
     return problems
 
 

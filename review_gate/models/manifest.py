@@ -21,7 +21,10 @@ class AgentManifest(Frozen):
 
 
 class Gap(Frozen):
-    kind: Literal["unclassified_file", "domain_without_policy", "unknown_agent", "uncovered_file", "config_changed"]
+    kind: Literal["unclassified_file", "domain_without_policy", "unknown_agent", "uncovered_file", "config_changed",
+                  "llm_addition", "gap_detector_failed"] = Field(
+        description="llm_addition: the LLM gap detector added an agent (or files to one); "
+                    "gap_detector_failed: it ran and failed, and the manifest stayed as it was.")
     subject: str = Field(description="The file, domain or agent id concerned.")
     reason: str
     suggestion: str = Field(description="A config change that would close the gap.")

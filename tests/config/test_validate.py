@@ -453,10 +453,17 @@ def test_pattern_agent_rule_without_a_pattern(cli, cfg: ConfigDir) -> None:
     assert "add an RE2 'pattern'" in problem.fix
 
 
-def test_gap_detector_set(cli, cfg: ConfigDir) -> None:
+def test_gap_detector_naming_a_missing_agent(cli, cfg: ConfigDir) -> None:
     cfg.edit(GATE, lambda d: d.update(gap_detector="llm-gaps"))
     problem = only(cli, cfg, GATE, "/gap_detector")
-    assert "not available in this version" in problem.message
+    assert problem.message == "gap_detector: unknown agent 'llm-gaps'"
+    assert "as an agent of kind 'llm'" in problem.fix and "remove 'gap_detector'" in problem.fix
+
+
+def test_gap_detector_naming_a_non_llm_agent(cli, cfg: ConfigDir) -> None:
+    cfg.edit(GATE, lambda d: d.update(gap_detector="security-patterns"))
+    problem = only(cli, cfg, GATE, "/gap_detector")
+    assert "is a pattern agent; the gap detector must be an 'llm' agent" in problem.message
     assert "remove 'gap_detector'" in problem.fix
 
 

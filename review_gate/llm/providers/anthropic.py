@@ -13,7 +13,9 @@ NAME = "anthropic"
 API_VERSION = "2023-06-01"
 
 
-def request(spec: LlmAgent, key: str | None, system: str, user: str) -> tuple[str, dict[str, str], dict[str, Any]]:
+def request(spec: LlmAgent, key: str | None, system: str, user: str, *, schema: dict[str, Any] | None = None,
+            name: str = TOOL_NAME) -> tuple[str, dict[str, str], dict[str, Any]]:
+    """``schema`` and ``name``: another tool than report_findings (the gap detector's)."""
     headers = {"content-type": "application/json", "anthropic-version": API_VERSION}
     if key:
         headers["x-api-key"] = key
@@ -24,19 +26,20 @@ def request(spec: LlmAgent, key: str | None, system: str, user: str) -> tuple[st
         "system": system,
         "messages": [{"role": "user", "content": user}],
         "tools": [{
-            "name": TOOL_NAME,
-            "description": "Report the findings of this review (an empty list when there are none).",
-            "input_schema": findings_schema(),
+            "name": name,
+            "description": "Report the findings of this review (an empty list when there are none)."
+                           if schema is None else "Report your answer.",
+            "input_schema": schema or findings_schema(),
         }],
-        "tool_choice": {"type": "tool", "name": TOOL_NAME},
+        "tool_choice": {"type": "tool", "name": name},
     }
     return f"{spec.url}/v1/messages", headers, body
 
 
-def reply(data: dict[str, Any], raw: str) -> Reply:
+def reply(data: dict[str, Any], raw: str, *, name: str = TOOL_NAME) -> Reply:
     usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
     blocks = [b for b in data.get("content") or [] if isinstance(b, dict)]
-    tool = next((b for b in blocks if b.get("type") == "tool_use" and b.get("name") == TOOL_NAME), None)
+    tool = next((b for b in blocks if b.get("type") == "tool_use" and b.get("name") == name), None)
     text = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
     answer: str | dict[str, Any] | None = text or None
     if tool is not None and isinstance(tool.get("input"), dict):

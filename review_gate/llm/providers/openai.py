@@ -12,7 +12,9 @@ from review_gate.models import LlmAgent
 NAME = "openai"
 
 
-def request(spec: LlmAgent, key: str | None, system: str, user: str) -> tuple[str, dict[str, str], dict[str, Any]]:
+def request(spec: LlmAgent, key: str | None, system: str, user: str, *, schema: dict[str, Any] | None = None,
+            name: str = "review_findings") -> tuple[str, dict[str, str], dict[str, Any]]:
+    """``schema`` and ``name``: another answer schema than the findings one (the gap detector's)."""
     headers = {"content-type": "application/json"}
     if key:
         headers["authorization"] = f"Bearer {key}"
@@ -23,13 +25,13 @@ def request(spec: LlmAgent, key: str | None, system: str, user: str) -> tuple[st
         "max_tokens": spec.max_output_tokens,
         "response_format": {
             "type": "json_schema",
-            "json_schema": {"name": "review_findings", "strict": True, "schema": findings_schema()},
+            "json_schema": {"name": name, "strict": True, "schema": schema or findings_schema()},
         },
     }
     return f"{spec.url}/chat/completions", headers, body
 
 
-def reply(data: dict[str, Any], raw: str) -> Reply:
+def reply(data: dict[str, Any], raw: str, *, name: str = "") -> Reply:
     usage = _object(data.get("usage"))
     choices = data.get("choices")
     choice = _object(choices[0] if isinstance(choices, list) and choices else None)
