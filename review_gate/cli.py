@@ -80,6 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--concurrency", type=int, metavar="N", help="agents running at once")
     run.add_argument("--timeout", type=float, metavar="S", help="deadline of every agent, retries included")
     run.add_argument("--offline", action="store_true", help="run only agents that need no network")
+    run.add_argument("--constitution", metavar="FILE",
+                     help="Markdown file whose Standards section LLM agents get (overrides review-gate.json)")
     run.add_argument("--no-state", action="store_true",
                      help="no run state: no cache, no acceptances, nothing recorded (state_path untouched)")
     run.add_argument("--no-cache", action="store_true", help="review every file again (the run is still recorded)")

@@ -19,6 +19,17 @@ from review_gate.pipeline.dispatch import DispatchOptions
 from review_gate.state.session import run_state
 
 
+def _constitution(args: argparse.Namespace) -> str | None:
+    """--constitution FILE, checked now: a missing file is the user's error, not a silent no-op."""
+    if not args.constitution:
+        return None
+    path = Path(args.constitution)
+    if not path.is_file():
+        raise UsageError(f"--constitution {args.constitution}: no such file",
+                         fix="name a Markdown file with a '## Standards' section")
+    return str(path.resolve())
+
+
 def run_command(args: argparse.Namespace) -> int:
     if args.concurrency is not None and args.concurrency < 1:
         raise UsageError(f"--concurrency {args.concurrency}: must be at least 1")
@@ -35,7 +46,7 @@ def run_command(args: argparse.Namespace) -> int:
     settings = config.settings
     options = DispatchOptions(
         concurrency=args.concurrency or settings.concurrency, timeout_s=args.timeout,
-        default_timeout_s=settings.timeout_s, offline=args.offline,
+        default_timeout_s=settings.timeout_s, offline=args.offline, constitution=_constitution(args),
         repo_root=str(root) if root else None, config_dir=config.directory,
     )
     waivers = baseline.waivers_for_run(getattr(args, "baseline", None), getattr(args, "no_baseline", False),

@@ -56,6 +56,7 @@ class DispatchOptions(Frozen):
     offline: bool = False
     repo_root: str | None = None
     config_dir: str | None = None
+    constitution: str | None = None  # --constitution FILE (absolute), over review-gate.json's
 
 
 def _wait(state: RetryCallState) -> float:
@@ -121,8 +122,8 @@ async def _client(manifest: AgentManifest, config: ReviewConfig,
 
 
 def _standards(config: ReviewConfig, options: DispatchOptions) -> str | None:
-    """The constitution's Standards section, when review-gate.json names a constitution."""
-    name = config.settings.constitution
+    """The constitution's Standards section: --constitution FILE, else review-gate.json's."""
+    name = options.constitution or config.settings.constitution
     if not name:
         return None
     from review_gate.llm.prompt import standards_section

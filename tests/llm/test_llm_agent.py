@@ -298,3 +298,15 @@ def test_builtin_llm_agents_are_skipped_without_keys(cli: Any, monkeypatch: pyte
     llm = [a for a in report["agents"] if a["kind"] == "llm"]
     assert llm and all(a["status"] == "skipped" and a["error"].endswith("is not set") for a in llm)
     assert report["metrics"]["missing_inputs"] == 0 and report["decision"] == "pass"
+
+
+def test_constitution_flag_overrides_the_config(cli: Any, tmp_path: Path, server: LlmServer) -> None:
+    cfg = write_config(tmp_path, [llm_agent("llm", server)])
+    flag = tmp_path / "CONSTITUTION.md"
+    flag.write_text("# Rules of the house\n\n## Standards\nNo global state.\n")
+    run(cli, cfg, DIFF, "--constitution", str(flag))
+    assert "No global state." in server.requests[-1].prompt
+    missing = cli("--diff", "-", "--config", str(cfg), "--constitution", str(tmp_path / "nope.md"),
+                  stdin=DIFF.encode())
+    assert missing.code == 2
+    assert "nope.md" in missing.err
