@@ -836,8 +836,10 @@ def bench_cached_rerun(table: Table, work: Path, big: Path) -> None:
     states = sorted({a["status"] for a in report["agents"]})
     detail = f"{len(report['agents'])} agents, statuses: {', '.join(states)}"
     table.check(name, run.seconds, 1.5, "s", detail)
-    if states != ["cached"]:
-        table.error("  every agent cached on the 2nd run", "all cached", BenchError(detail))
+    # The built-in LLM agents are skipped without their API keys: they make no call either.
+    called = [a["id"] for a in report["agents"] if a["status"] not in ("cached", "skipped")]
+    if called:
+        table.error("  no agent called on the 2nd run", "none", BenchError(f"called: {', '.join(called)}"))
 
 
 def bench_store_write(table: Table, work: Path, big: Path) -> None:
