@@ -68,6 +68,10 @@ def show(report: ReviewReport, console: Console) -> None:
                           if cov.findings_filtered else "")))
     if report.waived:
         console.print(Text(waived_line(report), style="dim"))
+    usage = report.usage
+    if usage.tokens_in or usage.tokens_out or usage.cost_usd:
+        console.print(Text(f"model usage: {usage.tokens_in} tokens in, {usage.tokens_out} out, "
+                           f"${usage.cost_usd:.4f}", style="dim"))
     if cov.unreviewed:
         shown = ", ".join(sanitize(p) for p in cov.unreviewed[:10])
         more = f" and {len(cov.unreviewed) - 10} more" if len(cov.unreviewed) > 10 else ""

@@ -310,3 +310,11 @@ def test_constitution_flag_overrides_the_config(cli: Any, tmp_path: Path, server
                   stdin=DIFF.encode())
     assert missing.code == 2
     assert "nope.md" in missing.err
+
+
+def test_the_text_report_shows_the_run_usage(cli: Any, tmp_path: Path, server: LlmServer) -> None:
+    server.default = Step(findings=[], tokens=(1000, 50))
+    cfg = write_config(tmp_path, [llm_agent("llm", server)],
+                       prices={"test-model": {"input_per_mtok": 3.0, "output_per_mtok": 15.0}})
+    result = cli("--diff", "-", "--config", str(cfg), stdin=DIFF.encode())
+    assert "model usage: 1000 tokens in, 50 out, $0.0037" in result.out
