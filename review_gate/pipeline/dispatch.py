@@ -108,7 +108,10 @@ async def _client(manifest: AgentManifest, config: ReviewConfig,
     def networked(agent_id: str) -> bool:
         spec = config.agent(agent_id)
         kind = KINDS.get(spec.kind) if spec is not None else None
-        return bool(spec is not None and spec.enabled and kind is not None and kind.needs_network)
+        if spec is None or not spec.enabled or kind is None or not kind.needs_network:
+            return False
+        unavailable: Any = getattr(kind, "unavailable", None)  # e.g. its API key is not set
+        return unavailable is None or unavailable(spec) is None
 
     if options.offline or not any(networked(e.agent) for e in manifest.entries):
         yield None
