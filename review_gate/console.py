@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING, TextIO
 
@@ -62,8 +63,18 @@ def reset() -> None:
 
 
 def out(text: str = "") -> None:
-    stdout().print(text, markup=False, highlight=False)
+    _line(sys.stdout, stdout, text)
 
 
 def err(text: str = "") -> None:
-    stderr().print(text, markup=False, highlight=False)
+    _line(sys.stderr, stderr, text)
+
+
+def _line(stream: TextIO, rich_console: Callable[[], Console], text: str) -> None:
+    # Off a terminal rich would print the text unchanged; writing it directly keeps rich out of
+    # start-up for CI and machine-readable runs.
+    if is_interactive(stream):
+        rich_console().print(text, markup=False, highlight=False)
+    else:
+        stream.write(text + "\n")
+        stream.flush()

@@ -10,7 +10,6 @@ from review_gate.commands.common import write_output
 from review_gate.models import ReviewReport
 from review_gate.outputs import renderer
 from review_gate.outputs.summary import summary_line
-from review_gate.outputs.text import show
 
 # Formats read in a log, where the summary line they carry counts as the run's one summary line.
 LOG_FORMATS = ("github",)
@@ -25,6 +24,8 @@ def emit(report: ReviewReport, targets: list[tuple[str, str | None]]) -> None:
         if path is not None and path != "-":
             write_output(path, renderer(fmt)(report))
         elif fmt == "text":
+            from review_gate.outputs.text import show  # rich, only when text is asked for
+
             show(report, console.stdout())
             summary_shown = True
         else:

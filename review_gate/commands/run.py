@@ -66,7 +66,7 @@ def run_command(args: argparse.Namespace) -> int:
         plans.append(plan)
         run_id = runner.new_run_id()
         reuse = await anyio.to_thread.run_sync(state.start, plan, run_id)  # pending pairs before dispatch
-        with Progress(console.stderr(), live=console.is_interactive(sys.stderr)) as progress:
+        with Progress(live=console.is_interactive(sys.stderr)) as progress:
             reports.append(await runner.review(
                 request, config, options, filter_mode=args.filter_mode, fail_on=args.fail_on,
                 listener=progress, planned=plan, waivers={**waivers, **state.waivers}, run_id=run_id,

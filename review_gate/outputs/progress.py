@@ -5,24 +5,25 @@ from __future__ import annotations
 
 import time
 from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.live import Live
-from rich.spinner import Spinner
-from rich.table import Table
-from rich.text import Text
-
+from review_gate import console
 from review_gate.console import sanitize
 from review_gate.models import AgentResult
-from review_gate.outputs.text import STATUS_STYLES
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 
 class Progress:
-    def __init__(self, console: Console, live: bool) -> None:
-        self.console = console
+    def __init__(self, live: bool) -> None:
         self.states: dict[str, tuple[str, float, AgentResult | None]] = {}
-        self._live = Live(console=console, refresh_per_second=10, transient=True,
-                          get_renderable=self._table) if live else None
+        self._live: Any = None
+        if live:  # rich is imported only for a terminal
+            from rich.live import Live
+
+            self._live = Live(console=console.stderr(), refresh_per_second=10, transient=True,
+                              get_renderable=self._table)
 
     def __enter__(self) -> Progress:
         if self._live is not None:
@@ -41,10 +42,16 @@ class Progress:
         self.states[agent] = (event, started, result)
         if self._live is None and event == "done" and result is not None:
             note = f" ({sanitize(result.error)})" if result.error else ""
-            self.console.print(Text(f"agent {agent}: {result.status} in {result.duration_s:.2f}s, "
-                                    f"{len(result.findings)} findings{note}"))
+            console.err(f"agent {agent}: {result.status} in {result.duration_s:.2f}s, "
+                        f"{len(result.findings)} findings{note}")
 
     def _table(self) -> Table:
+        from rich.spinner import Spinner
+        from rich.table import Table
+        from rich.text import Text
+
+        from review_gate.outputs.text import STATUS_STYLES
+
         table = Table(box=None, show_header=False, pad_edge=False)
         for agent, (event, started, result) in self.states.items():
             if result is not None:
