@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -158,7 +159,7 @@ def open_store(path: Path, *, create: bool = True) -> Store | None:
     store = Store(path, connection)
     try:
         connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        _prepare(store)
+        _prepare_when_free(store)
     except sqlite3.DatabaseError as exc:
         connection.close()
         raise StateError(f"{path} is not a usable review-gate state database: {exc}", fix=_FIX_FILE) from exc
@@ -201,10 +202,30 @@ def _make_directory(directory: Path, name: str) -> None:
             ignore.write_text(GITIGNORE.format(name=name), encoding="utf-8")
 
 
+def _prepare_when_free(store: Store) -> None:
+    """_prepare, retried while another process holds a lock SQLite does not wait for by itself
+    (switching a new file to WAL, or recovering a WAL, answers "locked" at once)."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    pause = 0.01
+    while True:
+        try:
+            _prepare(store)
+            return
+        except sqlite3.OperationalError as exc:
+            text = str(exc).lower()
+            if ("locked" not in text and "busy" not in text) or time.monotonic() > deadline:
+                raise
+            if store.db.in_transaction:
+                store.db.execute("ROLLBACK")
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
+
+
 def _prepare(store: Store) -> None:
     db = store.db
     version = _version(store)  # first, read-only: a foreign database must stay byte for byte as it is
-    db.execute("PRAGMA journal_mode = WAL")
+    if db.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":  # WAL sticks to the file
+        db.execute("PRAGMA journal_mode = WAL")
     db.execute("PRAGMA synchronous = NORMAL")
     db.execute("PRAGMA foreign_keys = ON")
     if version == SCHEMA_VERSION:
