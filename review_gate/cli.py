@@ -211,45 +211,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 3
 
 
+# Subcommand -> module in review_gate.commands, imported only when that command runs.
+HANDLERS = {
+    "run": "run", "plan": "plan", "config": "config_cmd", "init": "init", "explain": "explain",
+    "agents": "agents_cmd", "meta": "meta_cmd", "baseline": "baseline", "replay": "replay",
+    **{name: name for name in STATE_COMMANDS},
+}
+
+
 def _dispatch(args: argparse.Namespace) -> int:
-    if args.command == "run":
-        from review_gate.commands.run import run_command
+    from importlib import import_module
 
-        return run_command(args)
-    if args.command == "plan":
-        from review_gate.commands.plan import plan_command
-
-        return plan_command(args)
-    if args.command == "config":
-        from review_gate.commands.config_cmd import config_command
-
-        return config_command(args)
-    if args.command == "init":
-        from review_gate.commands.init import init_command
-
-        return init_command(args)
-    if args.command == "explain":
-        from review_gate.commands.explain import explain_command
-
-        return explain_command(args)
-    if args.command == "meta":
-        from review_gate.commands.meta_cmd import meta_command
-
-        return meta_command(args)
-    if args.command == "baseline":
-        from review_gate.commands.baseline import baseline_command
-
-        return baseline_command(args)
-    if args.command == "replay":
-        from review_gate.commands.replay import replay_command
-
-        return replay_command(args)
-    if args.command in STATE_COMMANDS:
-        from importlib import import_module
-
-        command: Callable[[argparse.Namespace], int] = getattr(
-            import_module(f"review_gate.commands.{args.command}"), f"{args.command}_command")
-        return command(args)
-    from review_gate.commands.agents_cmd import agents_command
-
-    return agents_command(args)
+    module = import_module(f"review_gate.commands.{HANDLERS[args.command]}")
+    command: Callable[[argparse.Namespace], int] = getattr(module, f"{args.command}_command")
+    return command(args)

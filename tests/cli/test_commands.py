@@ -70,3 +70,13 @@ def test_plan_and_run_never_review_the_run_state(cli, repo: GitRepo) -> None:
     assert (repo.root / ".review-gate" / "state.db").exists()
     planned = {f["path"] for f in cli("plan", "--format", "json").json()["facts"]["files"]}
     assert planned == {"a.py"}
+
+
+def test_every_command_has_a_handler() -> None:
+    from importlib import import_module
+
+    from review_gate.cli import COMMANDS, HANDLERS
+
+    assert set(HANDLERS) == set(COMMANDS)
+    for name, module in HANDLERS.items():
+        assert callable(getattr(import_module(f"review_gate.commands.{module}"), f"{name}_command"))
