@@ -1,18 +1,22 @@
 """Splitting an agent's scope into requests that fit its token budget.
 
 Tokens are estimated as characters / 4. Files are packed whole while they fit; a file larger
-than the budget is split between its hunks; a single hunk larger than the budget is not sent
-at all and its file is reported unreviewed. Nothing is ever clipped.
+than the budget is split between its hunks; a hunk larger than the budget is cut into windows
+of whole lines that overlap by a few lines, and a single line larger than a window into
+pieces. Size alone never leaves a line unshown; only a budget too small to hold a file header
+and one character of code does (the file is then reported unreviewed). Nothing is clipped.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from review_gate.llm.prompt import file_header, render_hunk
-from review_gate.models import FileChange
+from review_gate.llm.prompt import file_header, removed_note, render_hunk, render_line
+from review_gate.models import FileChange, Hunk
 
 CHARS_PER_TOKEN = 4
+OVERLAP_LINES = 3  # lines a window repeats from the one before, so nothing is read out of context
+MIN_PIECE = 16  # characters of code a piece of a long line must hold to be worth a request
 
 
 def estimate_tokens(text: str | int) -> int:
@@ -62,13 +66,57 @@ def split(files: list[FileChange], budget_tokens: int) -> Plan:
         if len(whole) + 2 <= budget:
             place(change.path, whole)
             continue
-        for hunk_text in rendered:
+        for hunk, hunk_text in zip(change.hunks, rendered, strict=True):
             section = f"{header} (part)\n{hunk_text}"
-            if len(section) + 2 > budget:
+            pieces = [section] if len(section) + 2 <= budget else windows(f"{header} (part)", hunk, budget - 2)
+            if pieces is None:
                 if change.path not in unreviewed:
                     unreviewed.append(change.path)
                 continue
-            place(change.path, section)
+            for piece in pieces:
+                place(change.path, piece)
     if current.sections:
         chunks.append(current)
     return Plan(chunks=chunks, unreviewed=unreviewed)
+
+
+def windows(header: str, hunk: Hunk, size: int) -> list[str] | None:
+    """A hunk too big for one request as sections of at most ``size`` characters: the file
+    header, the hunk header marked "window k of n", and a run of whole lines that repeats the
+    last OVERLAP_LINES of the run before; a line too long for a section is cut into pieces.
+    None when ``size`` cannot hold the headers and a useful piece of code."""
+    top = f"{header}\n{hunk.header.rstrip()} (window {{k}} of {{n}})"
+    room = size - len(top) - 12  # the window numbers filled in
+    if room < _PREFIX + len(_CONT) + MIN_PIECE + 1:
+        return None
+    parts = [text for line in hunk.lines for text in _pieces(render_line(line), room)]
+    note = removed_note(hunk)
+    if note:
+        parts.append(note)
+    bodies: list[str] = []
+    start = 0
+    while start < len(parts):
+        end, used = start, 0
+        while end < len(parts) and used + len(parts[end]) + 1 <= room:
+            used += len(parts[end]) + 1
+            end += 1
+        end = max(end, start + 1)  # every part fits a room by construction; never loop on nothing
+        bodies.append("\n".join(parts[start:end]))
+        if end >= len(parts):
+            break
+        start = max(start + 1, end - OVERLAP_LINES)
+    return [top.format(k=k, n=len(bodies)) + "\n" + body for k, body in enumerate(bodies, start=1)]
+
+
+_PREFIX = 9  # "{number:>6} + " before a line's text
+_CONT = " (cont.)"
+
+
+def _pieces(rendered: str, room: int) -> list[str]:
+    """A rendered line, or when it is longer than ``room``, its consecutive pieces, each keeping
+    the line's number and marked as continued when another piece follows."""
+    if len(rendered) < room:
+        return [rendered]
+    prefix, text = rendered[:_PREFIX], rendered[_PREFIX:]
+    step = room - 1 - _PREFIX - len(_CONT)  # a piece and its line break fit the room
+    return [prefix + text[i:i + step] + (_CONT if i + step < len(text) else "") for i in range(0, len(text), step)]

@@ -8,7 +8,7 @@ import re
 import secrets
 from dataclasses import dataclass
 
-from review_gate.models import FileChange, Hunk, Rule
+from review_gate.models import FileChange, Hunk, Line, Rule
 
 ANSWER_GUIDE = """\
 ## How to answer
@@ -65,13 +65,23 @@ def system_message(instructions: str, rules: list[Rule], standards: str | None) 
     return "\n\n".join(parts)
 
 
+def render_line(line: Line) -> str:
+    """One line with its new-file number; ``+`` marks an added line."""
+    return f"{line.number:>6} {'+' if line.added else ' '} {line.text}"
+
+
+def removed_note(hunk: Hunk) -> str | None:
+    if not hunk.removed:
+        return None
+    return f"       - ({hunk.removed} removed line{'s' if hunk.removed != 1 else ''} not shown)"
+
+
 def render_hunk(hunk: Hunk) -> str:
     """A hunk with the new-file number before each line; ``+`` marks added lines."""
-    out = [hunk.header.rstrip("\n")]
-    for line in hunk.lines:
-        out.append(f"{line.number:>6} {'+' if line.added else ' '} {line.text}")
-    if hunk.removed:
-        out.append(f"       - ({hunk.removed} removed line{'s' if hunk.removed != 1 else ''} not shown)")
+    out = [hunk.header.rstrip("\n"), *(render_line(line) for line in hunk.lines)]
+    note = removed_note(hunk)
+    if note:
+        out.append(note)
     return "\n".join(out)
 
 

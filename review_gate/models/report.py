@@ -38,6 +38,25 @@ class AgentResult(Frozen):
         description="The agent's raw answer (a command's stdout, capped); written to replay bundles only.",
     )
 
+    @property
+    def broken(self) -> bool:
+        """It ran and produced nothing usable."""
+        return self.status in ("failed", "timed_out")
+
+    @property
+    def missing_input(self) -> bool:
+        """A required agent that broke, could not run (skipped), or left files of its scope
+        unreviewed: the review lacks its input, so the gate fails closed."""
+        return self.required and (self.broken or self.status == "skipped" or bool(self.unreviewed))
+
+    @property
+    def left_unreviewed(self) -> list[str]:
+        """Files of its scope a required agent did not review: all of them when it broke or did
+        not run, else those it said it could not review."""
+        if not self.required:
+            return []
+        return list(self.files) if self.broken or self.status == "skipped" else list(self.unreviewed)
+
 
 class Metrics(Frozen):
     critical: int = 0

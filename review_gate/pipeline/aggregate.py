@@ -155,12 +155,12 @@ def aggregate(
     waived = [f.model_copy(update={"waived": waivers[f.fingerprint]}) for f in merged if f.fingerprint in waivers]
     changed = [f.path for f in facts.files]
     covered = {p for r in results if r.status in _USABLE for p in r.files}
-    # Files an agent was given and could not review (a hunk over an llm agent's token budget, an
-    # agent the run budget stopped) stay unreviewed even when another agent covered them.
-    left_out = {p for r in results for p in r.unreviewed}
+    # A file a required agent did not review (it broke, could not run, or could not read the
+    # file) stays unreviewed even when another agent covered it.
+    left_out = {p for r in results for p in r.left_unreviewed}
     unreviewed = [p for p in changed if p not in covered or p in left_out]
     counts = {s: sum(1 for f in findings if f.severity == s) for s in SEVERITY_RANK}
-    missing = sum(1 for r in results if r.required and r.status in ("failed", "timed_out"))
+    missing = sum(1 for r in results if r.missing_input)
     metrics = Metrics(**counts, total=len(findings), missing_inputs=missing,
                       unreviewed_files=len(unreviewed), risk_score=classification.risk_score)
     decision = decide(metrics, config.settings.gate.conditions)

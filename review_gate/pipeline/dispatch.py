@@ -17,7 +17,6 @@ import contextlib
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
@@ -56,7 +55,7 @@ class DispatchOptions(Frozen):
     offline: bool = False
     repo_root: str | None = None
     config_dir: str | None = None
-    constitution: str | None = None  # --constitution FILE (absolute), over review-gate.json's
+    standards: str | None = None  # the constitution's Standards section (resolved by the bootstrap)
 
 
 def _wait(state: RetryCallState) -> float:
@@ -87,7 +86,7 @@ async def dispatch(
     async with _client(manifest, config, options) as client:
         context = AgentContext(client=client, offline=options.offline, config_dir=options.config_dir,
                                repo_root=options.repo_root, prices=config.settings.prices,
-                               standards=_standards(config, options))
+                               standards=options.standards)
 
         async def run(entry: ManifestEntry) -> None:
             notify(entry.agent, "queued", None)
@@ -122,20 +121,6 @@ async def _client(manifest: AgentManifest, config: ReviewConfig,
     async with httpx.AsyncClient(timeout=httpx.Timeout(None, connect=30), limits=limits,
                                  follow_redirects=False, trust_env=True) as client:
         yield client
-
-
-def _standards(config: ReviewConfig, options: DispatchOptions) -> str | None:
-    """The constitution's Standards section: --constitution FILE, else review-gate.json's."""
-    name = options.constitution or config.settings.constitution
-    if not name:
-        return None
-    from review_gate.llm.prompt import standards_section
-
-    base = Path(options.config_dir or options.repo_root or ".")
-    try:
-        return standards_section((base / name).read_text(encoding="utf-8"))
-    except OSError:
-        return None
 
 
 class _Budget:
@@ -201,7 +186,9 @@ async def _run_entry(
         return result("failed", kind=spec.kind, required=spec.required,
                       error=f"agent kind {spec.kind!r} is not available in this version")
     if not spec.enabled:
-        return result("skipped", kind=spec.kind, required=spec.required,
+        # The configuration turned it off: nothing requires it to run. Any other skip of a
+        # required agent (no key, --offline, the run budget) makes the run incomplete.
+        return result("skipped", kind=spec.kind, required=False,
                       error="disabled in review-agents.json (enabled: false)")
     if options.offline and kind.needs_network:
         return result("skipped", kind=spec.kind, required=spec.required, error="needs the network; --offline")
@@ -221,8 +208,7 @@ async def _run_entry(
             reserved = estimate(spec, task, context)
             over = budget.reserve(*reserved)
             if over:
-                return result("skipped", kind=spec.kind, required=spec.required, error=over,
-                              unreviewed=list(entry.files))
+                return result("skipped", kind=spec.kind, required=spec.required, error=over)
         notify(entry.agent, "running", None)
         started = time.monotonic()
         try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from review_gate.diff import parse_diff
@@ -70,11 +72,33 @@ def test_standards_section_is_cut_at_the_next_heading() -> None:
 
 def test_chunking_packs_files_then_hunks_and_never_clips() -> None:
     small = [make_diff(f"f{i}.py", [f"x{i} = {n}" for n in range(20)]) for i in range(6)]
-    huge = make_diff("huge.py", ["y = '" + "z" * 5000 + "'"])
+    huge = make_diff("huge.py", ["y = '" + "".join(f"{n:04d}" for n in range(1250)) + "'"])
     files = parse_diff("".join([*small, huge]).encode())
     plan = chunking.split(files, 300)
     assert len(plan.chunks) > 1
-    assert plan.unreviewed == ["huge.py"]
-    sent = [p for c in plan.chunks for p in c.files]
-    assert sorted(sent) == [f"f{i}.py" for i in range(6)]
+    assert plan.unreviewed == []
+    sent = {p for c in plan.chunks for p in c.files}
+    assert sent == {*(f"f{i}.py" for i in range(6)), "huge.py"}
     assert all(chunking.estimate_tokens(c.chars) <= 300 for c in plan.chunks)
+    huge_sections = "\n".join(s for c in plan.chunks for s in c.sections if "huge.py" in s)
+    pieces = re.findall(r"^ +1 \+ (.*?)(?: \(cont\.\))?$", huge_sections, flags=re.MULTILINE)
+    assert "".join(dict.fromkeys(pieces)) == files[-1].hunks[0].lines[0].text  # the long line, in pieces
+
+
+def test_a_long_hunk_is_cut_into_overlapping_windows() -> None:
+    lines = [f"line_{n:03d} = {n}" for n in range(200)]
+    [change] = parse_diff(make_diff("long.py", lines).encode())
+    plan = chunking.split([change], 300)
+    sections = [s for c in plan.chunks for s in c.sections]
+    assert len(sections) > 2 and plan.unreviewed == []
+    assert all(len(s) + 2 <= 1200 for s in sections)
+    for n, line in enumerate(lines, start=1):
+        assert any(f"{n:>6} + {line}" in s for s in sections), n
+    first, second = sections[0].splitlines(), sections[1].splitlines()
+    assert first[-3:] == second[2:5]  # the second window repeats the first one's last lines
+    assert "(window 1 of" in first[1]
+
+
+def test_a_budget_too_small_for_any_code_leaves_the_file_unreviewed() -> None:
+    [change] = parse_diff(make_diff("x.py", ["a = 1"] * 50).encode())
+    assert chunking.split([change], 10).unreviewed == ["x.py"]
