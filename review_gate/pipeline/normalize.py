@@ -10,19 +10,20 @@ import anyio.to_thread
 from review_gate import git
 from review_gate.diff import parse_diff
 from review_gate.errors import GitError, InputError, UsageError
-from review_gate.models import Commit, PRFacts
+from review_gate.models import Commit, FileChange, PRFacts
 from review_gate.models.base import Frozen
 
 
 class DiffRequest(Frozen):
     """What to review. ``mode`` picks the source; the other fields apply to some modes."""
 
-    mode: Literal["worktree", "staged", "range", "file", "stdin"]
+    mode: Literal["worktree", "staged", "range", "push", "file", "stdin"]
     repo_root: str | None = None
     base: str | None = None
     head: str | None = None
     path: str | None = None
     stdin_data: bytes | None = None
+    remote: str | None = None  # push: the remote pushed to; everything it lacks up to head is reviewed
 
 
 async def normalize(request: DiffRequest) -> PRFacts:
@@ -36,9 +37,51 @@ async def normalize(request: DiffRequest) -> PRFacts:
     return await anyio.to_thread.run_sync(_normalize, request)
 
 
+def _parse(data: bytes) -> list[FileChange]:
+    return merge_sections(parse_diff(data))
+
+
+def merge_sections(files: list[FileChange]) -> list[FileChange]:
+    """One FileChange per file, whatever the number of sections that touch it.
+
+    A patch series (``git format-patch --stdout``, ``git log -p``) has one section per commit
+    that touched a file. Every section's hunks are kept, in order, so every line any commit
+    added is reviewed (a line a later commit removed again is still in the history). A rename
+    continues the file it renames. The line numbers of an earlier section are those of the file
+    as that commit left it.
+    """
+    merged: list[FileChange] = []
+    where: dict[str, int] = {}
+    for change in files:
+        index = where.get(change.path)
+        if index is None and change.status in ("renamed", "copied") and change.old_path is not None:
+            index = where.get(change.old_path) if change.status == "renamed" else None
+        if index is None:
+            where[change.path] = len(merged)
+            merged.append(change)
+            continue
+        where[change.path] = index
+        merged[index] = _merge(merged[index], change)
+    return merged
+
+
+def _merge(first: FileChange, later: FileChange) -> FileChange:
+    status = first.status
+    if first.binary or later.binary:
+        status = "binary"
+    elif first.status != "added":
+        status = later.status if later.status in ("deleted", "renamed") else first.status
+    return FileChange.model_construct(
+        path=later.path, old_path=first.old_path, status=status, old_mode=first.old_mode,
+        new_mode=later.new_mode or first.new_mode, added=first.added + later.added,
+        removed=first.removed + later.removed, hunks=[*first.hunks, *later.hunks],
+        content_sha=later.content_sha, binary=first.binary or later.binary,
+        non_utf8=first.non_utf8 or later.non_utf8, patch=first.patch + later.patch)
+
+
 def _normalize(request: DiffRequest) -> PRFacts:
     if request.mode == "stdin":
-        return PRFacts(source="stdin", files=parse_diff(request.stdin_data or b""))
+        return PRFacts(source="stdin", files=_parse(request.stdin_data or b""))
     if request.mode == "file":
         assert request.path is not None
         try:
@@ -46,7 +89,7 @@ def _normalize(request: DiffRequest) -> PRFacts:
         except OSError as exc:
             raise InputError(f"--diff {request.path}: {exc.strerror}",
                              fix="pass the path of a unified diff file, or - for standard input") from exc
-        return PRFacts(source=request.path, files=parse_diff(data))
+        return PRFacts(source=request.path, files=_parse(data))
     if request.repo_root is None:
         raise GitError("not inside a git repository",
                        fix="run review-gate inside a git repository, or pass --diff FILE (- for stdin)")
@@ -54,8 +97,9 @@ def _normalize(request: DiffRequest) -> PRFacts:
     base, head, data, commits = _from_git(root, request)
     source = {"worktree": f"working tree against {base[:12]}",
               "staged": f"staged changes against {base[:12]}",
-              "range": f"{request.base}...{request.head}"}[request.mode]
-    return PRFacts(source=source, base=base, head=head, files=parse_diff(data), commits=commits)
+              "range": f"{request.base}...{request.head}",
+              "push": f"push of {request.head} ({base[:12]}..{(head or '')[:12]})"}[request.mode]
+    return PRFacts(source=source, base=base, head=head, files=_parse(data), commits=commits)
 
 
 def _from_git(root: Path, request: DiffRequest) -> tuple[str, str | None, bytes, list[Commit]]:
@@ -65,6 +109,10 @@ def _from_git(root: Path, request: DiffRequest) -> tuple[str, str | None, bytes,
         base = git.resolve(root, "HEAD") if git.has_head(root) else git.empty_tree(root)
         return base, None, git.diff_staged(root, base), []
     head_ref = request.head or "HEAD"
+    if request.mode == "push":
+        head = git.resolve(root, head_ref)
+        base = git.unpushed_base(root, head, request.remote)
+        return base, head, git.diff_range(root, base, head), git.commits(root, base, head)
     if not git.has_head(root) and request.head is None and request.base is None:
         return git.empty_tree(root), None, git.diff_worktree(root, git.empty_tree(root)), []
     head = git.resolve(root, head_ref)
