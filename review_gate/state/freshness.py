@@ -1,9 +1,13 @@
 """Which (file, agent) pairs a run can reuse, and how cached and new results merge. Pure.
 
 A pair is fresh when a completed (or itself cached) pair of an earlier run has the same file,
-agent, file content SHA, agent SHA and model id. Each agent also has one scope pair (file '')
-whose SHA covers its whole scope: it carries the findings the agent reported without a file,
-which are reused only when the whole scope is unchanged.
+agent, input SHA, agent SHA and model id. The input SHA covers what the agent was shown of the
+file, not only the file: agents judge the lines a diff adds, and those depend on the base, so
+the same file reviewed against another base is another input. The agent SHA covers its entry,
+its rules and what else shapes its answer (an llm agent's instructions and the Standards).
+Each agent also has one scope pair (file '') whose SHA covers its whole scope: it carries the
+findings the agent reported without a file, which are reused only when the whole scope is
+unchanged.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from review_gate.models import AgentManifest, AgentResult, FileChange, Finding, 
 
 SCOPE = ""  # the file name of an agent's scope pair
 
-# (file, file SHA) -> (findings, run id) of the newest reusable pair, for one agent/agent SHA/model
+# (file, input SHA) -> (findings, run id) of the newest reusable pair, for one agent/agent SHA/model
 Known = Mapping[tuple[str, str], tuple[list[Finding], str]]
 Lookup = Callable[[str, str, str], Known]
 
@@ -26,11 +30,12 @@ def _sha(data: str) -> str:
     return hashlib.sha256(data.encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def agent_sha(config: ReviewConfig, agent_id: str) -> str:
+def agent_sha(config: ReviewConfig, agent_id: str, extra: str = "") -> str:
+    """The agent's entry and rules, and ``extra``: any other text its answer depends on."""
     spec = config.agent(agent_id)
     entry = spec.model_dump(mode="json") if spec is not None else None
     rules = [r.model_dump(mode="json") for r in config.rules_for(agent_id)]
-    return _sha(json.dumps({"agent": entry, "rules": rules}, sort_keys=True))
+    return _sha(json.dumps({"agent": entry, "rules": rules, "extra": extra}, sort_keys=True))
 
 
 def config_sha(config: ReviewConfig) -> str:
@@ -39,7 +44,14 @@ def config_sha(config: ReviewConfig) -> str:
 
 
 def file_sha(change: FileChange) -> str:
+    """The new content's git blob id when the diff carries it (recorded, not a freshness key)."""
     return change.content_sha or _sha(change.patch)
+
+
+def input_sha(change: FileChange) -> str:
+    """What an agent is shown of a file: its section of the diff (added lines, their numbers,
+    context and removed lines) and the new content's id."""
+    return _sha(change.patch + "\0" + (change.content_sha or ""))
 
 
 def model_id(config: ReviewConfig, agent_id: str) -> str:
@@ -57,6 +69,7 @@ class AgentPlan:
     agent_sha: str
     model_id: str
     file_shas: dict[str, str]
+    input_shas: dict[str, str]
     scope_sha: str
     reused: dict[str, tuple[list[Finding], str]] = field(default_factory=dict)  # file -> (findings, run)
     scope_reused: tuple[list[Finding], str] | None = None
@@ -102,24 +115,29 @@ class Reuse:
         return sum(len(p.reused) for p in self.plans)
 
 
-def plan_reuse(manifest: AgentManifest, facts: PRFacts, config: ReviewConfig, lookup: Lookup | None) -> Reuse:
+def plan_reuse(manifest: AgentManifest, facts: PRFacts, config: ReviewConfig, lookup: Lookup | None,
+               extras: Mapping[str, str] | None = None) -> Reuse:
     """Split the manifest into fresh pairs (reused) and stale ones (to dispatch).
 
     ``lookup(agent, agent_sha, model_id)`` returns the reusable pairs; None means no cache
     (--no-cache): every pair is stale, but the keys are still computed so the run is recorded.
+    ``extras``: agent id -> other text its answer depends on, folded into its agent SHA.
     """
-    shas = {f.path: file_sha(f) for f in facts.files}
+    contents = {f.path: file_sha(f) for f in facts.files}
+    inputs = {f.path: input_sha(f) for f in facts.files}
     plans = []
     for entry in manifest.entries:
         spec = config.agent(entry.agent)
-        file_shas = {p: shas.get(p, "") for p in entry.files}
-        scope = _sha(json.dumps(sorted(file_shas.items())))
+        input_shas = {p: inputs.get(p, "") for p in entry.files}
+        scope = _sha(json.dumps(sorted(input_shas.items())))
         plan = AgentPlan(entry=entry, kind=spec.kind if spec else "unknown", required=spec.required if spec else True,
-                         agent_sha=agent_sha(config, entry.agent), model_id=model_id(config, entry.agent),
-                         file_shas=file_shas, scope_sha=scope)
+                         agent_sha=agent_sha(config, entry.agent, (extras or {}).get(entry.agent, "")),
+                         model_id=model_id(config, entry.agent),
+                         file_shas={p: contents.get(p, "") for p in entry.files}, input_shas=input_shas,
+                         scope_sha=scope)
         known = lookup(entry.agent, plan.agent_sha, plan.model_id) if lookup and spec and spec.enabled else {}
         for path in entry.files:
-            hit = known.get((path, file_shas[path]))
+            hit = known.get((path, input_shas[path]))
             if hit is not None:
                 plan.reused[path] = hit
             else:

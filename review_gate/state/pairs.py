@@ -20,13 +20,13 @@ def load_findings(text: str) -> list[Finding]:
 
 
 def lookup(store: Store) -> Lookup:
-    """The newest reusable pair per (file, file SHA) of one agent, agent SHA and model id."""
+    """The newest reusable pair per (file, input SHA) of one agent, agent SHA and model id."""
 
     def find(agent: str, agent_sha: str, model: str) -> Known:
         rows = store.db.execute(
-            "SELECT file, file_sha, findings, run_id, MAX(id) FROM review_pairs "
+            "SELECT file, input_sha, findings, run_id, MAX(id) FROM review_pairs "
             "WHERE agent = ? AND agent_sha = ? AND model_id = ? AND status IN ('completed', 'cached') "
-            "GROUP BY file, file_sha", (agent, agent_sha, model))
+            "AND input_sha != '' GROUP BY file, input_sha", (agent, agent_sha, model))
         return {(file, sha): (load_findings(found), run) for file, sha, found, run, _ in rows}
 
     return find
@@ -41,20 +41,21 @@ def record_planned(store: Store, run_id: str, reuse: Reuse) -> None:
         if plan.cached and plan.scope_reused is not None:
             found, source = plan.scope_reused
             rows.append((run_id, SCOPE, 0, "cached", f"reused from run {source}", dump_findings(found),
-                         plan.scope_sha, *keys, now))
+                         plan.scope_sha, plan.scope_sha, *keys, now))
         else:
-            rows.append((run_id, SCOPE, 0, "pending", None, "[]", plan.scope_sha, *keys, None))
+            rows.append((run_id, SCOPE, 0, "pending", None, "[]", plan.scope_sha, plan.scope_sha, *keys, None))
         for ordinal, path in enumerate(plan.entry.files, start=1):
+            shas = (plan.file_shas[path], plan.input_shas[path])
             if path in plan.reused:
                 found, source = plan.reused[path]
                 rows.append((run_id, path, ordinal, "cached", f"reused from run {source}", dump_findings(found),
-                             plan.file_shas[path], *keys, now))
+                             *shas, *keys, now))
             else:
-                rows.append((run_id, path, ordinal, "pending", None, "[]", plan.file_shas[path], *keys, None))
+                rows.append((run_id, path, ordinal, "pending", None, "[]", *shas, *keys, None))
     with store.write() as db:
         db.executemany(
-            "INSERT INTO review_pairs (run_id, file, ordinal, status, reason, findings, file_sha, agent, "
-            "agent_sha, model_id, reviewed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            "INSERT INTO review_pairs (run_id, file, ordinal, status, reason, findings, file_sha, input_sha, agent, "
+            "agent_sha, model_id, reviewed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
 
 def record_results(store: Store, run_id: str, reuse: Reuse, results: list[AgentResult]) -> None:
@@ -78,8 +79,13 @@ def record_results(store: Store, run_id: str, reuse: Reuse, results: list[AgentR
         for finding in result.findings:
             key = finding.file if finding.file in in_scope else SCOPE
             per_file.setdefault(key, []).append(finding)
+        # A file the agent could not review is no reviewed pair: a later run must review it.
+        left_out = set(result.unreviewed)
         for path, ordinal in pending:
-            done.append((dump_findings(per_file.get(path, [])), now, "reviewed", agent, ordinal))
+            if path in left_out or (path == SCOPE and left_out):
+                missing.append(("not reviewed: " + (path or "part of its scope"), now, agent, ordinal))
+            else:
+                done.append((dump_findings(per_file.get(path, [])), now, "reviewed", agent, ordinal))
     with store.write() as db:
         db.executemany("UPDATE review_pairs SET status = 'completed', findings = ?, reviewed_at = ?, reason = ? "
                        "WHERE run_id = ? AND agent = ? AND ordinal = ? AND status = 'pending'",

@@ -18,7 +18,7 @@ from review_gate.errors import StateError
 from review_gate.models import ReviewConfig
 
 APPLICATION = "review-gate"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 10_000
 SQLITE_HEADER = b"SQLite format 3\x00"
 SIDE_FILES = ("-wal", "-shm", "-journal")
@@ -76,6 +76,20 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         )""",
         "CREATE INDEX acceptance_fingerprint ON acceptance_events (fingerprint)",
     ),
+    2: (
+        # What the agent was shown of the file (its diff section and content id): the freshness
+        # key since schema 2. Pairs recorded before it have '' and are never reused.
+        "ALTER TABLE review_pairs ADD COLUMN input_sha TEXT NOT NULL DEFAULT ''",
+        # Files the gate itself wrote into the working tree (reports, bundles), by git blob id,
+        # so that a later run does not review them as part of the change.
+        """CREATE TABLE written_files (
+            path TEXT PRIMARY KEY,
+            blob_ids TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            run_id TEXT,
+            written_at TEXT NOT NULL
+        )""",
+    ),
 }
 
 # A .gitignore for a directory the store creates (the same lines `review-gate init` writes
@@ -99,20 +113,13 @@ def state_file(config: ReviewConfig, root: Path | None) -> Path:
     return path if path.is_absolute() else (root or Path.cwd()) / path
 
 
-def review_excludes(path: Path, root: Path | None) -> frozenset[str]:
-    """Repository-relative paths a review must never see: the state file, its side files, and
-    the .gitignore the store wrote (as long as nobody changed it)."""
-    if root is None:
-        return frozenset()
-    try:
-        relative = path.resolve().relative_to(root.resolve())
-    except ValueError:
-        return frozenset()
-    name = relative.as_posix()
-    out = {name, *(name + s for s in SIDE_FILES)}
+def companions(path: Path) -> list[Path]:
+    """The state file, its side files, and the .gitignore the store wrote beside it (as long as
+    nobody changed it): the files of the run state a review must never see."""
+    out = [path, *(path.with_name(path.name + s) for s in SIDE_FILES)]
     if is_store_gitignore(path.parent / ".gitignore", path.name):
-        out.add((relative.parent / ".gitignore").as_posix())
-    return frozenset(out)
+        out.append(path.parent / ".gitignore")
+    return out
 
 
 class Store:

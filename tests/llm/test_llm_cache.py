@@ -37,3 +37,21 @@ def test_an_unchanged_rerun_makes_no_model_call(cli: Any, tmp_path: Path, server
     (cfg / "review-agents.json").write_text(json.dumps(agents))
     run(cli, cfg, DIFF)
     assert len(server.requests) == 2  # a new model id makes the pairs stale
+
+
+def test_editing_the_instructions_or_the_standards_asks_again(cli: Any, tmp_path: Path, server: LlmServer) -> None:
+    server.default = Step(findings=[FINDING])
+    cfg = write_config(tmp_path, [llm_agent("llm", server)], constitution="constitution.md")
+    (cfg / "constitution.md").write_text("# Project\n\n## Standards\nAlways use type hints.\n")
+    run(cli, cfg, DIFF)
+    _, cached = run(cli, cfg, DIFF)
+    assert agent_result(cached, "llm")["status"] == "cached" and len(server.requests) == 1
+
+    (cfg / "instructions" / "reviewer.md").write_text("# Reviewer\n\nLook for security bugs only.\n")
+    _, again = run(cli, cfg, DIFF)
+    assert agent_result(again, "llm")["status"] == "completed" and len(server.requests) == 2
+
+    (cfg / "constitution.md").write_text("# Project\n\n## Standards\nNever use eval.\n")
+    _, third = run(cli, cfg, DIFF)
+    assert agent_result(third, "llm")["status"] == "completed" and len(server.requests) == 3
+    assert "Never use eval." in server.requests[-1].prompt
