@@ -12,7 +12,7 @@ every time, so a regenerated baseline diffs cleanly.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Literal
@@ -89,8 +89,10 @@ def save(baseline: Baseline, path: Path) -> None:
 
 def load(path: Path) -> Baseline:
     """Read and check a baseline file; a problem is a ConfigError (exit 2) naming the file."""
-    display = str(path)
-    data = read_json(path, display)
+    return parse(read_json(path, str(path)), str(path))
+
+
+def parse(data: object, display: str) -> Baseline:
     try:
         return Baseline.model_validate(data)
     except ValidationError as exc:
@@ -98,33 +100,53 @@ def load(path: Path) -> Baseline:
         raise ConfigError(problems) from exc
 
 
-def default_path(config_dir: str | None, repo_root: Path | None) -> Path | None:
-    """Where ``run`` looks: the config directory in use when it holds baseline.json, else
-    ``.review-gate/baseline.json`` at the repository root; None when neither exists."""
-    candidates = []
-    if config_dir is not None:
-        candidates.append(Path(config_dir) / FILE_NAME)
-    if repo_root is not None:
-        candidates.append(repo_root / ".review-gate" / FILE_NAME)
-    return next((c for c in candidates if c.exists()), None)
-
-
-def waivers_for_run(explicit: str | None, disabled: bool, config_dir: str | None,
-                    repo_root: Path | None) -> dict[str, str]:
-    """The baseline waivers a run applies: ``--baseline FILE``, else the default place, unless
-    ``--no-baseline``."""
+def candidates(explicit: str | None, disabled: bool, config_dir: str | None, repo_root: Path | None) -> list[Path]:
+    """Where a run looks for its baseline, in order: ``--baseline FILE``, else baseline.json in the
+    config directory in use, else ``.review-gate/baseline.json`` at the repository root; nothing
+    with ``--no-baseline``."""
     if disabled:
         if explicit is not None:
             raise UsageError("--baseline and --no-baseline contradict each other", fix="give one of them")
-        return {}
+        return []
     if explicit is not None:
         path = Path(explicit)
         if not path.is_file():
             raise UsageError(f"--baseline {explicit}: no such file",
                              fix="write one with `review-gate baseline --output FILE`")
-    else:
-        found = default_path(config_dir, repo_root)
-        if found is None:
-            return {}
-        path = found
-    return load(path).waivers()
+        return [path]
+    found = [Path(config_dir) / FILE_NAME] if config_dir is not None else []
+    if repo_root is not None:
+        found.append(repo_root / ".review-gate" / FILE_NAME)
+    return found
+
+
+def read_trusted(paths: list[Path], base: str | None, in_repo: Callable[[Path], str | None],
+                 show: Callable[[str, str], bytes | None]) -> Baseline | None:
+    """The first baseline found among ``paths``, read where the change cannot have touched it.
+
+    A file inside the repository is read as the base commit has it (``show(base, path)``), so
+    a baseline the reviewed change adds or edits never waives that change's findings; without
+    a base commit (a diff file) such a file is not used at all. A file outside the repository
+    (a trusted config directory, ``--baseline`` elsewhere) is read as it is.
+    """
+    for path in paths:
+        relative = in_repo(path)
+        if relative is None:
+            if path.is_file():
+                return load(path)
+            continue
+        data = show(base, relative) if base is not None else None
+        if data is not None:
+            display = f"{relative} (at {base[:12]})" if base else relative
+            return parse(json_from_bytes(data, display), display)
+    return None
+
+
+def json_from_bytes(data: bytes, display: str) -> object:
+    import tempfile
+
+    # read_json reads files; the base side's copy goes through the same checks and messages.
+    with tempfile.TemporaryDirectory(prefix="review-gate-") as tmp:
+        copy = Path(tmp) / FILE_NAME
+        copy.write_bytes(data)
+        return read_json(copy, display)

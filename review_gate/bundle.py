@@ -78,8 +78,8 @@ def _dump(model: BaseModel) -> Any:
     return model.model_dump(mode="json")
 
 
-def _write(path: Path, data: Any) -> None:
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8", newline="\n")
+def _json(data: Any) -> bytes:
+    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def facts_data(facts: PRFacts) -> Any:
@@ -99,27 +99,32 @@ def result_data(result: AgentResult) -> Any:
 
 
 def write(directory: Path, *, facts: PRFacts, classification: PRClassification, manifest: list[ManifestEntry],
-          gaps: list[Gap], config: ReviewConfig, report: ReviewReport, info: BundleInfo) -> None:
+          gaps: list[Gap], config: ReviewConfig, report: ReviewReport, info: BundleInfo) -> list[tuple[Path, bytes]]:
+    """Write the bundle; returns every file written and its bytes."""
     check_target(directory)
+    files: list[tuple[Path, bytes]] = [
+        (directory / "facts.json", _json(facts_data(facts))),
+        (directory / "classification.json", _json(_dump(classification))),
+        (directory / "manifest.json", _json([_dump(e) for e in manifest])),
+        (directory / "gaps.json", _json([_dump(g) for g in gaps])),
+        *((directory / "config" / name, _json(getattr(config, attr).model_dump(mode="json", by_alias=True)))
+          for name, attr in _ATTRS.items()),
+        *((directory / "agents" / f"{r.id}.json", _json(result_data(r))) for r in report.agents),
+        (directory / "prompts" / "README.md", PROMPTS_README.encode("utf-8")),
+        (directory / "report.json", _json(_dump(report))),
+        (directory / MARKER, _json(_dump(info))),  # last: a bundle with its marker is complete
+    ]
     try:
         for sub in ("agents", "prompts", "config"):
             shutil.rmtree(directory / sub, ignore_errors=True)  # an earlier bundle's leftovers
         for sub in ("agents", "prompts", "config"):
             (directory / sub).mkdir(parents=True, exist_ok=True)
-        _write(directory / "facts.json", facts_data(facts))
-        _write(directory / "classification.json", _dump(classification))
-        _write(directory / "manifest.json", [_dump(e) for e in manifest])
-        _write(directory / "gaps.json", [_dump(g) for g in gaps])
-        for name, attr in _ATTRS.items():
-            _write(directory / "config" / name, getattr(config, attr).model_dump(mode="json", by_alias=True))
-        for result in report.agents:
-            _write(directory / "agents" / f"{result.id}.json", result_data(result))
-        (directory / "prompts" / "README.md").write_text(PROMPTS_README, encoding="utf-8")
-        _write(directory / "report.json", _dump(report))
-        _write(directory / MARKER, _dump(info))  # last: a bundle with its marker is complete
+        for path, data in files:
+            path.write_bytes(data)
     except OSError as exc:
         raise ReviewGateError(f"cannot write the bundle {directory}: {exc.strerror}",
                               fix="choose a writable directory with --bundle DIR") from exc
+    return files
 
 
 def _load(directory: Path, name: str, model: Any) -> Any:

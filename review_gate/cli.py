@@ -131,6 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     baseline.add_argument("--output", "-o", metavar="FILE",
                           help="where to write (default: .review-gate/baseline.json at the repository root)")
     baseline.add_argument("--filter-mode", choices=FILTER_MODES, help="which findings to record (as for run)")
+    baseline.add_argument("--offline", action="store_true", help="run only agents that need no network")
 
     replay = sub.add_parser("replay", help="decide again from a run's --bundle DIR, calling no agent")
     replay.add_argument("bundle", metavar="DIR", help="a directory written by `run --bundle DIR`")

@@ -105,10 +105,33 @@ def diff_worktree(root: Path, base: str) -> bytes:
 
 
 def commits(root: Path, base: str, head: str) -> list[Commit]:
-    result = _git(["log", "--no-color", "--format=%H%x1f%an%x1f%s", f"{base}..{head}"], root, check=False)
+    span = head if base == empty_tree(root) else f"{base}..{head}"
+    result = _git(["log", "--no-color", "--format=%H%x1f%an%x1f%s", span], root, check=False)
     found = []
     for line in result.stdout.decode("utf-8", "replace").splitlines():
         parts = line.split("\x1f")
         if len(parts) == 3:
             found.append(Commit(sha=parts[0], author=parts[1], subject=parts[2]))
     return found
+
+
+def show(root: Path, commit: str, path: str) -> bytes | None:
+    """The content of ``path`` in ``commit`` (a commit or tree id), None when it has no such file."""
+    result = _git(["cat-file", "blob", f"{commit}:{path}"], root, check=False)
+    return result.stdout if result.returncode == 0 else None
+
+
+def unpushed_base(root: Path, head: str, remote: str | None) -> str:
+    """A commit the remote already has, from which ``head`` adds everything it would push: the
+    common ancestor of the remote-side boundary of ``head --not --remotes``; the empty tree when
+    the remote has none of ``head``'s history (the first push of a repository)."""
+    remotes = f"--remotes={remote}" if remote else "--remotes"
+    listed = _git(["rev-list", "--boundary", head, "--not", remotes], root).stdout.decode().split()
+    boundary = [line[1:] for line in listed if line.startswith("-")]
+    if not boundary:
+        return empty_tree(root)
+    if len(boundary) == 1:
+        return boundary[0]
+    result = _git(["merge-base", "--octopus", *boundary], root, check=False)
+    found = result.stdout.decode().split()
+    return found[0] if result.returncode == 0 and found else empty_tree(root)

@@ -1,9 +1,9 @@
-"""The order of the stages, and nothing else: plan = stages 1-4, review = all six."""
+"""The order of the stages: read the change, plan (stages 2-4), review (stages 5-6)."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Protocol
 
@@ -19,7 +19,8 @@ from review_gate.models import (
     ReviewConfig,
     ReviewReport,
 )
-from review_gate.models.base import Frozen
+from review_gate.models.plan import Plan
+from review_gate.own_files import OwnFiles, split
 from review_gate.pipeline.aggregate import aggregate
 from review_gate.pipeline.classify import classify
 from review_gate.pipeline.compose import compose
@@ -27,12 +28,7 @@ from review_gate.pipeline.dispatch import DispatchOptions, Listener, dispatch
 from review_gate.pipeline.gap_detect import gap_detect
 from review_gate.pipeline.normalize import DiffRequest, normalize
 
-
-class Plan(Frozen):
-    facts: PRFacts
-    classification: PRClassification
-    manifest: AgentManifest
-    gaps: list[Gap]
+__all__ = ["Plan", "Reuse", "new_run_id", "plan", "read_change", "review"]
 
 
 class Reuse(Protocol):
@@ -44,16 +40,21 @@ class Reuse(Protocol):
     def merge(self, dispatched: list[AgentResult]) -> list[AgentResult]: ...
 
 
-async def plan(request: DiffRequest, config: ReviewConfig, *, exclude: Collection[str] = (),
+async def read_change(request: DiffRequest) -> PRFacts:
+    """Stage 1: the change as the diff says it, the gate's own files included."""
+    return await normalize(request)
+
+
+async def plan(facts: PRFacts, config: ReviewConfig, *, own: OwnFiles | None = None,
                offline: bool = False) -> Plan:
-    """Stages 1-4. ``exclude``: paths dropped from the facts (the run-state files). The LLM gap
-    detector (``gap_detector`` in review-gate.json) runs after the deterministic part unless ``offline``."""
-    facts = await normalize(request)
-    if exclude and any(f.path in exclude for f in facts.files):
-        facts = facts.model_copy(update={"files": [f for f in facts.files if f.path not in exclude]})
+    """Stages 2-4 on the change without the gate's own files (``own``), whose changes become gaps.
+    The LLM gap detector (``gap_detector`` in review-gate.json) runs after the deterministic
+    part unless ``offline``."""
+    facts, own_gaps = split(facts, own) if own is not None else (facts, [])
     classification = classify(facts, config.domains.domains)
     manifest = compose(classification, config.composition.policies)
     manifest, gaps = gap_detect(classification, manifest, config)
+    gaps = [*own_gaps, *gaps]
     detector = next((a for a in config.agents.agents if a.id == config.settings.gap_detector), None)
     if isinstance(detector, LlmAgent) and not offline:
         manifest, added = await _detect_gaps(facts, classification, manifest, config, detector)
@@ -82,19 +83,18 @@ def new_run_id() -> str:
 
 
 async def review(
-    request: DiffRequest,
+    the_plan: Plan,
     config: ReviewConfig,
     options: DispatchOptions,
     *,
     filter_mode: FilterMode | None = None,
     fail_on: str | None = None,
     listener: Listener | None = None,
-    planned: Plan | None = None,
     waivers: Mapping[str, str] | None = None,
     run_id: str | None = None,
     reuse: Reuse | None = None,
 ) -> ReviewReport:
-    the_plan = planned or await plan(request, config, offline=options.offline)
+    """Stages 5-6: dispatch the plan's manifest (only its stale part, with ``reuse``) and aggregate."""
     if reuse is None:
         results = await dispatch(the_plan.manifest, the_plan.facts, config, options, listener)
     else:

@@ -8,12 +8,11 @@ from pathlib import Path
 
 import anyio
 
-from review_gate import __version__, baseline, console, runner
+from review_gate import __version__, baseline, bootstrap, console, runner
 from review_gate.commands.common import config_for, diff_request, find_repo_root
 from review_gate.console import sanitize
 from review_gate.errors import ReviewGateError, UsageError
 from review_gate.models import ReviewReport
-from review_gate.pipeline.dispatch import DispatchOptions
 
 
 def _expiry(value: str | None) -> date | None:
@@ -38,24 +37,25 @@ def baseline_command(args: argparse.Namespace) -> int:
     else:
         raise UsageError("no git repository here to hold .review-gate/baseline.json",
                          fix="name the file with --output FILE")
-    request = diff_request(args, root)
-    config = config_for(args, root)
-    settings = config.settings
-    options = DispatchOptions(concurrency=settings.concurrency, default_timeout_s=settings.timeout_s,
-                              repo_root=str(root) if root else None, config_dir=config.directory)
+    setup = bootstrap.setup(root=root, config=config_for(args, root), request=diff_request(args, root),
+                            offline=args.offline)
     reports: list[ReviewReport] = []
 
     async def main() -> None:
-        # No waivers: the baseline records everything the review finds now.
-        reports.append(await runner.review(request, config, options, filter_mode=args.filter_mode))
+        # No waivers: the baseline records everything the review finds now. The gate's own
+        # files (the baseline itself among them) are never part of the change.
+        facts = await runner.read_change(setup.request)
+        the_plan = await runner.plan(facts, setup.config, own=setup.own_files(setup.written(facts)),
+                                     offline=args.offline)
+        reports.append(await runner.review(the_plan, setup.config, setup.options, filter_mode=args.filter_mode))
 
     anyio.run(main)
     [report] = reports
-    missing = [a.id for a in report.agents if a.required and a.status in ("failed", "timed_out")]
+    missing = [a.id for a in report.agents if a.missing_input]
     if missing:
         error = ReviewGateError(
             f"baseline not written: required agent{'s' if len(missing) > 1 else ''} "
-            f"{', '.join(missing)} produced nothing usable, so the baseline would miss their findings",
+            f"{', '.join(missing)} did not review the whole change, so the baseline would miss their findings",
             fix="run `review-gate run --format text` to see why, fix it, and try again")
         error.exit_code = 3
         raise error

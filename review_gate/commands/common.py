@@ -49,16 +49,18 @@ def diff_request(args: argparse.Namespace, root: Path | None) -> DiffRequest:
 def _pre_push(args: argparse.Namespace, root: str | None) -> DiffRequest:
     """pre-commit's pre-push stage names the range in PRE_COMMIT_FROM_REF / PRE_COMMIT_TO_REF.
 
-    A new branch has no remote side (an all-zero id): it is reviewed against the merge-base
-    with the default branch, like any branch. The first push to an empty remote gets no range
-    at all from pre-commit (only PRE_COMMIT_LOCAL_BRANCH and friends): HEAD is then reviewed
-    against the default branch the same way.
+    When it names none (the push carries a root commit: the first push of a repository, or of
+    an unrelated history), it still names the pushed ref in PRE_COMMIT_LOCAL_BRANCH and the
+    remote in PRE_COMMIT_REMOTE_NAME: everything that ref holds and the remote lacks is
+    reviewed, the whole tree when the remote has none of its history.
     """
     if args.base or args.head or args.staged:
         raise UsageError("--pre-push takes its range from pre-commit; it takes no --base, --head or --staged")
     head = os.environ.get("PRE_COMMIT_TO_REF")
-    if not head and (os.environ.get("PRE_COMMIT_LOCAL_BRANCH") or os.environ.get("PRE_COMMIT_REMOTE_BRANCH")):
-        return DiffRequest(mode="range", repo_root=root, base=None, head="HEAD")
+    local = os.environ.get("PRE_COMMIT_LOCAL_BRANCH")
+    if not head and local:
+        return DiffRequest(mode="push", repo_root=root, head=local,
+                           remote=os.environ.get("PRE_COMMIT_REMOTE_NAME") or None)
     if not head:
         raise UsageError("--pre-push needs PRE_COMMIT_TO_REF (and PRE_COMMIT_FROM_REF) in the environment",
                          fix="run it from pre-commit's pre-push stage, or use --base REF --head REF")
@@ -77,11 +79,14 @@ def output_targets(args: argparse.Namespace) -> list[tuple[str, str | None]]:
     return targets
 
 
-def write_output(path: str, text: str) -> None:
+def write_output(path: str, text: str) -> tuple[Path, bytes]:
+    """Write ``text`` to ``path`` as UTF-8; returns the file and the bytes written."""
     target = Path(path)
+    data = text.encode("utf-8")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+        target.write_bytes(data)
     except OSError as exc:
         raise ReviewGateError(f"cannot write --output {path}: {exc.strerror}",
                               fix="choose a writable path") from exc
+    return target, data

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 from review_gate import console
 from review_gate.commands.common import write_output
@@ -15,14 +16,16 @@ from review_gate.outputs.summary import summary_line
 LOG_FORMATS = ("github",)
 
 
-def emit(report: ReviewReport, targets: list[tuple[str, str | None]]) -> None:
+def emit(report: ReviewReport, targets: list[tuple[str, str | None]]) -> list[tuple[Path, bytes]]:
     """Each format to its file or to stdout; the summary line exactly once (on stdout when a
-    format there carries it, else on stderr); with ``github``, the job summary too."""
+    format there carries it, else on stderr); with ``github``, the job summary too. Returns the
+    files written and what was written to each."""
     summary = summary_line(report)
     summary_shown = False
+    written: list[tuple[Path, bytes]] = []
     for fmt, path in targets:
         if path is not None and path != "-":
-            write_output(path, renderer(fmt)(report))
+            written.append(write_output(path, renderer(fmt)(report)))
         elif fmt == "text":
             from review_gate.outputs.text import show  # rich, only when text is asked for
 
@@ -37,6 +40,7 @@ def emit(report: ReviewReport, targets: list[tuple[str, str | None]]) -> None:
         console.err(summary)
     if any(fmt == "github" for fmt, _ in targets):
         append_step_summary(report)
+    return written
 
 
 def append_step_summary(report: ReviewReport) -> None:

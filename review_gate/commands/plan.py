@@ -9,13 +9,13 @@ import sys
 import anyio
 from rich.text import Text
 
-from review_gate import console, runner
+from review_gate import bootstrap, console, runner
 from review_gate.commands.common import config_for, diff_request, find_repo_root, output_targets, write_output
 from review_gate.console import sanitize
-from review_gate.state.store import review_excludes, state_file
+from review_gate.models import Plan
 
 
-def render_json(plan: runner.Plan) -> str:
+def render_json(plan: Plan) -> str:
     data = {
         "facts": plan.facts.model_dump(mode="json", exclude={"files": {"__all__": {"hunks"}}}),
         "classification": plan.classification.model_dump(mode="json"),
@@ -25,7 +25,7 @@ def render_json(plan: runner.Plan) -> str:
     return json.dumps(data, indent=2) + "\n"
 
 
-def render_text(plan: runner.Plan) -> list[Text]:
+def render_text(plan: Plan) -> list[Text]:
     c = plan.classification
     facts = plan.facts
     lines = [Text(f"source: {sanitize(facts.source)}"),
@@ -49,13 +49,14 @@ def render_text(plan: runner.Plan) -> list[Text]:
 def plan_command(args: argparse.Namespace) -> int:
     targets = output_targets(args)
     root = find_repo_root()
-    request = diff_request(args, root)
-    config = config_for(args, root)
-    plans: list[runner.Plan] = []
+    setup = bootstrap.setup(root=root, config=config_for(args, root), request=diff_request(args, root),
+                            offline=args.offline)
+    plans: list[Plan] = []
 
     async def main() -> None:  # returns nothing: asyncio reprs a finished main task's result
-        # the same view of the change as `run`: the run-state files are never part of it
-        plans.append(await runner.plan(request, config, exclude=review_excludes(state_file(config, root), root),
+        # the same view of the change as `run`: the gate's own files are never part of it
+        facts = await runner.read_change(setup.request)
+        plans.append(await runner.plan(facts, setup.config, own=setup.own_files(setup.written(facts)),
                                        offline=args.offline))
 
     anyio.run(main)

@@ -9,25 +9,14 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
-from review_gate import baseline, bundle, console, runner
+from review_gate import bootstrap, bundle, console, runner
 from review_gate.commands.common import config_for, diff_request, find_repo_root, output_targets
 from review_gate.commands.emit import emit
 from review_gate.errors import UsageError
-from review_gate.models import ReviewReport
+from review_gate.models import Plan, PRFacts, ReviewReport
 from review_gate.outputs.progress import Progress
-from review_gate.pipeline.dispatch import DispatchOptions
-from review_gate.state.session import run_state
-
-
-def _constitution(args: argparse.Namespace) -> str | None:
-    """--constitution FILE, checked now: a missing file is the user's error, not a silent no-op."""
-    if not args.constitution:
-        return None
-    path = Path(args.constitution)
-    if not path.is_file():
-        raise UsageError(f"--constitution {args.constitution}: no such file",
-                         fix="name a Markdown file with a '## Standards' section")
-    return str(path.resolve())
+from review_gate.own_files import blob_ids, relative
+from review_gate.state.session import NoState, run_state
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -41,49 +30,55 @@ def run_command(args: argparse.Namespace) -> int:
         raise UsageError(f"--timeout {args.timeout:g}: must be more than 0 seconds")
     targets = output_targets(args)
     root = find_repo_root()
-    request = diff_request(args, root)
-    config = config_for(args, root)
-    settings = config.settings
-    options = DispatchOptions(
-        concurrency=args.concurrency or settings.concurrency, timeout_s=args.timeout,
-        default_timeout_s=settings.timeout_s, offline=args.offline, constitution=_constitution(args),
-        repo_root=str(root) if root else None, config_dir=config.directory,
-    )
-    waivers = baseline.waivers_for_run(getattr(args, "baseline", None), getattr(args, "no_baseline", False),
-                                       config.directory, root)
-    bundle_dir = Path(args.bundle) if getattr(args, "bundle", None) else None
+    setup = bootstrap.setup(
+        root=root, config=config_for(args, root), request=diff_request(args, root), offline=args.offline,
+        concurrency=args.concurrency, timeout_s=args.timeout, constitution=args.constitution,
+        baseline_file=args.baseline, no_baseline=args.no_baseline)
+    bundle_dir = Path(args.bundle) if args.bundle else None
     if bundle_dir is not None:
         bundle.check_target(bundle_dir)  # before any agent runs
-    reports: list[ReviewReport] = []
-    plans: list[runner.Plan] = []
-
-    state = run_state(config, root, enabled=not args.no_state, use_cache=not args.no_cache)
+    done: list[tuple[Plan, ReviewReport, dict[str, str]]] = []
 
     async def main() -> None:
         # Returns nothing: asyncio builds the repr of a finished main task, and a report's
         # repr holds the whole diff.
-        plan = await runner.plan(request, config, exclude=state.excludes, offline=args.offline)
-        plans.append(plan)
+        facts = await runner.read_change(setup.request)
+        # The run state is opened only once the change is known not to bring its own.
+        state = run_state(setup.config, root, enabled=not args.no_state and setup.state_trusted(facts),
+                          use_cache=not args.no_cache)
+        with state:  # cache, acceptances, history; --no-state skips it
+            await review(facts, state)
+            the_plan, report, waivers = done[0]
+            files = _write(report, the_plan, waivers)
+            await anyio.to_thread.run_sync(state.record_written, report.run_id, files)
+
+    async def review(facts: PRFacts, state: NoState) -> None:
+        config = setup.config
+        the_plan = await runner.plan(facts, config, own=setup.own_files(state.written()), offline=args.offline)
+        waivers = setup.waivers(facts)
         run_id = runner.new_run_id()
-        reuse = await anyio.to_thread.run_sync(state.start, plan, run_id)  # pending pairs before dispatch
+        reuse = await anyio.to_thread.run_sync(state.start, the_plan, run_id, setup.extras())
         with Progress(live=console.is_interactive(sys.stderr)) as progress:
-            reports.append(await runner.review(
-                request, config, options, filter_mode=args.filter_mode, fail_on=args.fail_on,
-                listener=progress, planned=plan, waivers={**waivers, **state.waivers}, run_id=run_id,
-                reuse=reuse))
-        await anyio.to_thread.run_sync(state.finish, reports[0])
+            report = await runner.review(
+                the_plan, config, setup.options, filter_mode=args.filter_mode, fail_on=args.fail_on,
+                listener=progress, waivers={**waivers, **state.waivers}, run_id=run_id, reuse=reuse)
+        await anyio.to_thread.run_sync(state.finish, report)
+        done.append((the_plan, report, waivers))
 
-    with state:  # run state (review_gate.state): cache, acceptances, history; --no-state skips it
-        anyio.run(main)
-    [report] = reports
-    if bundle_dir is not None:
-        [done] = plans
-        bundle.write(bundle_dir, facts=done.facts, classification=done.classification,
-                     manifest=done.manifest.entries, gaps=done.gaps, config=config, report=report,
-                     info=bundle.BundleInfo(tool_version=report.tool_version, run_id=report.run_id,
-                                            filter_mode=args.filter_mode, fail_on=args.fail_on,
-                                            waivers={**waivers, **{f.fingerprint: f.waived
-                                                                   for f in report.waived if f.waived}}))
-    emit(report, targets)
-    return report.exit_code
+    def _write(report: ReviewReport, the_plan: Plan, waivers: dict[str, str]) -> list[tuple[str, list[str], str]]:
+        """Bundle and reports; what landed inside the repository, for the next run to leave out."""
+        written: list[tuple[Path, bytes, str]] = []
+        if bundle_dir is not None:
+            written += [(p, data, "bundle") for p, data in bundle.write(
+                bundle_dir, facts=the_plan.facts, classification=the_plan.classification,
+                manifest=the_plan.manifest.entries, gaps=the_plan.gaps, config=setup.config, report=report,
+                info=bundle.BundleInfo(tool_version=report.tool_version, run_id=report.run_id,
+                                       filter_mode=args.filter_mode, fail_on=args.fail_on,
+                                       waivers={**waivers, **{f.fingerprint: f.waived
+                                                              for f in report.waived if f.waived}}))]
+        written += [(p, data, "report") for p, data in emit(report, targets)]
+        return [(rel, blob_ids(data), kind) for path, data, kind in written
+                if (rel := relative(path, root)) is not None]
 
+    anyio.run(main)
+    return done[0][1].exit_code

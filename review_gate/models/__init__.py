@@ -29,6 +29,7 @@ from review_gate.models.config import (
 from review_gate.models.facts import Commit, FileChange, Hunk, Line, PRFacts
 from review_gate.models.findings import Finding, RawFinding
 from review_gate.models.manifest import AgentManifest, Gap, ManifestEntry
+from review_gate.models.plan import Plan
 from review_gate.models.report import AgentResult, AgentStatus, Coverage, Metrics, ReviewReport, RuleInfo, Usage
 
 __all__ = [
@@ -60,6 +61,7 @@ __all__ = [
     "PRClassification",
     "PRFacts",
     "PatternAgent",
+    "Plan",
     "Policy",
     "PrType",
     "Price",

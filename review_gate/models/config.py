@@ -206,6 +206,11 @@ class GateFile(ConfigFile):
     concurrency: int = Field(default=8, ge=1, le=256)
     timeout_s: float = Field(default=120, gt=0, le=3600)
     state_path: str = ".review-gate/state.db"
+    state_max_age_days: int = Field(
+        default=30, ge=1, le=3650, description="Runs older than this are dropped from the run state after each run.")
+    state_max_mb: int = Field(
+        default=256, ge=1, le=100_000,
+        description="After each run the oldest runs are dropped until the run state holds at most this much data.")
     gap_detector: Id | None = Field(
         default=None, description="Registry id of an agent that may add agents (LLM gap detection)."
     )

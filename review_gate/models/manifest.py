@@ -22,9 +22,11 @@ class AgentManifest(Frozen):
 
 class Gap(Frozen):
     kind: Literal["unclassified_file", "domain_without_policy", "unknown_agent", "uncovered_file", "config_changed",
-                  "llm_addition", "gap_detector_failed"] = Field(
-        description="llm_addition: the LLM gap detector added an agent (or files to one); "
-                    "gap_detector_failed: it ran and failed, and the manifest stayed as it was.")
+                  "baseline_changed", "state_changed", "llm_addition", "gap_detector_failed"] = Field(
+        description="config_changed / baseline_changed / state_changed: the change edits the gate's own "
+                    "configuration, baseline or run state (never reviewed as code; a changed baseline or "
+                    "state is not trusted); llm_addition: the LLM gap detector added an agent (or files to "
+                    "one); gap_detector_failed: it ran and failed, and the manifest stayed as it was.")
     subject: str = Field(description="The file, domain or agent id concerned.")
     reason: str
     suggestion: str = Field(description="A config change that would close the gap.")

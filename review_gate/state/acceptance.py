@@ -29,13 +29,19 @@ class Acceptance:
 
 
 def known(store: Store, fingerprint: str) -> tuple[bool, int | None]:
-    """Whether a recorded run reported ``fingerprint``, and the newest pair that did (if kept)."""
-    needle = f'"{fingerprint}"'
-    row = store.db.execute("SELECT id FROM review_pairs WHERE instr(findings, ?) > 0 ORDER BY id DESC LIMIT 1",
-                           (needle,)).fetchone()
+    """Whether a recorded run reported exactly ``fingerprint`` (as a finding's fingerprint, not
+    anywhere in its text), and the newest pair that did (if kept)."""
+    row = store.db.execute(
+        "SELECT p.id FROM review_pairs p, json_each(p.findings) f "
+        "WHERE json_extract(f.value, '$.fingerprint') = ? ORDER BY p.id DESC LIMIT 1", (fingerprint,)).fetchone()
     if row is not None:
         return True, int(row[0])
-    row = store.db.execute("SELECT 1 FROM review_runs WHERE instr(report, ?) > 0 LIMIT 1", (needle,)).fetchone()
+    row = store.db.execute(
+        "SELECT 1 FROM review_runs r, json_each(r.report, '$.findings') f "
+        "WHERE r.report IS NOT NULL AND json_extract(f.value, '$.fingerprint') = ? UNION ALL "
+        "SELECT 1 FROM review_runs r, json_each(r.report, '$.waived') f "
+        "WHERE r.report IS NOT NULL AND json_extract(f.value, '$.fingerprint') = ? LIMIT 1",
+        (fingerprint, fingerprint)).fetchone()
     return row is not None, None
 
 

@@ -126,13 +126,14 @@ def find_report(store: Store, ref: str) -> ReviewReport:
     return ReviewReport.model_validate_json(report)
 
 
-def gc(store: Store, days: int | None, keep: int | None) -> tuple[list[str], int]:
+def gc(store: Store, days: int | None, keep: int | None, keep_ids: tuple[str, ...] = ()) -> tuple[list[str], int]:
     """Drop runs started more than ``days`` ago or beyond the newest ``keep``, with their pairs.
-    Live runs are never dropped. Returns the dropped run ids and how many pairs went with them."""
+    Live runs and ``keep_ids`` are never dropped. Returns the dropped run ids and how many pairs
+    went with them."""
     with store.write() as db:
         mark_abandoned(db)
-        rows = db.execute("SELECT id, started_at FROM review_runs WHERE status != 'running' "
-                          "ORDER BY started_at DESC, rowid DESC").fetchall()
+        rows = [r for r in db.execute("SELECT id, started_at FROM review_runs WHERE status != 'running' "
+                                      "ORDER BY started_at DESC, rowid DESC").fetchall() if r[0] not in keep_ids]
         cutoff = datetime.now(timezone.utc) - timedelta(days=days) if days is not None else None
         drop = [run_id for n, (run_id, started) in enumerate(rows)
                 if (keep is not None and n >= keep) or (cutoff is not None and parse(started) < cutoff)]
@@ -141,3 +142,27 @@ def gc(store: Store, days: int | None, keep: int | None) -> tuple[list[str], int
             pairs += db.execute("SELECT COUNT(*) FROM review_pairs WHERE run_id = ?", (run_id,)).fetchone()[0]
             db.execute("DELETE FROM review_runs WHERE id = ?", (run_id,))
     return drop, pairs
+
+
+def prune(store: Store, max_age_days: int, max_bytes: int, current: str) -> list[str]:
+    """After a run: drop finished runs older than ``max_age_days``, then the oldest ones until the
+    database holds no more than ``max_bytes`` of data, so the state never grows without bound.
+    The current run and live runs are kept. Freed pages are reused by SQLite, so the file stops
+    growing; ``gc`` and VACUUM shrink it."""
+    dropped, _ = gc(store, max_age_days, None, keep_ids=(current,))
+    while _used_bytes(store) > max_bytes:
+        rows = store.db.execute("SELECT id FROM review_runs WHERE status != 'running' AND id != ? "
+                                "ORDER BY started_at, rowid", (current,)).fetchall()
+        if not rows:
+            break
+        batch = [r[0] for r in rows[:max(1, len(rows) // 10)]]
+        with store.write() as db:
+            db.executemany("DELETE FROM review_runs WHERE id = ?", [(r,) for r in batch])
+        dropped += batch
+    return dropped
+
+
+def _used_bytes(store: Store) -> int:
+    db = store.db
+    pages = db.execute("PRAGMA page_count").fetchone()[0] - db.execute("PRAGMA freelist_count").fetchone()[0]
+    return int(pages) * int(db.execute("PRAGMA page_size").fetchone()[0])

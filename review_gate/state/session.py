@@ -8,24 +8,20 @@ touches no file.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
 
-from review_gate.models import ReviewConfig, ReviewReport
-from review_gate.state import acceptance, pairs, runs
+from review_gate.models import Plan, ReviewConfig, ReviewReport
+from review_gate.state import acceptance, pairs, runs, written
 from review_gate.state.freshness import Reuse, config_sha, plan_reuse
-from review_gate.state.store import Store, open_store, review_excludes, state_file
-
-if TYPE_CHECKING:
-    from review_gate.runner import Plan
+from review_gate.state.store import Store, open_store, state_file
 
 
 class NoState:
-    """No store: nothing excluded, nothing waived, nothing reused, nothing recorded."""
+    """No store: nothing waived, nothing reused, nothing recorded."""
 
     def __init__(self) -> None:
-        self.excludes: frozenset[str] = frozenset()
         self.waivers: dict[str, str] = {}
 
     def __enter__(self) -> NoState:
@@ -35,10 +31,16 @@ class NoState:
                  tb: TracebackType | None) -> None:
         return None
 
-    def start(self, plan: Plan, run_id: str) -> Reuse | None:
+    def written(self) -> dict[str, list[str]]:
+        return {}
+
+    def start(self, plan: Plan, run_id: str, extras: Mapping[str, str] | None = None) -> Reuse | None:
         return None
 
     def finish(self, report: ReviewReport) -> None:
+        return None
+
+    def record_written(self, run_id: str, files: list[tuple[str, list[str], str]]) -> None:
         return None
 
 
@@ -56,8 +58,6 @@ class RunState(NoState):
 
     def __enter__(self) -> RunState:
         self.store = open_store(self.path)
-        # after opening: a .gitignore the store has just written is excluded as well
-        self.excludes = review_excludes(self.path, self.root)
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
@@ -71,15 +71,21 @@ class RunState(NoState):
             self.store.close()
             self.store = None
 
-    def start(self, plan: Plan, run_id: str) -> Reuse:
-        """Before dispatch: record the run with its pending and cached pairs; read the acceptances."""
+    def written(self) -> dict[str, list[str]]:
+        """The files earlier runs wrote into the working tree (reports, bundles)."""
+        assert self.store is not None
+        return written.load(self.store)
+
+    def start(self, plan: Plan, run_id: str, extras: Mapping[str, str] | None = None) -> Reuse:
+        """Before dispatch: record the run with its pending and cached pairs; read the acceptances.
+        ``extras``: agent id -> other text its answer depends on (freshness)."""
         assert self.store is not None
         store = self.store
         self.run_id = run_id
         runs.begin(store, run_id, plan.facts, config_sha(self.config))
         self.waivers = acceptance.waivers(store)
         lookup = pairs.lookup(store) if self.use_cache else None
-        self.reuse = plan_reuse(plan.manifest, plan.facts, self.config, lookup)
+        self.reuse = plan_reuse(plan.manifest, plan.facts, self.config, lookup, extras)
         pairs.record_planned(store, run_id, self.reuse)
         return self.reuse
 
@@ -88,6 +94,13 @@ class RunState(NoState):
         assert self.store is not None and self.reuse is not None
         pairs.record_results(self.store, report.run_id, self.reuse, report.agents)
         runs.finish(self.store, report, time.monotonic() - self.started)
+        settings = self.config.settings
+        runs.prune(self.store, settings.state_max_age_days, settings.state_max_mb << 20, report.run_id)
+
+    def record_written(self, run_id: str, files: list[tuple[str, list[str], str]]) -> None:
+        """(repository-relative path, blob ids, kind) of the reports and bundle files this run wrote."""
+        assert self.store is not None
+        written.record(self.store, run_id, files)
 
 
 def run_state(config: ReviewConfig, root: Path | None, *, enabled: bool, use_cache: bool) -> NoState:

@@ -21,6 +21,19 @@ def baseline_file(repo: GitRepo) -> Path:
     return repo.root / ".review-gate" / "baseline.json"
 
 
+def to_main(repo: GitRepo, message: str) -> None:
+    """Move the baseline just written on the feature branch to main and bring main into the
+    branch: a baseline waives findings once it is on the base side (the change cannot bring its own)."""
+    path = baseline_file(repo)
+    text = path.read_text()
+    path.unlink()
+    repo.git("checkout", "-q", "main")
+    repo.write(".review-gate/baseline.json", text)
+    repo.commit(message)
+    repo.git("checkout", "-q", "feature")
+    repo.git("merge", "-q", "--no-edit", "main")
+
+
 def test_baselined_findings_no_longer_fail_but_a_new_one_does(cli: Any, repo: GitRepo, tmp_path: Path) -> None:
     cfg, _ = todo_config(tmp_path)
     feature(repo)
@@ -36,7 +49,7 @@ def test_baselined_findings_no_longer_fail_but_a_new_one_does(cli: Any, repo: Gi
     assert entry | {"fingerprint": "-"} == {
         "fingerprint": "-", "rule_id": "todo", "agent": "todo", "severity": "major", "file": "app.py",
         "line": 1, "message": "unfinished work", "expires": None}
-    repo.commit("baseline the debt")
+    to_main(repo, "baseline the debt")
 
     again = cli("--config", str(cfg), "--base", "main")
     assert again.code == 0, again.out
@@ -72,15 +85,16 @@ def test_an_expired_entry_counts_again(cli: Any, repo: GitRepo, tmp_path: Path) 
     cfg, _ = todo_config(tmp_path)
     feature(repo)
     tomorrow = (date.today() + timedelta(days=1)).isoformat()
-    assert cli("baseline", "--config", str(cfg), "--base", "main", "--expires", tomorrow).code == 0
-    data = json.loads(baseline_file(repo).read_text())
+    kept = tmp_path / "kept.json"  # outside the repository: read as it is
+    assert cli("baseline", "--config", str(cfg), "--base", "main", "--expires", tomorrow, "--output",
+               str(kept)).code == 0
+    data = json.loads(kept.read_text())
     assert data["findings"][0]["expires"] == tomorrow
-    repo.commit("baseline until tomorrow")
-    assert cli("--config", str(cfg), "--base", "main").code == 0
+    assert cli("--config", str(cfg), "--base", "main", "--baseline", str(kept)).code == 0
 
     data["findings"][0]["expires"] = date.today().isoformat()
-    baseline_file(repo).write_text(json.dumps(data))
-    result = cli("--config", str(cfg), "--base", "main", "--format", "json")
+    kept.write_text(json.dumps(data))
+    result = cli("--config", str(cfg), "--base", "main", "--baseline", str(kept), "--format", "json")
     assert result.code == 1
     assert result.json()["waived"] == []
 
@@ -97,8 +111,9 @@ def test_expires_must_be_a_future_date(cli: Any, repo: GitRepo, tmp_path: Path) 
 def test_a_malformed_baseline_is_exit_2_naming_the_file(cli: Any, repo: GitRepo, tmp_path: Path) -> None:
     cfg, _ = todo_config(tmp_path)
     feature(repo)
-    path = repo.write(".review-gate/baseline.json", "{\"version\": 1,")
-    broken = cli("--config", str(cfg), "--base", "main")
+    path = tmp_path / "baseline.json"
+    path.write_text("{\"version\": 1,")
+    broken = cli("--config", str(cfg), "--base", "main", "--baseline", str(path))
     assert broken.code == 2
     assert "baseline.json" in broken.err and "invalid JSON" in broken.err
 
@@ -106,23 +121,37 @@ def test_a_malformed_baseline_is_exit_2_naming_the_file(cli: Any, repo: GitRepo,
                                 "findings": [{"fingerprint": "f", "rule_id": None, "agent": "a",
                                               "severity": "huge", "file": None, "line": None,
                                               "message": "m"}]}))
-    wrong = cli("--config", str(cfg), "--base", "main")
+    wrong = cli("--config", str(cfg), "--base", "main", "--baseline", str(path))
     assert wrong.code == 2
     assert f"{path}: /findings/0/severity" in wrong.err
+
+
+def test_a_malformed_baseline_on_the_base_branch_names_the_commit(cli: Any, repo: GitRepo,
+                                                                   tmp_path: Path) -> None:
+    cfg, _ = todo_config(tmp_path)
+    repo.write(".review-gate/baseline.json", "{\"version\": 1,")
+    main = repo.commit("a broken baseline on main")
+    feature(repo)
+    broken = cli("--config", str(cfg), "--base", "main")
+    assert broken.code == 2
+    assert f".review-gate/baseline.json (at {main[:12]})" in broken.err and "invalid JSON" in broken.err
 
 
 def test_no_baseline_and_an_explicit_baseline(cli: Any, repo: GitRepo, tmp_path: Path) -> None:
     cfg, _ = todo_config(tmp_path)
     feature(repo)
     assert cli("baseline", "--config", str(cfg), "--base", "main").code == 0
-    repo.commit("baseline")
+    to_main(repo, "baseline")
     assert cli("--config", str(cfg), "--base", "main").code == 0
     ignored = cli("--config", str(cfg), "--base", "main", "--no-baseline")
     assert ignored.code == 1 and "waived" not in ignored.out
 
     elsewhere = tmp_path / "elsewhere.json"
+    repo.git("checkout", "-q", "main")
     baseline_file(repo).rename(elsewhere)
     repo.commit("move the baseline away")
+    repo.git("checkout", "-q", "feature")
+    repo.git("merge", "-q", "--no-edit", "main")
     assert cli("--config", str(cfg), "--base", "main").code == 1
     assert cli("--config", str(cfg), "--base", "main", "--baseline", str(elsewhere)).code == 0
     missing = cli("--config", str(cfg), "--base", "main", "--baseline", str(tmp_path / "nope.json"))

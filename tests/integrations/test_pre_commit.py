@@ -167,16 +167,31 @@ def test_a_new_branch_push_reviews_only_its_own_commits(hooked: HookedRepo) -> N
     assert "deploy/new.pem" in output(blocked) and "deploy/old.pem" not in output(blocked)
 
 
-def test_the_first_push_of_a_new_repository_is_not_an_error(repo: GitRepo, tmp_path: Path) -> None:
+def _first_push(repo: GitRepo, tmp_path: Path, secret: bool) -> subprocess.CompletedProcess[str]:
     env = tool_env(PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"), PRE_COMMIT_COLOR="never")
-    local = [{**hook, "language": "system"} for hook in hooks().values()]
+    local = [{**hook, "language": "system", "verbose": True} for hook in hooks().values()]
     repo.write(".pre-commit-config.yaml", yaml.safe_dump({"repos": [{"repo": "local", "hooks": local}]}))
+    if secret:
+        repo.write("deploy/first.pem", PRIVATE_KEY)
     repo.commit("pre-commit config")
     remote = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
     git(repo.root, "remote", "add", "origin", str(remote))
     subprocess.run([sys.executable, "-m", "pre_commit", "install", "--hook-type", "pre-push"], cwd=repo.root,
                    env=env, capture_output=True, check=True)
-    result = subprocess.run(["git", "push", "origin", "main"], cwd=repo.root, env=env, capture_output=True,
-                            text=True, timeout=60, check=False)
-    assert result.returncode == 0, result.stdout + result.stderr
+    return subprocess.run(["git", "push", "origin", "main"], cwd=repo.root, env=env, capture_output=True,
+                          text=True, timeout=60, check=False)
+
+
+def test_the_first_push_of_a_new_repository_reviews_everything_it_pushes(repo: GitRepo, tmp_path: Path) -> None:
+    """pre-commit names no range when the push carries the root commit: every file pushed is reviewed."""
+    result = _first_push(repo, tmp_path, secret=False)
+    assert result.returncode == 0, output(result)
+    assert "REVIEW: PASS" in output(result)
+
+
+def test_a_secret_in_the_first_push_is_blocked(repo: GitRepo, tmp_path: Path) -> None:
+    result = _first_push(repo, tmp_path, secret=True)
+    assert result.returncode != 0, output(result)
+    assert "deploy/first.pem" in output(result) and "REVIEW: FAIL" in output(result)
+    assert git(repo.root, "ls-remote", str(tmp_path / "remote.git")) == ""  # nothing reached the remote

@@ -1,0 +1,111 @@
+"""What every command that reviews a change builds first, once (cosmicpython's ``bootstrap``):
+the repository, the configuration, what to review, how agents run, where the run state and the
+baseline live, and which files are the gate's own. ``run``, ``plan`` and ``baseline`` start
+here, so the three never disagree about what a change is or how it is judged."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from review_gate import baseline, git
+from review_gate.errors import UsageError
+from review_gate.models import LlmAgent, PRFacts, ReviewConfig
+from review_gate.own_files import OwnFiles, locate, relative
+from review_gate.pipeline.dispatch import DispatchOptions
+from review_gate.pipeline.normalize import DiffRequest
+from review_gate.state.store import companions, open_store, state_file
+
+
+@dataclass(frozen=True)
+class Setup:
+    root: Path | None
+    config: ReviewConfig
+    request: DiffRequest
+    options: DispatchOptions
+    state_path: Path
+    baselines: list[Path]  # where the baseline is looked for, in order
+    explicit_baseline: bool = False
+
+    def own_files(self, written: Mapping[str, list[str]] | None = None) -> OwnFiles:
+        return locate(self.root, config_dir=self.config.directory, state=companions(self.state_path),
+                      baselines=self.baselines, written=written)
+
+    def state_trusted(self, facts: PRFacts) -> bool:
+        """The run state is ours unless the change itself brings or edits the state file."""
+        return not self.own_files().touches(facts, "state_changed")
+
+    def written(self, facts: PRFacts) -> dict[str, list[str]]:
+        """What earlier runs wrote into the working tree, from a state the change did not touch;
+        nothing is created when no run was recorded yet."""
+        if not self.state_trusted(facts):
+            return {}
+        from review_gate.state import written
+
+        store = open_store(self.state_path, create=False)
+        if store is None:
+            return {}
+        with store:
+            return written.load(store)
+
+    def waivers(self, facts: PRFacts) -> dict[str, str]:
+        """The baseline's waivers, read where the reviewed change cannot have touched it."""
+        root = self.root
+        base = facts.base
+        found: baseline.Baseline | None
+        if base is None and self.explicit_baseline:
+            # No base commit to read from: the file the user named is taken as it is.
+            found = baseline.load(self.baselines[0])
+        else:
+            found = baseline.read_trusted(
+                self.baselines, base if root is not None else None, lambda p: relative(p, root),
+                lambda commit, path: git.show(root, commit, path) if root is not None else None)
+        return found.waivers() if found is not None else {}
+
+    def extras(self) -> dict[str, str]:
+        """Agent id -> what else its answer depends on: an llm agent's instructions and the
+        Standards. Folded into its freshness key, so editing them reviews again."""
+        from review_gate.agents.llm import instructions_path
+
+        out = {}
+        for agent in self.config.agents.agents:
+            if isinstance(agent, LlmAgent):
+                path = instructions_path(agent, self.config.directory)
+                text = path.read_text(encoding="utf-8", errors="replace") if path is not None else ""
+                out[agent.id] = text + "\0" + (self.options.standards or "")
+        return out
+
+
+def setup(*, root: Path | None, config: ReviewConfig, request: DiffRequest, offline: bool = False,
+          concurrency: int | None = None, timeout_s: float | None = None, constitution: str | None = None,
+          baseline_file: str | None = None, no_baseline: bool = False) -> Setup:
+    settings = config.settings
+    options = DispatchOptions(
+        concurrency=concurrency or settings.concurrency, timeout_s=timeout_s, default_timeout_s=settings.timeout_s,
+        offline=offline, repo_root=str(root) if root else None, config_dir=config.directory,
+        standards=standards(config, root, constitution))
+    return Setup(root=root, config=config, request=request, options=options,
+                 state_path=state_file(config, root),
+                 baselines=baseline.candidates(baseline_file, no_baseline, config.directory, root),
+                 explicit_baseline=baseline_file is not None)
+
+
+def standards(config: ReviewConfig, root: Path | None, constitution: str | None) -> str | None:
+    """The constitution's Standards section: ``--constitution FILE`` (checked: a missing file is the
+    user's error), else review-gate.json's ``constitution``, relative to the config directory."""
+    from review_gate.llm.prompt import standards_section
+
+    if constitution:
+        path = Path(constitution)
+        if not path.is_file():
+            raise UsageError(f"--constitution {constitution}: no such file",
+                             fix="name a Markdown file with a '## Standards' section")
+    elif config.settings.constitution:
+        path = Path(config.directory or root or ".") / config.settings.constitution
+    else:
+        return None
+    try:
+        return standards_section(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None

@@ -1,0 +1,15 @@
+"""Stages 1-4 together: what the change is, how it is classified, who reviews it, what the config missed."""
+
+from __future__ import annotations
+
+from review_gate.models.base import Frozen
+from review_gate.models.classification import PRClassification
+from review_gate.models.facts import PRFacts
+from review_gate.models.manifest import AgentManifest, Gap
+
+
+class Plan(Frozen):
+    facts: PRFacts
+    classification: PRClassification
+    manifest: AgentManifest
+    gaps: list[Gap]
