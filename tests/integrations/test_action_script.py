@@ -169,3 +169,31 @@ def test_inputs_are_data_never_shell_code(pr: Path, run_step, tmp_path: Path) ->
         assert result.code == 2, result.err
         assert result.outputs["decision"] == "error"
         assert not marker.exists(), f"input {hostile!r} ran as shell code"
+
+
+WEAK_GATE = json.dumps({"version": 1, "gate": {"conditions": [], "fail_on": "never"}})  # nothing ever fails
+
+
+@needs_formats
+def test_a_pull_request_cannot_weaken_the_configuration_that_judges_it(pr: Path, run_step) -> None:
+    commit(pr, ".review-gate/review-gate.json", WEAK_GATE)
+    commit(pr, "deploy/key.pem", PRIVATE_KEY)
+    judged = run_step(pr)
+    assert judged.code == 1, judged.err  # the base branch has no .review-gate/: the built-in configuration
+    assert "deploy/key.pem" in judged.out
+
+    as_changed = run_step(pr, config_from_base="false")
+    assert as_changed.code == 0, as_changed.err  # what the pull request's own configuration would say
+
+
+@needs_formats
+def test_the_base_branch_configuration_is_used_when_it_has_one(repo: GitRepo, tmp_path: Path, run_step) -> None:
+    repo.write(".review-gate/review-gate.json", WEAK_GATE)
+    repo.commit("a lenient configuration, reviewed and merged")
+    clone = tmp_path / "workspace"
+    git(tmp_path, "clone", "-q", str(repo.root), str(clone))
+    git(clone, "checkout", "-q", "-b", "feature")
+    commit(clone, "deploy/key.pem", PRIVATE_KEY)
+    result = run_step(clone)
+    assert result.code == 0, result.err  # the base's own (lenient) policy decides, not the built-in one
+    assert "review-gate-config." in result.err  # --config names the copy taken from the base
