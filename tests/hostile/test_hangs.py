@@ -1,0 +1,112 @@
+"""Hostile input must not hang the gate or blow up what it keeps: a huge line range, thousands of
+findings on one line, a regex that matches everywhere in a big diff, a huge model answer.
+
+Anything that could hang runs in a subprocess with a generous timeout, so a regression fails
+the test instead of stalling CI.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import make_diff
+from tests.hostile.helpers import command_agent, script, write_config
+
+HUGE = 10**15
+
+
+def run_cli(review_gate_bin: list[str], *args: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    """The real CLI in its own process; a hang fails the test at ``timeout`` instead of stalling CI."""
+    try:
+        return subprocess.run([*review_gate_bin, *args], capture_output=True, text=True, timeout=timeout,
+                              check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise AssertionError(f"review-gate {' '.join(args)} did not exit within {timeout} s") from exc
+
+
+# ---------------------------------------------------------------------------- item 8: huge line ranges
+
+
+@pytest.mark.parametrize("mode", ["added", "diff_context"])
+def test_a_finding_with_an_astronomical_end_line_neither_hangs_nor_leaks_its_range(
+        review_gate_bin: list[str], tmp_path: Path, mode: str) -> None:
+    findings = [
+        # off the diff: the old filter walked every line up to 10**15 looking for an added one
+        {"severity": "major", "message": "far away", "file": "app.py", "line": 50, "end_line": HUGE},
+        {"severity": "major", "message": "on the change", "file": "app.py", "line": 2, "end_line": HUGE},
+    ]
+    prog = script(tmp_path, "far.py", f"""\
+        import json, sys
+        sys.stdin.read()
+        print(json.dumps({{"findings": {findings!r}}}))
+    """)
+    cfg = write_config(tmp_path, [command_agent("far", prog)])
+    diff = tmp_path / "change.diff"
+    diff.write_text(make_diff("app.py", ["a = 1", "b = 2", "c = 3"]))
+    done = run_cli(review_gate_bin, "--config", str(cfg), "--diff", str(diff), "--no-state", "--format", "json",
+                   "--filter-mode", mode, timeout=60)
+    report = json.loads(done.stdout)
+    assert [f["message"] for f in report["findings"]] == ["on the change"]
+    [kept] = report["findings"]
+    assert (kept["line"], kept["end_line"]) == (2, 3)  # clamped to the last line the diff knows
+    assert report["coverage"]["findings_filtered"] == 1
+
+
+# ---------------------------------------------------------------------------- item 9: dedupe
+
+
+DEDUPE = """\
+    import hashlib, json, sys
+    from review_gate.models import Finding
+    from review_gate.pipeline.aggregate import dedupe
+
+    count = int(sys.argv[1])
+    def word(i):
+        return hashlib.sha256(str(i).encode()).hexdigest()[:32]
+    distinct = [Finding(fingerprint=word(i), agent="a", rule_id=f"r{i}", severity="major", category="c",
+                        file="a.py", line=1, end_line=1, message=f"finding {word(i)} {word(-i)}")
+                for i in range(count)]
+    same_rule = [Finding(fingerprint=word(i), agent=f"agent{i % 3}", rule_id="r", severity="major",
+                         category="c", file="a.py", line=1, end_line=1, message=word(i))
+                 for i in range(count)]
+    merged = dedupe(same_rule)
+    print(json.dumps({"distinct": len(dedupe(distinct)), "same_rule": len(merged),
+                      "also": sorted(merged[0].also_reported_by)}))
+"""
+
+
+def test_dedupe_of_thousands_of_findings_on_one_line_finishes(tmp_path: Path) -> None:
+    # Before: every finding was compared with every kept one by difflib: 3,000 took six minutes.
+    program = script(tmp_path, "dedupe.py", DEDUPE)
+    try:
+        done = subprocess.run([sys.executable, str(program), "3000"], capture_output=True, text=True,
+                              timeout=60, check=True)
+    except subprocess.TimeoutExpired as exc:
+        raise AssertionError("dedupe of 3,000 findings on one line did not finish within 60 s") from exc
+    result = json.loads(done.stdout)
+    assert result == {"distinct": 3000, "same_rule": 1, "also": ["agent1", "agent2"]}
+
+
+def test_dedupe_still_merges_near_identical_messages_of_other_rules() -> None:
+    from review_gate.models import Finding
+    from review_gate.pipeline.aggregate import dedupe
+
+    def finding(agent: str, rule: str | None, message: str, line: int = 7) -> Finding:
+        return Finding(fingerprint=agent + message, agent=agent, rule_id=rule, severity="major", category="c",
+                       file="a.py", line=line, end_line=line, message=message)
+
+    merged = dedupe([
+        finding("a", "sql-01", "SQL query built by string formatting"),
+        finding("b", None, "SQL query built by string formatting."),  # near-identical: merged
+        finding("c", "other", "sql   QUERY built by string formatting"),  # same words: merged
+        finding("d", "sql-01", "something else entirely"),  # same rule: merged
+        finding("e", None, "SQL query built by string formatting", line=8),  # another line: kept
+        finding("f", None, "An unrelated remark"),  # kept
+    ])
+    assert [(f.agent, f.line, f.also_reported_by) for f in merged] == [
+        ("a", 7, ["b", "c", "d"]), ("e", 8, []), ("f", 7, [])]
