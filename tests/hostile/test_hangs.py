@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -110,3 +111,46 @@ def test_dedupe_still_merges_near_identical_messages_of_other_rules() -> None:
     ])
     assert [(f.agent, f.line, f.also_reported_by) for f in merged] == [
         ("a", 7, ["b", "c", "d"]), ("e", 8, []), ("f", 7, [])]
+
+
+# ---------------------------------------------------------------------------- item 10: --timeout is hard
+
+
+def broad_rule(pattern: str) -> dict[str, Any]:
+    return {"id": "broad-01", "name": "Anything", "severity": "info", "agent": "broad", "category": "style",
+            "description": "matches everywhere", "detection": "any character", "recommendation": "none",
+            "pattern": pattern}
+
+
+def test_a_pattern_agent_past_its_deadline_stops_scanning_and_the_run_exits(
+        review_gate_bin: list[str], tmp_path: Path) -> None:
+    # 20,000 lines of 500 characters: "." matches ten million times. Before, the report came at
+    # the deadline and the process then waited for the abandoned scan (about a minute).
+    cfg = write_config(tmp_path, [{"id": "broad", "name": "broad", "description": "one broad rule",
+                                   "kind": "pattern", "timeout_s": 30}], rules=[broad_rule(".")])
+    diff = tmp_path / "big.diff"
+    diff.write_text(make_diff("big.txt", ["x" * 500] * 20_000))
+    done = run_cli(review_gate_bin, "--config", str(cfg), "--diff", str(diff), "--no-state", "--format", "json",
+                   "--timeout", "0.5", timeout=20)
+    report = json.loads(done.stdout)
+    [agent] = report["agents"]
+    assert agent["status"] == "timed_out", agent
+    assert done.returncode == 3
+
+
+def test_a_cancelled_scan_gives_no_findings_but_an_uncancelled_one_all(tmp_path: Path) -> None:
+    import threading
+
+    from review_gate.agents import pattern
+    from review_gate.agents.base import AgentTask
+    from review_gate.diff import parse_diff
+    from review_gate.models import Rule
+
+    files = parse_diff(make_diff("a.txt", ["xy"] * 3000).encode())
+    rule = Rule.model_validate({**broad_rule("."), "agent": "broad"})
+    task = AgentTask(files=files, rules=[rule], repo_root=None, config_dir=None)
+    assert len(pattern.scan(task).findings) == 3000
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(pattern.Cancelled):
+        pattern.scan(task, stop)
