@@ -19,7 +19,7 @@ from pathlib import Path
 import anyio
 from anyio.abc import ByteReceiveStream, Process
 
-from review_gate.agents.base import AgentContext, AgentOutput, AgentSpec, AgentTask
+from review_gate.agents.base import RAW_LIMIT, AgentContext, AgentOutput, AgentSpec, AgentTask, cap_raw
 from review_gate.agents.parse import parse_findings, parse_sarif, review_meta_findings
 from review_gate.errors import AgentFault, TransientAgentFault
 from review_gate.models import CommandAgent
@@ -28,7 +28,6 @@ needs_network = False
 
 EX_TEMPFAIL = 75
 STDERR_TAIL = 2000
-RAW_LIMIT = 1_000_000  # bytes of stdout kept as the raw answer (replay bundles)
 
 
 async def review(spec: AgentSpec, task: AgentTask, context: AgentContext) -> AgentOutput:
@@ -60,10 +59,7 @@ async def review(spec: AgentSpec, task: AgentTask, context: AgentContext) -> Age
 
 def raw_answer(stdout: bytes) -> str:
     """The program's stdout as text, capped at RAW_LIMIT bytes with a closing line that says so."""
-    if len(stdout) <= RAW_LIMIT:
-        return stdout.decode("utf-8", "replace")
-    kept = stdout[:RAW_LIMIT].decode("utf-8", "ignore")
-    return kept + f"\n[review-gate: raw answer capped at its first {RAW_LIMIT} of {len(stdout)} bytes]\n"
+    return cap_raw(stdout, RAW_LIMIT)
 
 
 def _tail(stderr: bytes) -> str:

@@ -7,6 +7,7 @@ the test instead of stalling CI.
 
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
@@ -17,6 +18,9 @@ import pytest
 
 from tests.conftest import make_diff
 from tests.hostile.helpers import command_agent, script, write_config
+from tests.llm.conftest import KEY, llm_agent
+from tests.llm.conftest import write_config as llm_config
+from tests.llm.server import LlmServer, Step
 
 HUGE = 10**15
 
@@ -154,3 +158,89 @@ def test_a_cancelled_scan_gives_no_findings_but_an_uncancelled_one_all(tmp_path:
     stop.set()
     with pytest.raises(pattern.Cancelled):
         pattern.scan(task, stop)
+
+
+# ---------------------------------------------------------------------------- item 12: raw answers are capped
+
+
+@pytest.fixture
+def key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TEST_LLM_KEY", KEY)
+
+
+def padded_answer(size: int) -> bytes:
+    """A valid chat-completions answer whose text is a findings JSON padded with ``size`` spaces."""
+    content = json.dumps({"findings": []}) + " " * size
+    return json.dumps({"id": "x", "object": "chat.completion", "model": "test-model", "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 10}}).encode()
+
+
+def llm_review(cli: Any, tmp_path: Path, server: LlmServer) -> tuple[dict[str, Any], Path]:
+    cfg = llm_config(tmp_path, [llm_agent("llm", server, retries=0)])
+    bundle = tmp_path / "bundle"
+    result = cli("--config", str(cfg), "--diff", "-", "--no-state", "--format", "json", "--bundle", str(bundle),
+                 stdin=make_diff("app.py", ["x = 1"]).encode())
+    report = result.json()
+    return next(a for a in report["agents"] if a["id"] == "llm"), bundle / "agents" / "llm.json"
+
+
+@pytest.mark.usefixtures("key")
+def test_a_large_llm_answer_is_kept_capped_in_the_bundle(cli: Any, tmp_path: Path) -> None:
+    from review_gate.agents.base import RAW_LIMIT
+
+    with LlmServer() as server:
+        server.default = Step(body=padded_answer(3 * RAW_LIMIT))
+        agent, saved = llm_review(cli, tmp_path, server)
+    assert agent["status"] == "completed", agent
+    assert saved.stat().st_size < RAW_LIMIT + 100_000
+    raw = json.loads(saved.read_text())["raw"]
+    assert raw.endswith(" bytes]\n") and "capped" in raw.splitlines()[-1]
+
+
+@pytest.mark.usefixtures("key")
+@pytest.mark.parametrize("encoding", ["identity", "gzip"])
+def test_an_llm_answer_over_the_response_limit_fails_the_agent_without_keeping_it(
+        cli: Any, tmp_path: Path, encoding: str) -> None:
+    # gzip: ten kilobytes on the wire that inflate past the limit (a decompression bomb)
+    from review_gate.llm.providers.common import MAX_ANSWER_BYTES
+
+    body = padded_answer(MAX_ANSWER_BYTES + 1000)
+    step = Step(body=body) if encoding == "identity" else Step(body=gzip.compress(body),
+                                                                headers={"content-encoding": "gzip"})
+    with LlmServer() as server:
+        server.default = step
+        agent, saved = llm_review(cli, tmp_path, server)
+    assert agent["status"] == "failed"
+    assert f"answer larger than {MAX_ANSWER_BYTES} bytes" in agent["error"]
+    assert saved.stat().st_size < 100_000
+
+
+@pytest.mark.usefixtures("key")
+def test_a_compressed_llm_answer_within_the_limit_is_read(cli: Any, tmp_path: Path) -> None:
+    with LlmServer() as server:
+        server.default = Step(body=gzip.compress(padded_answer(1000)), headers={"content-encoding": "gzip"})
+        agent, _ = llm_review(cli, tmp_path, server)
+    assert agent["status"] == "completed", agent
+
+
+def test_a_command_agents_huge_output_is_capped_by_the_shared_helper(tmp_path: Path) -> None:
+    from review_gate.agents.base import RAW_LIMIT, AgentOutput, cap_raw
+
+    big = "é" * RAW_LIMIT  # two bytes each: the cap counts bytes, not characters
+    capped = cap_raw(big)
+    assert len(capped.encode()) < RAW_LIMIT + 200
+    assert capped.startswith("é" * 1000) and f"of {2 * RAW_LIMIT} bytes" in capped
+    assert AgentOutput(findings=[], raw=big).raw == capped
+    assert cap_raw("small") == "small"
+
+
+def test_the_bundle_writer_caps_raw_answers_it_did_not_produce() -> None:
+    # A kind that forgot to cap (or a result built elsewhere) still cannot fill the disk.
+    from review_gate.agents.base import RAW_LIMIT
+    from review_gate.bundle import result_data
+    from review_gate.models import AgentResult
+
+    result = AgentResult(id="x", kind="command", status="completed", attempts=1, duration_s=0.1, files=[],
+                         raw="y" * (5 * RAW_LIMIT))
+    assert len(result_data(result)["raw"].encode()) < RAW_LIMIT + 200
