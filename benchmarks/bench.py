@@ -203,6 +203,24 @@ def bench_pattern_scan(table: Table, big: Path) -> None:
     table.info("  parse_diff of big.diff, in-process", f"{parse_s:.3f} s ({len(files)} files)")
 
 
+def bench_dedupe(table: Table) -> None:
+    name = "dedupe, 3,000 findings on one line"
+    try:
+        from review_gate.models import Finding
+        from review_gate.pipeline.aggregate import dedupe
+
+        findings = [Finding(fingerprint=f"f{i}", agent=f"agent{i % 3}", rule_id=f"rule-{i}", severity="major",
+                            category="c", file="a.py", line=1, end_line=1,
+                            message=f"finding {i * 7919:x} about {i * 104729:x}") for i in range(3000)]
+        started = time.perf_counter()
+        kept = dedupe(findings)
+        seconds = time.perf_counter() - started
+    except Exception as exc:  # a broken package: report it, run the other benchmarks
+        table.error(name, "< 1 s", BenchError(f"{type(exc).__name__}: {exc}"))
+        return
+    table.check(name, seconds, 1.0, "s", f"{len(kept)} kept")
+
+
 def _llm_dispatch(work: Path, server: Any, agents: int, concurrency: int, name: str) -> tuple[float, list[Any]]:
     """Dispatch ``agents`` llm agents (openai wire format) at the test server, in-process."""
     import anyio
@@ -480,6 +498,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         bench_version(table, work)
         bench_plan(table, work, big)
         bench_pattern_scan(table, big)
+        bench_dedupe(table)
         bench_concurrency(table, work, small)
         bench_full_run(table, work, big)
         bench_cached_rerun(table, work, big)

@@ -7,12 +7,16 @@ Heavy modules (pydantic, rich, anyio) are imported inside the commands, so ``--v
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
 import tempfile
+import threading
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
+from types import FrameType
 
 from review_gate import __version__
 from review_gate.outputs import FORMATS
@@ -22,6 +26,8 @@ COMMANDS = ("run", "plan", "config", "init", "explain", "agents", "meta", "basel
 STATE_COMMANDS = ("history", "show", "accept", "accepted", "gc")
 DECISIONS = ("pass_with_warnings", "needs_fixes", "fail", "never")
 FILTER_MODES = ("added", "diff_context", "file", "nofilter")
+EXIT_INTERRUPTED = 130  # 128 + SIGINT
+EXIT_TERMINATED = 143  # 128 + SIGTERM
 
 
 class _FormatAction(argparse.Action):
@@ -195,21 +201,52 @@ def main(argv: Sequence[str] | None = None) -> int:
     from review_gate import console
     from review_gate.errors import ReviewGateError
 
+    terminated: list[int] = []
     try:
-        return _dispatch(args)
+        with _sigterm_as_interrupt(terminated):
+            return _dispatch(args)
     except ReviewGateError as exc:
         # Messages quote paths, refs and config values: escape them, keep our own line break.
         console.err(f"review-gate: error: {console.sanitize(exc.message)}"
                     + (f"\n  fix: {console.sanitize(exc.fix)}" if exc.fix else ""))
         return exc.exit_code
     except KeyboardInterrupt:
-        console.err("review-gate: interrupted")
-        return 130
+        console.err("review-gate: terminated" if terminated else "review-gate: interrupted")
+        return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
     except Exception:
         log = Path(tempfile.gettempdir()) / f"review-gate-crash-{datetime.now():%Y%m%d-%H%M%S}.log"
         log.write_text(traceback.format_exc(), encoding="utf-8")
         console.err(f"review-gate: internal error, nothing was decided (exit 3); details in {log}")
         return 3
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt(received: list[int]) -> Iterator[None]:
+    """SIGTERM (a CI cancel, ``timeout``, ``docker stop``) does what Ctrl-C does: the running
+    agents are cancelled, their processes killed, the run marked failed; ``received`` notes it.
+
+    Without this SIGTERM ended the process on the spot, leaving agents running and the run
+    ``running``. The handler hands over to whatever handles SIGINT at that moment: asyncio's
+    (cancel the main task, so every ``finally`` runs) inside the event loop, Python's
+    KeyboardInterrupt outside it.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can only be set from the main thread
+        return
+
+    def on_sigterm(signum: int, frame: FrameType | None) -> None:
+        received.append(signum)
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):
+            handler(signal.SIGINT, frame)
+        else:  # SIGINT ignored (a background job) or default: SIGTERM still interrupts
+            raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 # Subcommand -> module in review_gate.commands, imported only when that command runs.

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from review_gate.models import CommandAgent, FileChange, LlmAgent, PatternAgent, Price, RawFinding, Rule
 from review_gate.models.base import Frozen
@@ -15,6 +15,29 @@ if TYPE_CHECKING:
     import httpx
 
 AgentSpec = PatternAgent | CommandAgent | LlmAgent
+
+RAW_LIMIT = 1_000_000  # bytes of an agent's raw answer kept (replay bundles)
+_NOTE_ROOM = 128  # what the closing "capped" line may add to RAW_LIMIT
+
+
+def cap_raw(raw: str | bytes, limit: int = RAW_LIMIT) -> str:
+    """An agent's raw answer as text: its first ``limit`` bytes, with a closing line that says
+    it was cut when it was longer: a 61 MB model answer must not go whole into a bundle.
+    """
+    if isinstance(raw, str) and len(raw) * 4 <= limit:  # UTF-8 takes at most 4 bytes a character
+        return raw
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    if len(data) <= limit:
+        return raw if isinstance(raw, str) else data.decode("utf-8", "replace")
+    kept = data[:limit].decode("utf-8", "ignore")
+    return kept + f"\n[review-gate: raw answer capped at its first {limit} of {len(data)} bytes]\n"
+
+
+def capped(raw: str | None) -> str | None:
+    """``raw`` within RAW_LIMIT bytes and its closing line; an answer capped once stays as it is."""
+    if raw is None or len(raw) * 4 <= RAW_LIMIT + _NOTE_ROOM:
+        return raw
+    return raw if len(raw.encode("utf-8", "surrogatepass")) <= RAW_LIMIT + _NOTE_ROOM else cap_raw(raw)
 
 
 @dataclass(frozen=True)
@@ -52,6 +75,11 @@ class AgentOutput(Frozen):
         default=None, repr=False,
         description="The agent's answer as it gave it (a program's stdout, capped), kept for replay bundles.",
     )
+
+    @field_validator("raw")
+    @classmethod
+    def _cap(cls, raw: str | None) -> str | None:
+        return capped(raw)  # every kind, present and future: what a bundle gets is bounded
 
 
 class AgentKind(Protocol):

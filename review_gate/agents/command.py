@@ -4,8 +4,10 @@ It gets the unified diff of its scope on stdin (``input: stdin``) or as a file p
 its argv (``input: file``), and ``REVIEW_GATE_FILES`` in its environment. Exit 0 with findings
 JSON, SARIF or a ``@@@REVIEW_META`` review (see ``parse.review_meta_findings``) on stdout is
 success; exit 75 (EX_TEMPFAIL) is a transient fault worth a retry; any other exit is a failure
-carrying the tail of stderr. At its deadline the whole process group is killed, so a hung
-program cannot outlive the run.
+carrying the tail of stderr. When it ends (exit, deadline, cancellation) its process group is
+killed, and so is every process carrying its mark (``strays``), even one that called setsid(): a
+hung program or a daemon it started cannot outlive the run. The mark is the environment
+variable ``REVIEW_GATE_AGENT_MARK``.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from pathlib import Path
 import anyio
 from anyio.abc import ByteReceiveStream, Process
 
-from review_gate.agents.base import AgentContext, AgentOutput, AgentSpec, AgentTask
+from review_gate.agents import strays
+from review_gate.agents.base import RAW_LIMIT, AgentContext, AgentOutput, AgentSpec, AgentTask, cap_raw
 from review_gate.agents.parse import parse_findings, parse_sarif, review_meta_findings
 from review_gate.errors import AgentFault, TransientAgentFault
 from review_gate.models import CommandAgent
@@ -28,14 +31,14 @@ needs_network = False
 
 EX_TEMPFAIL = 75
 STDERR_TAIL = 2000
-RAW_LIMIT = 1_000_000  # bytes of stdout kept as the raw answer (replay bundles)
 
 
 async def review(spec: AgentSpec, task: AgentTask, context: AgentContext) -> AgentOutput:
     assert isinstance(spec, CommandAgent)
     diff = "".join(f.patch for f in task.files).encode("utf-8", "surrogateescape")
     cwd = task.repo_root if spec.cwd == "repo" else task.config_dir
-    env = {**os.environ, "REVIEW_GATE_FILES": "\n".join(f.path for f in task.files)}
+    mark = strays.new_mark()
+    env = {**os.environ, "REVIEW_GATE_FILES": "\n".join(f.path for f in task.files), strays.MARK_VAR: mark}
     with tempfile.TemporaryDirectory(prefix="review-gate-") as tmp:
         argv = list(spec.command)
         if spec.input == "file":
@@ -43,7 +46,7 @@ async def review(spec: AgentSpec, task: AgentTask, context: AgentContext) -> Age
             path.write_bytes(diff)
             argv.append(str(path))
         stdout, stderr, code = await _run(argv, diff if spec.input == "stdin" else b"", cwd, env,
-                                          spec.max_output_bytes)
+                                          spec.max_output_bytes, mark)
     if code == EX_TEMPFAIL:
         raise TransientAgentFault(f"exited {code} (temporary failure){_tail(stderr)}")
     if code != 0:
@@ -60,10 +63,7 @@ async def review(spec: AgentSpec, task: AgentTask, context: AgentContext) -> Age
 
 def raw_answer(stdout: bytes) -> str:
     """The program's stdout as text, capped at RAW_LIMIT bytes with a closing line that says so."""
-    if len(stdout) <= RAW_LIMIT:
-        return stdout.decode("utf-8", "replace")
-    kept = stdout[:RAW_LIMIT].decode("utf-8", "ignore")
-    return kept + f"\n[review-gate: raw answer capped at its first {RAW_LIMIT} of {len(stdout)} bytes]\n"
+    return cap_raw(stdout, RAW_LIMIT)
 
 
 def _tail(stderr: bytes) -> str:
@@ -74,7 +74,7 @@ def _tail(stderr: bytes) -> str:
 
 
 async def _run(argv: list[str], stdin: bytes, cwd: str | None, env: dict[str, str],
-               limit: int) -> tuple[bytes, bytes, int]:
+               limit: int, mark: str) -> tuple[bytes, bytes, int]:
     try:
         process = await anyio.open_process(argv, cwd=cwd, env=env, start_new_session=True)
     except FileNotFoundError as exc:
@@ -98,16 +98,16 @@ async def _run(argv: list[str], stdin: bytes, cwd: str | None, env: dict[str, st
                     out.extend(chunk)
                     if len(out) > limit:
                         too_much = True
-                        _kill_group(process)
+                        _end(process, mark)
                         return
 
             group.start_soon(read_stdout)
             code = await process.wait()
             # A child left behind may still hold the pipes open; with the program gone its
-            # output is complete, so end the group now rather than wait for EOF until the deadline.
-            _kill_group(process)
+            # output is complete, so end what it left now rather than wait for EOF until the deadline.
+            _end(process, mark)
     finally:
-        _kill_group(process)
+        _end(process, mark)
         with anyio.CancelScope(shield=True):
             await process.aclose()
     if too_much:
@@ -135,6 +135,8 @@ async def _drain(stream: ByteReceiveStream | None, into: bytearray, keep: int) -
             del into[: len(into) - keep]
 
 
-def _kill_group(process: Process) -> None:
+def _end(process: Process, mark: str) -> None:
+    """Kill the program's process group and every process that carries its mark."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
+    strays.kill_marked(mark)

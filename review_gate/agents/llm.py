@@ -27,7 +27,7 @@ from review_gate.errors import AgentFault, TransientAgentFault
 from review_gate.llm import chunking, prompt
 from review_gate.llm.answer import UnusableAnswer, parse_answer
 from review_gate.llm.providers import anthropic, openai
-from review_gate.llm.providers.common import Reply, Unusable, check_status, decode
+from review_gate.llm.providers.common import Reply, Unusable, check_status, decode, read_bounded
 from review_gate.models import LlmAgent, Price, RawFinding
 
 if TYPE_CHECKING:
@@ -122,7 +122,8 @@ async def send(client: httpx.AsyncClient, spec: LlmAgent, key: str | None, syste
     named = {"name": name} if name else {}
     url, headers, body = provider.request(spec, key, system, user, schema=schema, **named)
     try:
-        response = await client.post(url, headers=headers, json=body)
+        async with client.stream("POST", url, headers=headers, json=body) as streamed:
+            response = await read_bounded(streamed, spec.provider)
     except httpx.TimeoutException as exc:
         raise TransientAgentFault(f"{spec.provider} API at {spec.url}: timed out ({type(exc).__name__})") from exc
     except httpx.TransportError as exc:

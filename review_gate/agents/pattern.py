@@ -4,11 +4,19 @@ All added lines of the scope are joined into one text; an RE2 set finds in one p
 occur at all, and only those rules are scanned for positions (RE2 calls, not bytes, are what
 cost). Match offsets map back to (file, line) through a sorted table of line starts. A match may
 span consecutive added lines of one file, never more (see ``_Joined``).
+
+The scan runs in a worker thread that cannot be killed, so it stops by itself: it looks at a
+stop flag every few thousand lines or matches and between rules, and ``review`` raises the flag
+when the agent is cancelled (its deadline, or the run ending). Without that, a broad rule on a
+big diff kept the abandoned thread, and with it the process, alive long after the report.
 """
 
 from __future__ import annotations
 
+import threading
 from bisect import bisect_right
+from collections.abc import Iterator
+from typing import Any
 
 import anyio.to_thread
 
@@ -20,10 +28,24 @@ from review_gate.patterns import compile_pattern, pattern_set
 needs_network = False
 
 _SNIPPET = 80
+_CHECK_EVERY = 4096  # lines or matches between two looks at the stop flag
+
+
+class Cancelled(Exception):
+    """The scan was told to stop: the agent it works for was cancelled."""
+
+
+def _check(stop: threading.Event | None) -> None:
+    if stop is not None and stop.is_set():
+        raise Cancelled
 
 
 async def review(spec: AgentSpec, task: AgentTask, context: AgentContext) -> AgentOutput:
-    return await anyio.to_thread.run_sync(scan, task, abandon_on_cancel=True)
+    stop = threading.Event()
+    try:
+        return await anyio.to_thread.run_sync(scan, task, stop, abandon_on_cancel=True)
+    finally:
+        stop.set()  # on cancellation the abandoned thread ends at its next check
 
 
 def _snippet(text: str, redact: bool) -> str:
@@ -40,7 +62,7 @@ class _Joined:
     a run (``except:`` then ``pass``), never across runs (another hunk, another file).
     """
 
-    def __init__(self, task: AgentTask) -> None:
+    def __init__(self, task: AgentTask, stop: threading.Event | None = None) -> None:
         chunks: list[bytes] = []
         self.starts: list[int] = []
         self.where: list[tuple[int, int]] = []  # (file index, line number)
@@ -51,6 +73,8 @@ class _Joined:
                 for line in hunk.lines:
                     if not line.added:
                         continue
+                    if len(chunks) % _CHECK_EVERY == 0:
+                        _check(stop)
                     data = line.text.encode("utf-8", "surrogateescape")
                     if self.where and self.where[-1] != (index, line.number - 1):
                         run += 1
@@ -84,21 +108,22 @@ class _Joined:
         return self.starts[first], end
 
 
-def scan(task: AgentTask) -> AgentOutput:
+def scan(task: AgentTask, stop: threading.Event | None = None) -> AgentOutput:
+    """Every rule's matches on the added lines; raises Cancelled soon after ``stop`` is set."""
     rules = [r for r in task.rules if r.pattern]
-    joined = _Joined(task)
+    joined = _Joined(task, stop)
     if not rules or not joined.where:
         return AgentOutput(findings=[])
     present = pattern_set([r.pattern for r in rules if r.pattern]).Match(joined.text) or []
     paths = [f.path for f in task.files]
     findings: list[RawFinding] = []
     for rule_index in sorted(present):
-        rule = rules[rule_index]
-        findings.extend(_scan_rule(rule, joined, paths))
+        _check(stop)
+        findings.extend(_scan_rule(rules[rule_index], joined, paths, stop))
     return AgentOutput(findings=findings)
 
 
-def _scan_rule(rule: Rule, joined: _Joined, paths: list[str]) -> list[RawFinding]:
+def _scan_rule(rule: Rule, joined: _Joined, paths: list[str], stop: threading.Event | None) -> list[RawFinding]:
     assert rule.pattern is not None
     regex = compile_pattern(rule.pattern)
     allowed = _allowed_files(rule, paths)
@@ -121,13 +146,21 @@ def _scan_rule(rule: Rule, joined: _Joined, paths: list[str]) -> list[RawFinding
         matched = group.decode("utf-8", "replace").strip("\n").split("\n", 1)[0]
         found.append(_finding(rule, paths[file_index], number, joined.where[last][1], matched))
 
-    for match in regex.finditer(joined.text):
+    for match in _matches(regex, joined.text, stop):
         record(match.start(), match.end(), match.group(0))
     for run, hint in crossed.items():
+        _check(stop)
         low, high = joined.run_bounds(run, hint)
-        for match in regex.finditer(joined.text[low:high]):
+        for match in _matches(regex, joined.text[low:high], stop):
             record(low + match.start(), low + match.end(), match.group(0))
     return found
+
+
+def _matches(regex: Any, text: bytes, stop: threading.Event | None) -> Iterator[Any]:
+    for count, match in enumerate(regex.finditer(text)):
+        if count % _CHECK_EVERY == 0:
+            _check(stop)
+        yield match
 
 
 def _allowed_files(rule: Rule, paths: list[str]) -> set[int] | None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import difflib
 import operator
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from review_gate.models import (
     AgentResult,
@@ -32,8 +34,22 @@ _OPS: dict[str, Callable[[float, float], bool]] = {
 _USABLE = ("completed", "cached")
 
 
-def keep_finding(finding: Finding, facts_index: dict[str, tuple[set[int], list[tuple[int, int]]]],
-                 mode: FilterMode) -> bool:
+@dataclass(frozen=True)
+class _Changed:
+    """Where one file changed: its added lines and its hunks as merged intervals [start, end),
+    all sorted, so a finding's range is tested by bisection however long it claims to be."""
+
+    added: list[int]
+    starts: list[int]
+    ends: list[int]
+
+    @property
+    def last(self) -> int:
+        """The last line the diff knows of this file (0 when it knows none)."""
+        return max(self.added[-1] if self.added else 0, self.ends[-1] - 1 if self.ends else 0)
+
+
+def keep_finding(finding: Finding, facts_index: Mapping[str, _Changed], mode: FilterMode) -> bool:
     """reviewdog's filter modes: keep a finding on added lines, inside hunks, in changed files, or all."""
     if mode == "nofilter" or finding.file is None:
         return True
@@ -42,43 +58,100 @@ def keep_finding(finding: Finding, facts_index: dict[str, tuple[set[int], list[t
         return False
     if mode == "file" or finding.line is None:
         return True
-    added, hunks = where
-    lines = range(finding.line, (finding.end_line or finding.line) + 1)
+    first, last = finding.line, max(finding.end_line or finding.line, finding.line)
     if mode == "added":
-        return any(n in added for n in lines)
-    return any(start <= n < end for n in lines for start, end in hunks)
+        at = bisect_left(where.added, first)
+        return at < len(where.added) and where.added[at] <= last
+    # Intervals are disjoint: only the last one starting by ``last`` can reach back to ``first``.
+    at = bisect_right(where.starts, last) - 1
+    return at >= 0 and where.ends[at] > first
 
 
-def _index(facts: PRFacts) -> dict[str, tuple[set[int], list[tuple[int, int]]]]:
-    return {
-        f.path: ({ln.number for h in f.hunks for ln in h.lines if ln.added},
-                 [(h.new_start, h.new_start + max(h.new_count, 1)) for h in f.hunks])
-        for f in facts.files
-    }
+def _merged(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(intervals):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
 
 
-def _same(a: Finding, b: Finding) -> bool:
-    if a.file != b.file or a.line != b.line:
-        return False
-    if a.rule_id is not None and a.rule_id == b.rule_id:
-        return True
-    return difflib.SequenceMatcher(None, a.message.lower(), b.message.lower()).ratio() >= 0.9
+def _index(facts: PRFacts) -> dict[str, _Changed]:
+    index = {}
+    for f in facts.files:
+        hunks = _merged([(h.new_start, h.new_start + max(h.new_count, 1)) for h in f.hunks])
+        index[f.path] = _Changed(added=sorted({ln.number for h in f.hunks for ln in h.lines if ln.added}),
+                                 starts=[start for start, _ in hunks], ends=[end for _, end in hunks])
+    return index
+
+
+def _clamped(finding: Finding, index: Mapping[str, _Changed]) -> Finding:
+    """An end line past what the diff knows of the file (an agent's typo, or 10**15 from a prompt
+    injection) is cut to the last known line, or to the finding's own line."""
+    if finding.line is None or finding.end_line is None:
+        return finding
+    where = index.get(finding.file) if finding.file is not None else None
+    end = min(finding.end_line, max(finding.line, where.last if where else finding.line))
+    return finding if end == finding.end_line else finding.model_copy(update={"end_line": end})
+
+
+_FUZZY_PER_PLACE = 8  # kept findings of one place a new one is compared with by difflib
+_NEAR = 0.9  # difflib ratio from which two messages say the same thing
+
+
+def _message_key(message: str) -> str:
+    return " ".join(message.lower().split())
+
+
+def _near(a: str, b: str) -> bool:
+    matcher = difflib.SequenceMatcher(None, a, b)
+    # the quick upper bounds first: most pairs are told apart without the full comparison
+    return matcher.real_quick_ratio() >= _NEAR and matcher.quick_ratio() >= _NEAR and matcher.ratio() >= _NEAR
+
+
+class _Place:
+    """The kept findings of one (file, line), indexed so a new one finds its match in constant time:
+    by rule id and by normalised message exactly, and by difflib against a few kept ones only."""
+
+    def __init__(self) -> None:
+        self.by_rule: dict[str, int] = {}
+        self.by_message: dict[str, int] = {}
+        self.fuzzy: list[tuple[str, int]] = []
+
+    def match(self, finding: Finding) -> int | None:
+        key = _message_key(finding.message)
+        found = [i for i in (self.by_rule.get(finding.rule_id) if finding.rule_id is not None else None,
+                             self.by_message.get(key)) if i is not None]
+        found += [i for text, i in self.fuzzy if _near(text, finding.message.lower())]
+        return min(found, default=None)
+
+    def add(self, finding: Finding, at: int) -> None:
+        if finding.rule_id is not None:
+            self.by_rule.setdefault(finding.rule_id, at)
+        key = _message_key(finding.message)
+        if key not in self.by_message:
+            self.by_message[key] = at
+            if len(self.fuzzy) < _FUZZY_PER_PLACE:
+                self.fuzzy.append((finding.message.lower(), at))
 
 
 def dedupe(findings: list[Finding]) -> list[Finding]:
     """Merge findings on the same line that share a rule or say nearly the same thing.
 
     The most severe copy is kept; the other agents go into ``also_reported_by``, and agreement
-    raises confidence (independent evidence: 1 - (1-a)(1-b)).
+    raises confidence (independent evidence: 1 - (1-a)(1-b)). Linear in the number of findings:
+    rules and messages are matched exactly through dicts, and the fuzzy comparison of messages
+    (difflib) looks at no more than a few kept findings of each line.
     """
     ordered = sorted(findings, key=lambda f: (SEVERITY_RANK[f.severity], f.agent))
     kept: list[Finding] = []
-    by_place: dict[tuple[str | None, int | None], list[int]] = {}
+    places: dict[tuple[str | None, int | None], _Place] = {}
     for finding in ordered:
-        place = (finding.file, finding.line)
-        match = next((i for i in by_place.get(place, []) if _same(kept[i], finding)), None)
+        place = places.setdefault((finding.file, finding.line), _Place())
+        match = place.match(finding)
         if match is None:
-            by_place.setdefault(place, []).append(len(kept))
+            place.add(finding, len(kept))
             kept.append(finding)
             continue
         first = kept[match]
@@ -145,7 +218,7 @@ def aggregate(
     mode = filter_mode or config.settings.filter_mode
     index = _index(facts)
     raw = [f for r in results if r.status in _USABLE for f in r.findings]
-    kept = [f for f in raw if keep_finding(f, index, mode)]
+    kept = [_clamped(f, index) for f in raw if keep_finding(f, index, mode)]
     merged = sorted(
         (enrich(f, config) for f in dedupe(kept)),
         key=lambda f: (SEVERITY_RANK[f.severity], f.file or "", f.line or 0, f.rule_id or "", f.message),

@@ -1,4 +1,5 @@
-"""What both providers share: the reply, HTTP error mapping and Retry-After parsing."""
+"""What both providers share: the reply, reading a bounded answer, HTTP error mapping and
+Retry-After parsing."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
 
 TRANSIENT_STATUS = {408, 409, 425, 429, 529}
 ERROR_TEXT = 300
+MAX_ANSWER_BYTES = 10_000_000  # a model's answer is a few kilobytes; more is a broken or hostile server
 
 
 class Unusable(Exception):
@@ -33,6 +35,29 @@ class Reply:
     model: str | None
     structured: bool  # the answer came through the structured channel (schema or tool call)
     raw: str
+
+
+async def read_bounded(response: httpx.Response, provider: str, limit: int = MAX_ANSWER_BYTES) -> httpx.Response:
+    """The streamed ``response`` read whole, refusing a body (decoded) over ``limit`` bytes.
+
+    httpx reads a body whole into memory, however big; this stops at the limit and returns a
+    response built from what was read, for ``check_status`` and ``decode``.
+    """
+    import httpx
+
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise AgentFault(f"{provider} API answer larger than {limit} bytes ({declared} declared)")
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body.extend(chunk)
+        if len(body) > limit:
+            raise AgentFault(f"{provider} API answer larger than {limit} bytes")
+    # The body is decoded already: the rebuilt response must not decode it a second time.
+    headers = [(k, v) for k, v in response.headers.multi_items()
+               if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
+    return httpx.Response(response.status_code, headers=headers, content=bytes(body),
+                          request=response.request, extensions=response.extensions)
 
 
 def retry_after(headers: httpx.Headers) -> float | None:
