@@ -10,13 +10,14 @@ import anyio
 import anyio.to_thread
 
 from review_gate import baseline, bundle, console, runner
-from review_gate.commands.common import config_for, diff_request, find_repo_root, output_targets
+from review_gate.commands.common import check_timeout, config_for, diff_request, find_repo_root, output_targets
 from review_gate.commands.emit import emit
 from review_gate.errors import UsageError
 from review_gate.models import ReviewReport
 from review_gate.outputs.progress import Progress
 from review_gate.pipeline.dispatch import DispatchOptions
 from review_gate.state.session import run_state
+from review_gate.state.store import review_excludes, state_file
 
 
 def _constitution(args: argparse.Namespace) -> str | None:
@@ -37,8 +38,7 @@ def run_command(args: argparse.Namespace) -> int:
         raise UsageError("--exit-zero and --fail-on both set the exit code", fix="give one of them")
     if args.exit_zero:
         args.fail_on = "never"
-    if args.timeout is not None and args.timeout <= 0:
-        raise UsageError(f"--timeout {args.timeout:g}: must be more than 0 seconds")
+    check_timeout(args.timeout)
     targets = output_targets(args)
     root = find_repo_root()
     request = diff_request(args, root)
@@ -56,14 +56,20 @@ def run_command(args: argparse.Namespace) -> int:
         bundle.check_target(bundle_dir)  # before any agent runs
     reports: list[ReviewReport] = []
     plans: list[runner.Plan] = []
+    excludes = frozenset() if args.no_state else review_excludes(state_file(config, root), root)
 
+    async def read_input() -> None:
+        # Returns nothing: asyncio builds the repr of a finished main task, and a report's
+        # repr holds the whole diff.
+        plans.append(await runner.plan(request, config, exclude=excludes, offline=args.offline))
+
+    # The input first: a diff that cannot be read (no repository, a bad ref, a malformed diff)
+    # must fail before the run state creates or writes anything.
+    anyio.run(read_input)
+    [plan] = plans
     state = run_state(config, root, enabled=not args.no_state, use_cache=not args.no_cache)
 
     async def main() -> None:
-        # Returns nothing: asyncio builds the repr of a finished main task, and a report's
-        # repr holds the whole diff.
-        plan = await runner.plan(request, config, exclude=state.excludes, offline=args.offline)
-        plans.append(plan)
         run_id = runner.new_run_id()
         reuse = await anyio.to_thread.run_sync(state.start, plan, run_id)  # pending pairs before dispatch
         with Progress(live=console.is_interactive(sys.stderr)) as progress:
@@ -77,9 +83,8 @@ def run_command(args: argparse.Namespace) -> int:
         anyio.run(main)
     [report] = reports
     if bundle_dir is not None:
-        [done] = plans
-        bundle.write(bundle_dir, facts=done.facts, classification=done.classification,
-                     manifest=done.manifest.entries, gaps=done.gaps, config=config, report=report,
+        bundle.write(bundle_dir, facts=plan.facts, classification=plan.classification,
+                     manifest=plan.manifest.entries, gaps=plan.gaps, config=config, report=report,
                      info=bundle.BundleInfo(tool_version=report.tool_version, run_id=report.run_id,
                                             filter_mode=args.filter_mode, fail_on=args.fail_on,
                                             waivers={**waivers, **{f.fingerprint: f.waived
