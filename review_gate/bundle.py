@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any, Literal
@@ -30,6 +31,7 @@ from review_gate.config.messages import pointer
 from review_gate.errors import ConfigError, ConfigProblem, InputError, ReviewGateError, UsageError
 from review_gate.models import (
     AgentResult,
+    FailOn,
     FilterMode,
     Gap,
     ManifestEntry,
@@ -52,7 +54,7 @@ class BundleInfo(Frozen):
     tool_version: str
     run_id: str
     filter_mode: FilterMode | None = None  # the run's --filter-mode, None when the config decided
-    fail_on: str | None = None  # the run's --fail-on (or never for --exit-zero)
+    fail_on: FailOn | None = None  # the run's --fail-on (or never for --exit-zero)
     waivers: dict[str, str] = Field(default_factory=dict, description="Fingerprint -> why it was waived.")
 
 
@@ -131,7 +133,7 @@ def write(directory: Path, *, facts: PRFacts, classification: PRClassification, 
 def _load(directory: Path, name: str, model: Any) -> Any:
     """Read one file of the bundle and validate it; problems name the file."""
     path = directory / name
-    if not path.is_file():
+    if not os.path.lexists(path):  # anything else there (a FIFO, a device) read_json refuses by name
         raise InputError(f"bundle {directory}: {name} is missing",
                          fix="replay a directory written by `review-gate run --bundle DIR`")
     data = read_json(path, str(path))

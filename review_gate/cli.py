@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
+import secrets
 import signal
 import sys
 import tempfile
@@ -179,7 +181,8 @@ def _state_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     accepted.add_argument("--revoke", type=int, metavar="ID", help="revoke the acceptance with this id")
     accepted.add_argument("--all", action="store_true", help="list revoked and expired ones too")
     gc = sub.add_parser("gc", help="drop old runs and their review pairs from the run state")
-    gc.add_argument("--days", type=int, metavar="N", help="drop runs older than N days (default 30)")
+    gc.add_argument("--days", type=int, metavar="N",
+                    help="drop runs older than N days (default 30; above 36500, none by age)")
     gc.add_argument("--keep", type=int, metavar="N", help="drop all but the newest N runs")
     for parser in (history, show, accept, accepted, gc):
         parser.add_argument("--config", metavar="DIR", help=config_help)
@@ -213,11 +216,66 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         console.err("review-gate: terminated" if terminated else "review-gate: interrupted")
         return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
-    except Exception:
-        log = Path(tempfile.gettempdir()) / f"review-gate-crash-{datetime.now():%Y%m%d-%H%M%S}.log"
-        log.write_text(traceback.format_exc(), encoding="utf-8")
-        console.err(f"review-gate: internal error, nothing was decided (exit 3); details in {log}")
+    except Exception as exc:
+        if _closed_pipe(exc):
+            # The reader went away (`review-gate | head -1`). 141 is what a shell reports for a
+            # process that SIGPIPE ends (as it ends git or grep): never 0, since the output was
+            # cut short, and not 3, since nothing went wrong inside; no crash log, no more output.
+            _quiet_standard_streams()
+            return 141
+        log = _crash_log(traceback.format_exc())
+        where = f"details in {log}" if log else "its details could not be saved"
+        with contextlib.suppress(OSError):  # stderr may be the thing that broke
+            console.err(f"review-gate: internal error, nothing was decided (exit 3); {where}")
         return 3
+
+
+def _closed_pipe(exc: BaseException) -> bool:
+    """A BrokenPipeError, or a task group's exception group made of nothing else (an agent's
+    progress line on a closed stderr is raised from inside dispatch's task group)."""
+    if isinstance(exc, BrokenPipeError):
+        return True
+    inner: tuple[BaseException, ...] = getattr(exc, "exceptions", ())
+    return bool(inner) and all(_closed_pipe(e) for e in inner)
+
+
+def _quiet_standard_streams() -> None:
+    """Point stdout and stderr at /dev/null, so that Python's flush at exit does not report the
+    broken pipe again ("Exception ignored ... BrokenPipeError")."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError, AttributeError):  # a captured stream has no fd
+                os.dup2(devnull, stream.fileno())
+    finally:
+        os.close(devnull)
+
+
+def _crash_log(text: str) -> Path | None:
+    """Write a traceback to a new file only this user can read: a unique name created with
+    O_EXCL and O_NOFOLLOW in the user's cache directory (else a fresh temporary file), so that
+    no file or link planted under a guessable /tmp name is written through."""
+    from review_gate.userdirs import cache_dir
+
+    name = f"crash-{datetime.now():%Y%m%d-%H%M%S}-{secrets.token_hex(4)}.log"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        directory = cache_dir()
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path = directory / name
+        fd = os.open(path, flags, 0o600)
+    except OSError:
+        try:
+            fd, raw = tempfile.mkstemp(prefix="review-gate-crash-", suffix=".log")
+        except OSError:
+            return None
+        path = Path(raw)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError:
+        return None
+    return path
 
 
 @contextlib.contextmanager

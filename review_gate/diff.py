@@ -17,23 +17,29 @@ from review_gate.models.facts import FileStatus
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
 _GIT_HEADER = re.compile(rb'^diff --git ("(?:[^"\\]|\\.)*"|\S+) ("(?:[^"\\]|\\.)*"|\S+)$')
+_OCTAL = re.compile(rb"[0-7]{1,3}")
 _ESCAPES = {b"n": b"\n", b"t": b"\t", b'"': b'"', b"\\": b"\\", b"a": b"\a", b"b": b"\b",
             b"f": b"\f", b"r": b"\r", b"v": b"\v"}
 
 
 def _unquote(raw: bytes) -> bytes:
-    """Undo git's C-style quoting of unusual path names."""
+    """Undo git's C-style quoting of unusual path names.
+
+    Escapes git never writes (``\\9``, an octal value over ``\\377``, an unknown letter) stay
+    the literal text they are, so a hand-made diff cannot crash the parser.
+    """
     if not (raw.startswith(b'"') and raw.endswith(b'"') and len(raw) >= 2):
         return raw
     body, out, i = raw[1:-1], bytearray(), 0
     while i < len(body):
         if body[i:i + 1] == b"\\" and i + 1 < len(body):
-            nxt = body[i + 1:i + 2]
-            if nxt.isdigit():
-                out.append(int(body[i + 1:i + 4], 8))
-                i += 4
+            octal = _OCTAL.match(body, i + 1)
+            if octal and int(octal.group(), 8) <= 0xFF:
+                out.append(int(octal.group(), 8))
+                i = octal.end()
                 continue
-            out += _ESCAPES.get(nxt, nxt)
+            nxt = body[i + 1:i + 2]
+            out += _ESCAPES.get(nxt, b"\\" + nxt)
             i += 2
             continue
         out += body[i:i + 1]
@@ -130,9 +136,9 @@ def parse_diff(data: bytes) -> list[FileChange]:
         if line.startswith(b"diff --git "):
             finish()
             current = _FileBuilder(start_line=i + 1)
-            match = _GIT_HEADER.match(line)
-            if match:
-                current.git_paths = (_path(match.group(1), b"a/"), _path(match.group(2), b"b/"))
+            names = _header_names(line)
+            if names is not None:
+                current.git_paths = (_path(names[0], b"a/"), _path(names[1], b"b/"))
             i += 1
             continue
         if line.startswith(b"--- ") and i + 1 < n and lines[i + 1].startswith(b"+++ "):
@@ -162,6 +168,32 @@ def parse_diff(data: bytes) -> list[FileChange]:
     return files
 
 
+def _header_names(line: bytes) -> tuple[bytes, bytes] | None:
+    """The two names of a ``diff --git`` line, still quoted and prefixed.
+
+    Names with a space are not quoted, so ``diff --git a/my file b/my file`` splits only the way
+    git itself splits it: where both halves name the same path behind their prefixes (a rename,
+    whose names differ, has ``rename from``/``rename to`` lines that name them instead). None
+    when no split works; the ---/+++ or rename lines then give the names.
+    """
+    match = _GIT_HEADER.match(line)
+    if match:
+        return match.group(1), match.group(2)
+    rest = line[len(b"diff --git "):]
+    for at in range(len(rest)):
+        if rest[at:at + 1] != b" ":
+            continue
+        first, second = rest[:at], rest[at + 1:]
+        if first and _unprefixed(first) == _unprefixed(second):
+            return first, second
+    return None
+
+
+def _unprefixed(name: bytes) -> bytes:
+    """A name without its prefix (git's a/, b/, or --src-prefix=x/): what follows the first slash."""
+    return name.split(b"/", 1)[1] if b"/" in name else name
+
+
 def _has_prefixes(minus: bytes, plus: bytes) -> bool:
     """True when ---/+++ carry git's a/ and b/ prefixes (either side may be /dev/null)."""
     old = _unquote(minus.split(b"\t", 1)[0].strip())
@@ -170,14 +202,15 @@ def _has_prefixes(minus: bytes, plus: bytes) -> bool:
 
 
 def _header_line(line: bytes, current: _FileBuilder) -> None:
+    # modes are octal digits in what git writes; a hand-made diff may hold any bytes there
     if line.startswith(b"new file mode "):
-        current.status, current.new_mode = "added", line[14:].decode()
+        current.status, current.new_mode = "added", _mode(line[14:])
     elif line.startswith(b"deleted file mode "):
-        current.status, current.old_mode = "deleted", line[18:].decode()
+        current.status, current.old_mode = "deleted", _mode(line[18:])
     elif line.startswith(b"old mode "):
-        current.old_mode = line[9:].decode()
+        current.old_mode = _mode(line[9:])
     elif line.startswith(b"new mode "):
-        current.new_mode = line[9:].decode()
+        current.new_mode = _mode(line[9:])
     elif line.startswith(b"rename from "):
         current.status = "renamed"
         current.git_paths = (_path(line[12:], None), current.git_paths[1])
@@ -194,6 +227,10 @@ def _header_line(line: bytes, current: _FileBuilder) -> None:
             current.content_sha = ids[1].decode("ascii", "replace")
     elif line.startswith((b"Binary files ", b"GIT binary patch")):
         current.binary = True
+
+
+def _mode(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace").strip()
 
 
 def _parse_hunk(lines: list[bytes], i: int, current: _FileBuilder) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -23,6 +24,8 @@ def _compile(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
             raise GlobError(f"{pattern!r} matches nothing (empty or a comment)")
     try:
         return pathspec.GitIgnoreSpec.from_lines(patterns)
+    except re.error as exc:  # a bracket range such as [z-a]; its position is in the translated regex
+        raise GlobError(exc.msg) from exc
     except ValueError as exc:
         raise GlobError(str(exc)) from exc
 

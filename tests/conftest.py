@@ -30,6 +30,7 @@ def isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("CI", "true")
     monkeypatch.delenv("REVIEW_GATE_CONFIG", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)  # state outside a repository, crash logs: under HOME
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     work = tmp_path_factory.mktemp("cwd")

@@ -13,6 +13,7 @@ variable ``REVIEW_GATE_AGENT_MARK``.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import tempfile
@@ -38,8 +39,8 @@ async def review(spec: AgentSpec, task: AgentTask, context: AgentContext) -> Age
     diff = "".join(f.patch for f in task.files).encode("utf-8", "surrogateescape")
     cwd = task.repo_root if spec.cwd == "repo" else task.config_dir
     mark = strays.new_mark()
-    env = {**os.environ, "REVIEW_GATE_FILES": "\n".join(f.path for f in task.files), strays.MARK_VAR: mark}
     with tempfile.TemporaryDirectory(prefix="review-gate-") as tmp:
+        env = {**os.environ, **files_env([f.path for f in task.files], Path(tmp)), strays.MARK_VAR: mark}
         argv = list(spec.command)
         if spec.input == "file":
             path = Path(tmp) / "scope.diff"
@@ -59,6 +60,17 @@ async def review(spec: AgentSpec, task: AgentTask, context: AgentContext) -> Age
     if spec.output == "review_meta":
         return AgentOutput(findings=review_meta_findings(text, spec.id), raw=raw)
     return AgentOutput(findings=parse_findings(text), raw=raw)
+
+
+def files_env(paths: list[str], tmp: Path) -> dict[str, str]:
+    """The scoped paths for the program's environment. A path may hold a newline (and an
+    environment variable cannot hold NUL), so ``REVIEW_GATE_FILES`` is a JSON array, and
+    ``REVIEW_GATE_FILES_FILE`` names a file of the paths each ended by NUL (as ``git ls-files -z``
+    writes them); a program that splits the variable on newlines gets one unusable line
+    instead of a path it was never given."""
+    listing = tmp / "files.nul"
+    listing.write_bytes(b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths))
+    return {"REVIEW_GATE_FILES": json.dumps(paths), "REVIEW_GATE_FILES_FILE": str(listing)}
 
 
 def raw_answer(stdout: bytes) -> str:

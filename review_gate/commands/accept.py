@@ -7,6 +7,7 @@ from datetime import date
 
 from review_gate import console
 from review_gate.commands.state_common import state_path, who
+from review_gate.console import sanitize
 from review_gate.errors import StateError, UsageError
 from review_gate.state import acceptance
 from review_gate.state.store import open_store
@@ -32,7 +33,7 @@ def accept_command(args: argparse.Namespace) -> int:
                              fix="check it against `review-gate show last --format json`, or pass --force")
         event = acceptance.accept(store, fingerprint, reason, who(), expires, pair)
     until = f" until {expires}" if expires else ""
-    console.out(f"accepted {fingerprint}{until} (acceptance {event}); "
+    console.out(f"accepted {sanitize(fingerprint)}{until} (acceptance {event}); "
                 f"revoke it with `review-gate accepted --revoke {event}`")
     return 0
 

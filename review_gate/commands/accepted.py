@@ -24,7 +24,7 @@ def accepted_command(args: argparse.Namespace) -> int:
     with store:
         if args.revoke is not None:
             found = acceptance.revoke(store, args.revoke, who())
-            console.out(f"revoked acceptance {found.id} of {found.fingerprint}")
+            console.out(f"revoked acceptance {found.id} of {console.sanitize(found.fingerprint)}")
             return 0
         items = acceptance.listing(store)
     today = date.today()

@@ -10,7 +10,8 @@ from rich.table import Table
 
 from review_gate import console
 from review_gate.agents import KINDS
-from review_gate.commands.common import config_for, find_repo_root
+from review_gate.commands.common import check_timeout, config_for, find_repo_root
+from review_gate.console import sanitize
 
 
 def agents_command(args: argparse.Namespace) -> int:
@@ -40,7 +41,7 @@ def agents_command(args: argparse.Namespace) -> int:
     for column in ("id", "kind", "state", "required", "timeout", "rules", "dispatched by"):
         table.add_column(column)
     for r in rows:
-        table.add_row(r["id"], r["kind"], r["state"], "yes" if r["required"] else "no",
+        table.add_row(r["id"], r["kind"], sanitize(r["state"]), "yes" if r["required"] else "no",
                       f"{r['timeout_s']:g}s", str(r["rules"]), ", ".join(r["policies"]) or "no policy")
     console.stdout().print(table)
     return 0
@@ -54,6 +55,7 @@ def check_command(args: argparse.Namespace) -> int:
     from review_gate.errors import UsageError
     from review_gate.models import LlmAgent
 
+    check_timeout(args.timeout)
     config = config_for(args, find_repo_root())
     spec = config.agent(args.agent)
     if spec is None:
@@ -74,9 +76,10 @@ def check_command(args: argparse.Namespace) -> int:
         result = anyio.run(probe)
     except TimeoutError:
         result = llm.CheckResult(False, args.timeout, None, False, f"no answer within {args.timeout:g} s")
-    console.out(f"agent:      {spec.id} ({spec.provider}, {spec.url})")
+    # the model name and the error come from the server: escaped, like everything it says
+    console.out(f"agent:      {spec.id} ({spec.provider}, {sanitize(spec.url)})")
     console.out(f"latency:    {result.latency_s * 1000:.0f} ms")
-    console.out(f"model:      {result.model or 'not reported'} (configured: {spec.model})")
+    console.out(f"model:      {sanitize(result.model or 'not reported')} (configured: {sanitize(spec.model)})")
     console.out(f"structured: {'yes' if result.structured else 'no'}")
-    console.out(f"result:     {'ok' if result.ok else 'failed'}: {result.detail}")
+    console.out(f"result:     {'ok' if result.ok else 'failed'}: {sanitize(result.detail)}")
     return 0 if result.ok else 1

@@ -13,6 +13,15 @@ from review_gate.errors import ReviewGateError, UsageError
 from review_gate.models import ReviewConfig
 from review_gate.pipeline.normalize import DiffRequest
 
+MAX_TIMEOUT_S = 3600  # as timeout_s in the config files
+
+
+def check_timeout(seconds: float | None) -> None:
+    """--timeout: a finite number of seconds (float() also reads nan, inf and 1e999)."""
+    if seconds is not None and not 0 < seconds <= MAX_TIMEOUT_S:
+        raise UsageError(f"--timeout {seconds:g}: must be more than 0 and at most {MAX_TIMEOUT_S} seconds",
+                         fix="give the deadline of each agent in seconds, e.g. --timeout 300")
+
 
 def find_repo_root() -> Path | None:
     return git.repo_root(Path.cwd())

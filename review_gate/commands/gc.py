@@ -10,6 +10,7 @@ from review_gate.errors import UsageError
 from review_gate.state import runs
 
 DEFAULT_DAYS = 30
+NO_AGE_LIMIT_DAYS = 36500  # a hundred years: more than that drops nothing by age
 
 
 def gc_command(args: argparse.Namespace) -> int:
@@ -17,6 +18,8 @@ def gc_command(args: argparse.Namespace) -> int:
         if value is not None and value < 0:
             raise UsageError(f"{flag} {value}: must be 0 or more")
     days = args.days if args.days is not None or args.keep is not None else DEFAULT_DAYS
+    if days is not None and days > NO_AGE_LIMIT_DAYS:
+        days = None  # no run is that old, and dates that far back do not exist
     path, store = open_existing(args)
     if store is None:
         console.out(f"nothing to drop ({path} does not exist)")

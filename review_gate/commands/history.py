@@ -11,6 +11,7 @@ from review_gate.errors import UsageError
 from review_gate.state import runs
 from review_gate.state.times import parse
 
+ALL_RUNS = 2**62
 COLUMNS = ("run", "when", "source", "decision", "total/critical", "missing", "duration", "cached pairs")
 
 
@@ -22,7 +23,8 @@ def history_command(args: argparse.Namespace) -> int:
         console.err(f"no runs recorded yet ({path} does not exist)")
         return 0
     with store:
-        rows = runs.history(store, args.limit)
+        # SQLite counts in 64 bits; a larger --limit means what it says: every run
+        rows = runs.history(store, min(args.limit, ALL_RUNS) if args.limit is not None else None)
     if not rows:
         console.err(f"no runs recorded yet in {path}")
         return 0

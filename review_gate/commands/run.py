@@ -10,7 +10,7 @@ import anyio
 import anyio.to_thread
 
 from review_gate import bootstrap, bundle, console, runner
-from review_gate.commands.common import config_for, diff_request, find_repo_root, output_targets
+from review_gate.commands.common import check_timeout, config_for, diff_request, find_repo_root, output_targets
 from review_gate.commands.emit import emit
 from review_gate.errors import UsageError
 from review_gate.models import Plan, PRFacts, ReviewReport
@@ -26,8 +26,7 @@ def run_command(args: argparse.Namespace) -> int:
         raise UsageError("--exit-zero and --fail-on both set the exit code", fix="give one of them")
     if args.exit_zero:
         args.fail_on = "never"
-    if args.timeout is not None and args.timeout <= 0:
-        raise UsageError(f"--timeout {args.timeout:g}: must be more than 0 seconds")
+    check_timeout(args.timeout)
     targets = output_targets(args)
     root = find_repo_root()
     setup = bootstrap.setup(

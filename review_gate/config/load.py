@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
+import stat
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -51,20 +54,47 @@ def locate_config_dir(explicit: str | None, repo_root: Path | None) -> Path | No
 
 
 class _NotJson(ValueError):
-    pass
+    def __init__(self, literal: str, why: str) -> None:
+        super().__init__(why)
+        self.literal = literal
+
+    def line(self, text: str) -> int:
+        """Where the literal first stands as a value (the JSON parser does not say)."""
+        found = re.search(rf"(?<![\w.\"]){re.escape(self.literal)}(?![\w.])", text)
+        return text.count("\n", 0, found.start()) + 1 if found else 0
 
 
 def _reject_constant(name: str) -> Any:
-    raise _NotJson(name)
+    raise _NotJson(name, f"{name} is not a JSON number")
 
 
-def read_json(path: Path, display: str) -> Any:
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError([ConfigProblem(display, "/", f"cannot read: {exc.strerror}",
-                                         "make it a readable file, or delete it to use the "
-                                         "built-in one")]) from exc
+def _finite(literal: str) -> float:
+    value = float(literal)
+    if not math.isfinite(value):  # 1e400 parses to inf, which no setting can mean
+        raise _NotJson(literal, f"the number {literal[:40]} is too large to be a finite number")
+    return value
+
+
+def _integer(literal: str) -> int:
+    if len(literal.lstrip("-")) > MAX_DIGITS:  # int() refuses 4,300 digits with a bare ValueError
+        raise _NotJson(literal, f"the integer {literal[:20]}… has {len(literal)} digits")
+    return int(literal)
+
+
+CONFIG_LIMIT = 5 * 1024 * 1024  # bytes of one config file: far above any real one
+FILE_LIMIT = 512 * 1024 * 1024  # bytes of a baseline or a bundle file, which review-gate writes itself
+MAX_DIGITS = 100
+_CANNOT_READ_FIX = "make it a readable file, or delete it to use the built-in one"
+
+
+def read_json(path: Path, display: str, *, limit: int = FILE_LIMIT) -> Any:
+    """Parse one JSON file; every way it can be unusable is a ConfigError naming it.
+
+    Only a regular file of at most ``limit`` bytes is read: a FIFO would block for ever and
+    ``/dev/zero`` would fill the memory. Opening does not block (O_NONBLOCK), so a FIFO swapped
+    in after the check cannot hang the run either.
+    """
+    raw = _read_regular(path, display, limit)
     try:
         text = raw.decode("utf-8-sig")  # tolerate the byte order mark some editors write
     except UnicodeDecodeError as exc:
@@ -74,16 +104,44 @@ def read_json(path: Path, display: str) -> Any:
             display, "/", f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at line {line} column {column}",
             "save the file with UTF-8 encoding")]) from exc
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite, parse_int=_integer)
     except json.JSONDecodeError as exc:
         raise ConfigError([ConfigProblem(
             display, "/", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
             "fix the JSON syntax there (a trailing comma, a missing comma or quote, or a "
             "comment are the usual causes)")]) from exc
     except _NotJson as exc:
+        line = exc.line(text)
         raise ConfigError([ConfigProblem(
-            display, "/", f"invalid JSON: {exc} is not a JSON number",
-            "write a finite number instead")]) from exc
+            display, "/", f"invalid JSON{f' at line {line}' if line else ''}: {exc}",
+            "write a finite number of ordinary size instead")]) from exc
+    except RecursionError as exc:
+        raise ConfigError([ConfigProblem(
+            display, "/", "JSON nested too deeply to read", "flatten the file: no setting nests that deep")]) from exc
+
+
+def _read_regular(path: Path, display: str, limit: int) -> bytes:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise ConfigError([ConfigProblem(display, "/", f"cannot read: {exc.strerror}", _CANNOT_READ_FIX)]) from exc
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = "a directory" if stat.S_ISDIR(mode) else "a device, a FIFO or a socket"
+        raise ConfigError([ConfigProblem(display, "/", f"cannot read: not a regular file ({kind})",
+                                         _CANNOT_READ_FIX)])
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            raw = handle.read(limit + 1)
+        except OSError as exc:
+            raise ConfigError([ConfigProblem(display, "/", f"cannot read: {exc.strerror}",
+                                             _CANNOT_READ_FIX)]) from exc
+    if len(raw) > limit:
+        raise ConfigError([ConfigProblem(display, "/", f"larger than {limit // (1024 * 1024)} MiB",
+                                         "a file this size is not one review-gate wrote or reads; "
+                                         "check that the path names the right file")])
+    return raw
 
 
 @cache
@@ -123,21 +181,26 @@ def load_config(directory: Path | None) -> ReviewConfig:
     Raises ConfigError listing every problem found, each with file, pointer and fix.
     """
     builtin = builtin_dir("config")
+    present = _listing(directory)
     parsed: dict[str, BaseModel] = {}
     sources: dict[str, str] = {}
     problems: list[ConfigProblem] = []
     for name in CONFIG_FILES:
         # a broken symlink or a directory in the way is reported, not silently replaced
-        given = directory / name if directory is not None else None
-        if given is not None and os.path.lexists(given):
-            path, display = given, str(given)
+        if directory is not None and name in present:
+            path, display = directory / name, str(directory / name)
         else:
             path, display = builtin / name, f"{name} (built-in)"
         sources[name] = display
         try:
-            parsed[name] = parse_file(name, read_json(path, display), display)
+            data = read_json(path, display, limit=CONFIG_LIMIT)
+            _characters(data, display)
+            parsed[name] = parse_file(name, data, display)
         except ConfigError as exc:
             problems.extend(exc.problems)
+        except RecursionError:  # read_json caught the deep ones; a validator must not crash on the rest
+            problems.append(ConfigProblem(display, "/", "JSON nested too deeply to check",
+                                          "flatten the file: no setting nests that deep"))
     if problems:
         raise _config_error(problems, directory)
     config = ReviewConfig(
@@ -153,6 +216,30 @@ def load_config(directory: Path | None) -> ReviewConfig:
     if problems:
         raise _config_error(problems, directory)
     return config
+
+
+def _characters(data: Any, display: str) -> None:
+    """Refuse a \\uD800-style escape that is half a surrogate pair: it is no character, and
+    RE2, the terminal and every UTF-8 writer would fail on it later."""
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ConfigError([ConfigProblem(
+            display, "/", f"invalid text: the escape \\u{ord(exc.object[exc.start]):04x} is half of a "
+                          "surrogate pair, not a character",
+            "write the character itself, or both halves of its pair")]) from exc
+
+
+def _listing(directory: Path | None) -> set[str]:
+    """The names in the config directory. A directory that cannot be listed is an error: taking
+    every file from the built-in config instead would judge the change by the wrong rules."""
+    if directory is None:
+        return set()
+    try:
+        return set(os.listdir(directory))
+    except OSError as exc:
+        raise ConfigError([ConfigProblem(str(directory), "/", f"cannot read the config directory: {exc.strerror}",
+                                         "make the directory readable (and searchable) by this user")]) from exc
 
 
 def _config_error(problems: list[ConfigProblem], directory: Path | None) -> ConfigError:

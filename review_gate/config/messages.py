@@ -182,6 +182,25 @@ def _name(path: Sequence[Any]) -> str:
 _SECRET_FIELD = re.compile(r"(^|_)(api_?key|key|token|secret|password)s?$", re.IGNORECASE)
 
 
+def base_url_problem(url: str) -> str:
+    """What is wrong with a base_url, without repeating any of it."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return "base_url is not a valid URL"
+    if parts.scheme not in ("http", "https"):
+        return "base_url must start with http:// or https://"
+    if "@" in parts.netloc:
+        return "base_url holds a user name or password (user:password@host); it is not shown here"
+    if parts.query:
+        return "base_url has a query string, where a key may be; it is not shown here"
+    if parts.fragment or "#" in url:
+        return "base_url has a fragment (#...); it is not shown here"
+    return "base_url must be an http(s) URL with a host and an optional path, and no spaces"
+
+
 def describe(file: str, error: ValidationError) -> list[ConfigProblem]:
     """One problem per thing to fix (an object with two unknown fields gives two)."""
     path = list(error.absolute_path)
@@ -277,6 +296,15 @@ def describe(file: str, error: ValidationError) -> list[ConfigProblem]:
 
     if v == "pattern" and _name(path) in ("id", "agent", "dispatch", "domains", "gap_detector"):
         return problem(f"{show(value)} is not a valid id", _ID_FIX)
+
+    if v == "pattern" and _name(path) == "base_url" and isinstance(value, str):
+        return problem(base_url_problem(value),  # never the value: it may carry a password or a key
+                       'give only the API root, e.g. "https://api.openai.com/v1"; put the key in the '
+                       'environment variable that "api_key_env" names')
+
+    if v == "pattern" and _name(path) == "state_path":
+        return problem("state_path contains a NUL character, which no file name can hold",
+                       "remove it from the path")
 
     if v == "pattern":
         return problem(f"{show(value)} does not match {error.validator_value}",

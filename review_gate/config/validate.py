@@ -129,9 +129,14 @@ def check_references(config: ReviewConfig) -> list[ConfigProblem]:
                 'or set "enabled": false on the rule')
         if rule.pattern is not None:
             try:
-                compile_pattern(rule.pattern)
+                if not rule.pattern:
+                    add(RULES, f"{at}/pattern", f"rule {show(rule.id)} has an empty pattern, which matches every line",
+                        "write the RE2 pattern the rule looks for, or remove 'pattern'")
+                else:
+                    compile_pattern(rule.pattern)
             except PatternError as exc:
-                add(RULES, f"{at}/pattern", *pattern_problem(exc))
+                message, fix = pattern_problem(exc)
+                add(RULES, f"{at}/pattern", f"{message} (rule {show(rule.id)})", fix)
             if owner is not None and owner.kind != "pattern":
                 add(RULES, f"{at}/pattern",
                     f"agent {show(owner.id)} is a {owner.kind} agent and ignores patterns",

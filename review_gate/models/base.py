@@ -1,6 +1,21 @@
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+import re
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _whole_characters(text: str) -> str:
+    # JSON's "\udc80" decodes to half a surrogate pair: no character, and no UTF-8 writer
+    # (the JSON report, a terminal, a file) can write it. An agent's text must not crash a run.
+    return _SURROGATE.sub("\ufffd", text)
+
+
+UntrustedText = Annotated[str, AfterValidator(_whole_characters)]
+"""Text from an agent or a server: lone surrogates become U+FFFD."""
 
 
 class Frozen(BaseModel):

@@ -11,6 +11,7 @@ from review_gate.models.base import Frozen
 Severity = Literal["critical", "major", "warning", "info"]
 Decision = Literal["fail", "incomplete", "needs_fixes", "pass_with_warnings", "pass"]
 FilterMode = Literal["added", "diff_context", "file", "nofilter"]
+FailOn = Literal["pass_with_warnings", "needs_fixes", "fail", "never"]
 PrType = Literal["feature", "fix", "refactor", "docs", "test", "config", "deps", "mixed"]
 Metric = Literal[
     "critical", "major", "warning", "info", "total", "missing_inputs", "unreviewed_files",
@@ -107,6 +108,9 @@ class CommandAgent(AgentBase):
 
 EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=100)]
 
+# http(s), a host with no user:password@, an optional path; no query or fragment, where keys
+# would sit in plain text (and the request paths are appended to it, so they would break it).
+BASE_URL_PATTERN = r"^https?://[^/?#@\s]+(/[^?#\s]*)?$"
 DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 
 
@@ -120,8 +124,9 @@ class LlmAgent(AgentBase):
     )
     model: Text
     base_url: str | None = Field(
-        default=None, pattern=r"^https?://",
-        description="API root; default https://api.openai.com/v1 (openai) or https://api.anthropic.com (anthropic).",
+        default=None, pattern=BASE_URL_PATTERN,
+        description="API root; default https://api.openai.com/v1 (openai) or https://api.anthropic.com (anthropic). "
+                    "No user:password@, query string or fragment: keys come from api_key_env only.",
     )
     api_key_env: EnvName | None = Field(
         default=None,
@@ -190,7 +195,7 @@ class Gate(Frozen):
         default_factory=lambda: list(DEFAULT_CONDITIONS),
         description="Evaluated in order, first match wins; no match means pass.",
     )
-    fail_on: Literal["pass_with_warnings", "needs_fixes", "fail", "never"] = Field(
+    fail_on: FailOn = Field(
         default="needs_fixes", description="The least severe decision that exits 1."
     )
 
@@ -205,7 +210,10 @@ class GateFile(ConfigFile):
     filter_mode: FilterMode = "added"
     concurrency: int = Field(default=8, ge=1, le=256)
     timeout_s: float = Field(default=120, gt=0, le=3600)
-    state_path: str = ".review-gate/state.db"
+    state_path: str = Field(
+        default=".review-gate/state.db", min_length=1, pattern=r"^[^\x00]*$",
+        description="The run-state database; relative paths are from the repository root.",
+    )
     state_max_age_days: int = Field(
         default=30, ge=1, le=3650, description="Runs older than this are dropped from the run state after each run.")
     state_max_mb: int = Field(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from review_gate.models.base import Frozen
+from review_gate.models.base import Frozen, UntrustedText
 from review_gate.models.config import Severity
 
 
@@ -32,11 +32,11 @@ class RawFinding(Frozen):
     """A finding as an agent emits it, before the engine gives it an agent and a fingerprint."""
 
     severity: Severity
-    message: str
-    rule_id: str | None = None
-    category: str | None = None
-    file: str | None = None
+    message: UntrustedText
+    rule_id: UntrustedText | None = None
+    category: UntrustedText | None = None
+    file: UntrustedText | None = None
     line: int | None = None
     end_line: int | None = None
-    recommendation: str | None = None
+    recommendation: UntrustedText | None = None
     confidence: float | None = Field(default=None, ge=0, le=1)

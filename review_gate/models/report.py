@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from review_gate.models.base import Frozen
+from review_gate.models.base import Frozen, UntrustedText
 from review_gate.models.classification import PRClassification
 from review_gate.models.config import Decision, FilterMode, Severity
 from review_gate.models.findings import Finding
@@ -23,7 +23,7 @@ class AgentResult(Frozen):
     attempts: int = Field(ge=0)
     duration_s: float = Field(ge=0)
     files: list[str]
-    error: str | None = None
+    error: UntrustedText | None = None
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float = 0.0

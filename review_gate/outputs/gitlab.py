@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from review_gate.console import json_safe
 from review_gate.models import Finding, ReviewReport
 from review_gate.outputs.sarif import rule_id_of
 
@@ -45,7 +46,7 @@ def code_climate_category(category: str) -> str:
 
 
 def render(report: ReviewReport) -> str:
-    return json.dumps(issues(report), indent=2, ensure_ascii=False) + "\n"
+    return json_safe(json.dumps(issues(report), indent=2, ensure_ascii=False)) + "\n"
 
 
 def issues(report: ReviewReport) -> list[dict[str, Any]]:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from review_gate.console import json_safe
 from review_gate.models import ReviewReport
 
 
 def render(report: ReviewReport) -> str:
-    return report.model_dump_json(indent=2) + "\n"
+    return json_safe(report.model_dump_json(indent=2)) + "\n"

@@ -42,7 +42,7 @@ class Progress:
         self.states[agent] = (event, started, result)
         if self._live is None and event == "done" and result is not None:
             note = f" ({sanitize(result.error)})" if result.error else ""
-            console.err(f"agent {agent}: {result.status} in {result.duration_s:.2f}s, "
+            console.err(f"agent {sanitize(agent)}: {result.status} in {result.duration_s:.2f}s, "
                         f"{len(result.findings)} findings{note}")
 
     def _table(self) -> Table:
@@ -56,10 +56,10 @@ class Progress:
         for agent, (event, started, result) in self.states.items():
             if result is not None:
                 status = Text(result.status, style=STATUS_STYLES.get(result.status, ""))
-                table.add_row(Text("✓" if result.status == "completed" else "✗"), agent, status,
+                table.add_row(Text("✓" if result.status == "completed" else "✗"), sanitize(agent), status,
                               f"{result.duration_s:.1f}s", f"{len(result.findings)} findings")
             else:
                 elapsed = f"{time.monotonic() - started:.1f}s" if event != "queued" else ""
-                table.add_row(Spinner("dots") if event != "queued" else Text("·"), agent, Text(event),
+                table.add_row(Spinner("dots") if event != "queued" else Text("·"), sanitize(agent), Text(event),
                               elapsed, "")
         return table

@@ -21,11 +21,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from review_gate.console import json_safe
 from review_gate.models import Finding, ReviewReport
 from review_gate.outputs.sarif import INFORMATION_URI, rule_id_of
 
 SEVERITIES = {"critical": "ERROR", "major": "ERROR", "warning": "WARNING", "info": "INFO"}
-_LINE_ENDS = ("\x85", "\u2028", "\u2029")
 
 
 def render(report: ReviewReport) -> str:
@@ -47,9 +47,6 @@ def diagnostic(finding: Finding) -> dict[str, Any]:
 
 
 def _line(item: dict[str, Any]) -> str:
-    text = json.dumps(item, ensure_ascii=False)
-    # JSON leaves these raw inside strings (the only place they can be), where they are safe to
-    # escape; Python's str.splitlines and some other readers end a line at each.
-    for char in _LINE_ENDS:
-        text = text.replace(char, f"\\u{ord(char):04x}")
-    return text
+    # JSON leaves NEL, LS and PS raw inside strings (the only place they can be), where they are
+    # safe to escape; Python's str.splitlines and some other readers end a line at each.
+    return json_safe(json.dumps(item, ensure_ascii=False))

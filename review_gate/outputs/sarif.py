@@ -27,6 +27,7 @@ import re
 from typing import Any
 from urllib.parse import quote
 
+from review_gate.console import json_safe
 from review_gate.models import Finding, ReviewReport, RuleInfo
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -55,7 +56,7 @@ def artifact_uri(path: str) -> str:
 
 
 def render(report: ReviewReport) -> str:
-    return json.dumps(sarif_log(report), indent=2, ensure_ascii=False) + "\n"
+    return json_safe(json.dumps(sarif_log(report), indent=2, ensure_ascii=False)) + "\n"
 
 
 def sarif_log(report: ReviewReport) -> dict[str, Any]:

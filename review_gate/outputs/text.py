@@ -30,7 +30,7 @@ def show(report: ReviewReport, console: Console) -> None:
     console.print(Text(f"review-gate {report.tool_version} · {sanitize(report.source)}", style="bold"))
     c = report.classification
     console.print(Text(f"{report.coverage.files_changed} files changed · risk {c.risk_score} ({c.risk_level}) "
-                       f"· type {c.pr_type} · domains: {', '.join(c.domains) or 'none'}"))
+                       f"· type {c.pr_type} · domains: {sanitize(', '.join(c.domains)) or 'none'}"))
     if report.coverage.nothing_to_review:
         console.print(Text("Nothing to review: the diff changes no file.", style="dim"))
     for severity in ("critical", "major", "warning", "info"):
@@ -43,10 +43,10 @@ def show(report: ReviewReport, console: Console) -> None:
             where = sanitize(f.file or "(no file)") + (f":{f.line}" if f.line else "")
             line = Text("  ")
             line.append(where, style="bold")
-            line.append(f"  [{f.rule_id or f.category}] ", style="dim")
+            line.append(f"  [{sanitize(f.rule_id or f.category)}] ", style="dim")
             line.append(sanitize(f.message))
             also = f", also {', '.join(f.also_reported_by)}" if f.also_reported_by else ""
-            line.append(f"  ({f.agent}{also})", style="dim")
+            line.append(f"  ({sanitize(f.agent + also)})", style="dim")
             console.print(line)
             if f.recommendation:
                 console.print(Text("      fix: " + sanitize(f.recommendation), style="dim"))
@@ -55,8 +55,8 @@ def show(report: ReviewReport, console: Console) -> None:
     for column in ("agent", "kind", "status", "attempts", "time", "files", "findings", "note"):
         table.add_column(column)
     for a in report.agents:
-        table.add_row(a.id, a.kind, Text(a.status, style=STATUS_STYLES.get(a.status, "")), str(a.attempts),
-                      f"{a.duration_s:.2f}s", str(len(a.files)), str(len(a.findings)),
+        table.add_row(sanitize(a.id), sanitize(a.kind), Text(a.status, style=STATUS_STYLES.get(a.status, "")),
+                      str(a.attempts), f"{a.duration_s:.2f}s", str(len(a.files)), str(len(a.findings)),
                       Text(sanitize(a.error or ("" if a.required else "optional")), style="dim"))
     if report.agents:
         console.print(table)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from review_gate.errors import StateError
 from review_gate.models import ReviewConfig
+from review_gate.userdirs import cache_dir
 
 APPLICATION = "review-gate"
 SCHEMA_VERSION = 2
@@ -108,9 +109,28 @@ def is_store_gitignore(path: Path, name: str = "state.db") -> bool:
 
 
 def state_file(config: ReviewConfig, root: Path | None) -> Path:
-    """``state_path`` of review-gate.json, relative to the repository root (else the cwd)."""
+    """``state_path`` of review-gate.json: absolute, or relative to the repository root.
+
+    Outside a repository there is no project to keep state beside, so a relative state_path is
+    taken from the user's cache directory (``$XDG_CACHE_HOME/review-gate``, a leading
+    ``.review-gate/`` dropped): a diff reviewed in any directory leaves nothing behind there.
+    Inside one, a path that a symlinked directory leads out of the repository is refused:
+    a committed symlink must not make the gate write elsewhere.
+    """
     path = Path(config.settings.state_path).expanduser()
-    return path if path.is_absolute() else (root or Path.cwd()) / path
+    if path.is_absolute():
+        return path
+    if root is None:
+        parts = path.parts[1:] if path.parts[:1] == (".review-gate",) else path.parts
+        return cache_dir().joinpath(*parts) if parts else cache_dir() / "state.db"
+    full = root / path
+    try:
+        full.parent.resolve().relative_to(root.resolve())
+    except ValueError:
+        raise StateError(f"state path {full}: a symbolic link leads it out of the repository "
+                         f"(to {full.parent.resolve()})",
+                         fix="remove the link, or set an absolute state_path in review-gate.json") from None
+    return full
 
 
 def companions(path: Path) -> list[Path]:
@@ -140,14 +160,37 @@ class Store:
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction, taken up front (BEGIN IMMEDIATE) so it never deadlocks."""
+        """One write transaction, taken up front (BEGIN IMMEDIATE) so it never deadlocks.
+
+        An SQLite failure (a full disk, an I/O error, a file made read-only, a lock held past
+        the busy timeout) is a StateError naming the file: the user can act on it.
+        """
+        try:
+            with self.transaction() as db:
+                yield db
+        except sqlite3.Error as exc:
+            raise StateError(f"cannot write the run state {self.path}: {exc}",
+                             fix="free some disk space or make the file writable; or set another "
+                                 "state_path in review-gate.json, or pass --no-state") from exc
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """``write`` with SQLite's own errors, for opening, which retries on some of them."""
         self.db.execute("BEGIN IMMEDIATE")
         try:
             yield self.db
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:  # SQLite may have rolled back by itself (SQLITE_FULL)
+                with contextlib.suppress(sqlite3.Error):
+                    self.db.execute("ROLLBACK")
             raise
-        self.db.execute("COMMIT")
+        try:
+            self.db.execute("COMMIT")
+        except sqlite3.Error:
+            if self.db.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    self.db.execute("ROLLBACK")
+            raise
 
 
 def open_store(path: Path, *, create: bool = True) -> Store | None:
@@ -167,6 +210,9 @@ def open_store(path: Path, *, create: bool = True) -> Store | None:
     try:
         connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         _prepare_when_free(store)
+    except sqlite3.OperationalError as exc:  # the file is fine; the disk, its rights or a lock are not
+        connection.close()
+        raise StateError(f"cannot use the state database {path}: {exc}", fix=_FIX_PATH) from exc
     except sqlite3.DatabaseError as exc:
         connection.close()
         raise StateError(f"{path} is not a usable review-gate state database: {exc}", fix=_FIX_FILE) from exc
@@ -181,7 +227,13 @@ _FIX_PATH = "set a writable state_path in review-gate.json, or pass --no-state"
 
 
 def _check_file(path: Path) -> None:
-    """Refuse, before SQLite touches it, anything at ``path`` that is not an SQLite file."""
+    """Refuse, before SQLite touches it, anything at ``path`` that is not an SQLite file, and a
+    symbolic link there or at a side file: SQLite would write through it, wherever it points."""
+    for candidate in (path, *(path.with_name(path.name + side) for side in SIDE_FILES)):
+        if candidate.is_symlink():
+            raise StateError(f"state path {candidate} is a symbolic link; review-gate does not write through one",
+                             fix="delete the link (review-gate creates a new database), or set another "
+                                 "state_path in review-gate.json")
     if path.exists() and not path.is_file():
         raise StateError(f"state path {path} is not a file", fix=_FIX_FILE)
     try:
@@ -237,7 +289,7 @@ def _prepare(store: Store) -> None:
     db.execute("PRAGMA foreign_keys = ON")
     if version == SCHEMA_VERSION:
         return
-    with store.write():  # create or migrate under the write lock; another process may race us
+    with store.transaction():  # create or migrate under the write lock; another process may race us
         version = _version(store)
         if version == 0:
             db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")

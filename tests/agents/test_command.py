@@ -329,7 +329,7 @@ def test_review_gate_files_lists_the_scoped_paths(cli, tmp_path: Path) -> None:
     (cfg / "review-agents.json").write_text(json.dumps(agents))
     _, report = review(cli, cfg, diff)
     assert agent_result(report, "env")["status"] == "completed", report["agents"]
-    assert json.loads(record.read_text())["files"].split("\n") == ["a.py", "pkg/b.py"]
+    assert json.loads(json.loads(record.read_text())["files"]) == ["a.py", "pkg/b.py"]
 
 
 def test_cwd_is_the_repository_root_or_the_config_directory(cli, repo: GitRepo, tmp_path: Path) -> None:

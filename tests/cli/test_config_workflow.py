@@ -12,7 +12,7 @@ from tests.conftest import GitRepo
 FINANCE_CHECK = """
 import json, os, sys
 diff = sys.stdin.read()
-files = os.environ["REVIEW_GATE_FILES"].splitlines()
+files = json.loads(os.environ["REVIEW_GATE_FILES"])
 findings = []
 for path in files:
     if "round(" in diff:

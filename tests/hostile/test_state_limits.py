@@ -15,7 +15,7 @@ from review_gate.pipeline.aggregate import aggregate
 from tests.conftest import make_diff
 from tests.llm.conftest import llm_agent, write_config
 from tests.llm.server import LlmServer
-from tests.state.helpers import DIFF, counting_config, query, run_json
+from tests.state.helpers import DIFF, counting_config, query, run_json, state_db
 
 
 def execute(db: Path, sql: str, *params: Any) -> None:
@@ -49,7 +49,7 @@ def test_a_file_left_unreviewed_is_recorded_missing_and_reviewed_again(cli: Any,
         agent = next(a for a in report["agents"] if a["id"] == "reviewer")
         assert agent["status"] == "completed" and agent["unreviewed"] == ["x.py"]
         assert (result, report["decision"], report["coverage"]["unreviewed"]) == (3, "incomplete", ["x.py"])
-    rows = query(Path(".review-gate/state.db"),
+    rows = query(state_db(),
                  "SELECT run_id, status FROM review_pairs WHERE agent = 'reviewer' AND file = 'x.py' ORDER BY id")
     assert [status for _, status in rows] == ["missing", "missing"]
 
@@ -73,7 +73,7 @@ def test_an_optional_agent_leaving_a_file_unreviewed_does_not_count() -> None:
 def test_old_runs_are_dropped_after_a_run(cli: Any, tmp_path: Path) -> None:
     cfg = counting_config(tmp_path)
     _, first = run_json(cli, cfg, DIFF)
-    db = Path(".review-gate/state.db")
+    db = state_db()
     execute(db, "UPDATE review_runs SET started_at = '2000-01-01T00:00:00Z' WHERE id = ?", first["run_id"])
     _, second = run_json(cli, cfg, DIFF)
     assert [r[0] for r in query(db, "SELECT id FROM review_runs")] == [second["run_id"]]
@@ -83,7 +83,7 @@ def test_old_runs_are_dropped_after_a_run(cli: Any, tmp_path: Path) -> None:
 def test_the_state_is_kept_under_its_size_limit(cli: Any, tmp_path: Path) -> None:
     cfg = counting_config(tmp_path, settings={"state_max_mb": 1})
     _, first = run_json(cli, cfg, DIFF)
-    db = Path(".review-gate/state.db")
+    db = state_db()
     execute(db, "UPDATE review_runs SET report = json_object('padding', hex(randomblob(1100000))) WHERE id = ?",
             first["run_id"])
     assert query(db, "PRAGMA page_count")[0][0] * query(db, "PRAGMA page_size")[0][0] > 2 << 20

@@ -185,7 +185,8 @@ def test_the_key_is_written_nowhere(cli: Any, tmp_path: Path, server: LlmServer,
     out_file.write_text(result.out)
     assert KEY not in result.out + result.err
     assert "[redacted]" in result.out  # the 401 message echoed the key; it was scrubbed
-    written = [p for root in (isolated, tmp_path) for p in root.rglob("*") if p.is_file()]
+    # outside a repository the run state is in the user's cache, under the test's HOME
+    written = [p for root in (isolated, tmp_path, Path.home()) for p in root.rglob("*") if p.is_file()]
     assert any(p.name.startswith("state.db") for p in written), written
     for path in written:
         assert KEY.encode() not in path.read_bytes(), path

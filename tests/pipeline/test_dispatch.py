@@ -162,7 +162,7 @@ async def test_an_agent_gets_only_its_scope(tmp_path: Path) -> None:
     [result] = await dispatch(manifest("scoped", files=["lib/util.py"]), FACTS, config, options(config))
     assert result.status == "completed", result.error
     files, diff = seen.read_text().split("|", 1)
-    assert files == "lib/util.py"
+    assert json.loads(files) == ["lib/util.py"]
     assert diff == make_diff("lib/util.py", ["x = 1", "y = 2"])
 
 

@@ -17,7 +17,7 @@ from tests.conftest import make_diff
 COUNTER = """\
     import json, os, sys, time
     sys.stdin.read()
-    files = [f for f in os.environ.get("REVIEW_GATE_FILES", "").split("\\n") if f]
+    files = json.loads(os.environ["REVIEW_GATE_FILES"])
     with open(sys.argv[1], "a", encoding="utf-8") as handle:
         handle.write(",".join(files) + "\\n")
     if os.environ.get("COUNTER_SLEEP"):
@@ -61,6 +61,11 @@ def counting_config(tmp_path: Path, agents: tuple[str, ...] = ("one", "two"), *,
     for name, data in files.items():
         (cfg / name).write_text(json.dumps(data, indent=2), encoding="utf-8")
     return cfg
+
+
+def state_db() -> Path:
+    """Where a run outside any repository keeps its state: the user's cache (the test's HOME)."""
+    return Path.home() / ".cache" / "review-gate" / "state.db"
 
 
 def calls(tmp_path: Path, agent: str) -> list[str]:

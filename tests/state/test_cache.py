@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.state.helpers import DIFF, DIFF_A_CHANGED, calls, counting_config, query, run_json, statuses
+from tests.state.helpers import DIFF, DIFF_A_CHANGED, calls, counting_config, query, run_json, state_db, statuses
 
 
 def comparable(report: dict[str, object]) -> list[tuple[object, ...]]:
@@ -28,7 +28,7 @@ def test_second_run_on_an_unchanged_diff_calls_no_agent(cli, tmp_path: Path) -> 
     assert any(f["file"] is None for f in second["findings"])  # the scope finding came back too
     assert (code2, second["decision"], second["metrics"]) == (code1, first["decision"], first["metrics"])
     assert second["run_id"] != first["run_id"]
-    db = Path(".review-gate/state.db")
+    db = state_db()
     rows = query(db, "SELECT status, COUNT(*) FROM review_pairs WHERE run_id = ? GROUP BY status", second["run_id"])
     assert dict(rows) == {"cached": 6}  # 2 agents x (2 files + the scope pair)
 
@@ -43,7 +43,7 @@ def test_a_change_in_one_file_reviews_only_that_file(cli, tmp_path: Path) -> Non
     agent = next(a for a in second["agents"] if a["id"] == "one")
     assert agent["files"] == ["a.py", "b.py"]  # its scope, though it was called with a.py only
     assert comparable(second) == comparable(first)  # same lines flagged, same fingerprints
-    cached = query(Path(".review-gate/state.db"),
+    cached = query(state_db(),
                    "SELECT agent, file FROM review_pairs WHERE run_id = ? AND status = 'cached' ORDER BY agent",
                    second["run_id"])
     assert cached == [("one", "b.py"), ("two", "b.py")]
@@ -82,7 +82,7 @@ def test_no_cache_calls_everything_and_still_records_the_run(cli, tmp_path: Path
     _, report = run_json(cli, cfg, DIFF, "--no-cache")
     assert statuses(report) == {"one": "completed", "two": "completed"}
     assert len(calls(tmp_path, "one")) == 2 and len(calls(tmp_path, "two")) == 2
-    runs = query(Path(".review-gate/state.db"), "SELECT id, status FROM review_runs")
+    runs = query(state_db(), "SELECT id, status FROM review_runs")
     assert (report["run_id"], "completed") in runs and len(runs) == 2
 
 
@@ -108,7 +108,7 @@ def test_a_failed_agent_is_not_cached(cli, tmp_path: Path) -> None:
     assert statuses(report)["one"] == "failed"
     _, again = run_json(cli, cfg, DIFF)
     assert statuses(again) == {"one": "failed", "two": "cached"}
-    missing = query(Path(".review-gate/state.db"),
+    missing = query(state_db(),
                     "SELECT DISTINCT status FROM review_pairs WHERE agent = 'one'")
     assert missing == [("missing",)]
 

@@ -8,9 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.state.helpers import DIFF, counting_config, query, run_json
-
-STATE = Path(".review-gate/state.db")
+from tests.state.helpers import DIFF, counting_config, query, run_json, state_db
 
 
 @pytest.fixture
@@ -63,9 +61,9 @@ def test_an_accepted_critical_finding_no_longer_fails_the_gate(cli, tmp_path: Pa
     assert sorted(f["fingerprint"] for f in report["waived"]) == sorted(fingerprints)
     assert {f["waived"] for f in report["waived"]} == {"accepted: known, tracked in ISSUE-1"}
     assert report["metrics"]["critical"] == 0
-    who = query(STATE, "SELECT DISTINCT who, kind FROM acceptance_events")
+    who = query(state_db(), "SELECT DISTINCT who, kind FROM acceptance_events")
     assert who == [("test@example.com", "accept")]
-    assert query(STATE, "SELECT COUNT(*) FROM acceptance_events WHERE review_pair_id IS NOT NULL") == [(2,)]
+    assert query(state_db(), "SELECT COUNT(*) FROM acceptance_events WHERE review_pair_id IS NOT NULL") == [(2,)]
 
     listed = cli("accepted", "--config", str(cfg))
     assert listed.code == 0 and all(fp in listed.out for fp in fingerprints)
@@ -90,7 +88,7 @@ def test_an_expired_acceptance_no_longer_applies(cli, tmp_path: Path, critical: 
     code, report = run_json(cli, cfg, DIFF)
     assert code == 0 and report["findings"] == []
     connection_sql = "UPDATE acceptance_events SET expires = '2000-01-01'"
-    connection = sqlite3.connect(STATE)
+    connection = sqlite3.connect(state_db())
     with connection:
         connection.execute(connection_sql)
     connection.close()
@@ -102,7 +100,7 @@ def test_an_expired_acceptance_no_longer_applies(cli, tmp_path: Path, critical: 
 def test_accept_refuses_an_unknown_fingerprint_unless_forced(cli, tmp_path: Path) -> None:
     cfg = counting_config(tmp_path)
     nothing = cli("accept", "abc123", "--reason", "x", "--config", str(cfg))
-    assert nothing.code == 2 and "--force" in nothing.err and not STATE.exists()
+    assert nothing.code == 2 and "--force" in nothing.err and not state_db().exists()
     run_json(cli, cfg, DIFF)
     unknown = cli("accept", "abc123", "--reason", "x", "--config", str(cfg))
     assert unknown.code == 2 and "no recorded run reported abc123" in unknown.err and "--force" in unknown.err
@@ -123,13 +121,13 @@ def test_gc_drops_old_runs_with_their_pairs(cli, tmp_path: Path) -> None:
     result = cli("gc", "--keep", "1", "--config", str(cfg))
     assert result.code == 0, result.err
     assert "dropped 2 runs and 12 review pairs" in result.out
-    assert query(STATE, "SELECT id FROM review_runs") == [(ids[2],)]
-    assert query(STATE, "SELECT DISTINCT run_id FROM review_pairs") == [(ids[2],)]
+    assert query(state_db(), "SELECT id FROM review_runs") == [(ids[2],)]
+    assert query(state_db(), "SELECT DISTINCT run_id FROM review_pairs") == [(ids[2],)]
     # the newest run's cached pairs keep the cache alive
     _, report = run_json(cli, cfg, DIFF)
     assert {a["status"] for a in report["agents"]} == {"cached"}
     connection_sql = "UPDATE review_runs SET started_at = '2000-01-01T00:00:00Z'"
-    connection = sqlite3.connect(STATE)
+    connection = sqlite3.connect(state_db())
     with connection:
         connection.execute(connection_sql)
     connection.close()

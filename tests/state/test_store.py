@@ -16,39 +16,42 @@ import pytest
 from review_gate.state.store import SCHEMA_VERSION, open_store
 from tests.agents.test_command import read_pid, wait_gone
 from tests.conftest import GitRepo
-from tests.state.helpers import DIFF, calls, counting_config, query, run_json, statuses
+from tests.state.helpers import DIFF, calls, counting_config, query, run_json, state_db, statuses
 
-STATE = Path(".review-gate/state.db")
+IN_REPO = Path(".review-gate/state.db")
 
 
 def test_the_store_has_its_meta_row_and_wal(cli, tmp_path: Path) -> None:
     run_json(cli, counting_config(tmp_path), DIFF)
-    assert dict(query(STATE, "SELECT key, value FROM meta")) == {
+    assert dict(query(state_db(), "SELECT key, value FROM meta")) == {
         "application": "review-gate", "schema_version": str(SCHEMA_VERSION)}
-    assert query(STATE, "PRAGMA journal_mode") == [("wal",)]
-    assert (STATE.parent / ".gitignore").read_text().splitlines()[1:] == ["state.db", "state.db-*", ".gitignore"]
+    assert query(state_db(), "PRAGMA journal_mode") == [("wal",)]
+    assert (state_db().parent / ".gitignore").read_text().splitlines()[1:] == ["state.db", "state.db-*", ".gitignore"]
 
 
-def test_state_path_from_the_config_is_relative_to_the_cwd_without_a_repository(cli, tmp_path: Path) -> None:
+def test_state_path_from_the_config_is_relative_to_the_user_cache_without_a_repository(cli, tmp_path: Path) -> None:
     cfg = counting_config(tmp_path, settings={"state_path": "elsewhere/run.sqlite"})
+    before = sorted(Path.cwd().iterdir())
     run_json(cli, cfg, DIFF)
-    assert Path("elsewhere/run.sqlite").is_file() and not STATE.exists()
-    assert "run.sqlite" in (Path("elsewhere/.gitignore").read_text())
-    assert len(query(Path("elsewhere/run.sqlite"), "SELECT id FROM review_runs")) == 1
+    stored = state_db().parent / "elsewhere" / "run.sqlite"
+    assert stored.is_file() and not state_db().exists()
+    assert "run.sqlite" in (stored.parent / ".gitignore").read_text()
+    assert len(query(stored, "SELECT id FROM review_runs")) == 1
+    assert sorted(Path.cwd().iterdir()) == before  # nothing left in the directory the diff was reviewed from
 
 
 @pytest.mark.parametrize("command", [["--diff", "-"], ["history"], ["show", "last"], ["accepted"], ["gc"]])
 def test_a_file_that_is_not_sqlite_is_refused_and_left_alone(cli, tmp_path: Path, command: list[str]) -> None:
     cfg = counting_config(tmp_path)
-    STATE.parent.mkdir()
+    state_db().parent.mkdir(parents=True)
     data = b"my notes, not a database\n" * 10
-    STATE.write_bytes(data)
+    state_db().write_bytes(data)
     result = cli(*command, "--config", str(cfg), stdin=DIFF.encode())
     assert result.code == 2
-    assert str(STATE.resolve()) in result.err.replace("\n", "") or "state.db" in result.err
+    assert str(state_db().resolve()) in result.err.replace("\n", "") or "state.db" in result.err
     assert "not an SQLite database" in result.err and "fix:" in result.err
     assert "Traceback" not in result.err
-    assert STATE.read_bytes() == data
+    assert state_db().read_bytes() == data
     assert calls(tmp_path, "one") == []
 
 
@@ -58,16 +61,16 @@ def test_a_file_that_is_not_sqlite_is_refused_and_left_alone(cli, tmp_path: Path
 ])
 def test_a_foreign_sqlite_database_is_refused_and_left_alone(cli, tmp_path: Path, schema: str) -> None:
     cfg = counting_config(tmp_path)
-    STATE.parent.mkdir()
-    connection = sqlite3.connect(STATE)
+    state_db().parent.mkdir(parents=True)
+    connection = sqlite3.connect(state_db())
     connection.executescript(schema)
     connection.close()
-    data = STATE.read_bytes()
+    data = state_db().read_bytes()
     result = cli("--config", str(cfg), "--diff", "-", stdin=DIFF.encode())
     assert result.code == 2
     assert "state.db" in result.err and "another program" in result.err
     assert "Traceback" not in result.err
-    assert STATE.read_bytes() == data
+    assert state_db().read_bytes() == data
     assert calls(tmp_path, "one") == []
 
 
@@ -89,7 +92,7 @@ def test_no_environment_value_reaches_the_database(cli, tmp_path: Path, monkeypa
     cfg = counting_config(tmp_path)
     run_json(cli, cfg, DIFF)
     run_json(cli, cfg, DIFF)
-    blobs = b"".join(p.read_bytes() for p in STATE.parent.glob("state.db*"))
+    blobs = b"".join(p.read_bytes() for p in state_db().parent.glob("state.db*"))
     assert blobs
     assert b"sk-test-SECRET" not in blobs and b"tok-PRIVATE-42" not in blobs
 
@@ -105,9 +108,9 @@ def test_two_concurrent_runs_both_finish_and_are_recorded(repo: GitRepo, tmp_pat
     for process, (_out, err) in zip(processes, outputs, strict=True):
         assert process.returncode == 0, err.decode()
     ids = {json.loads(out)["run_id"] for out, _ in outputs}
-    rows = dict(query(repo.root / STATE, "SELECT id, status FROM review_runs"))
+    rows = dict(query(repo.root / IN_REPO, "SELECT id, status FROM review_runs"))
     assert rows == dict.fromkeys(ids, "completed")
-    assert query(repo.root / STATE, "SELECT COUNT(*) FROM review_pairs WHERE status != 'completed'") == [(0,)]
+    assert query(repo.root / IN_REPO, "SELECT COUNT(*) FROM review_pairs WHERE status != 'completed'") == [(0,)]
 
 
 def test_a_killed_run_leaves_pending_pairs_that_the_next_run_marks_missing(
@@ -122,7 +125,7 @@ def test_a_killed_run_leaves_pending_pairs_that_the_next_run_marks_missing(
     agents = []
     try:
         agents = [read_pid(tmp_path / f"{a}.calls.pid", within=30) for a in ("one", "two")]
-        pending = query(STATE, "SELECT COUNT(*) FROM review_pairs WHERE status = 'pending'")
+        pending = query(state_db(), "SELECT COUNT(*) FROM review_pairs WHERE status = 'pending'")
         assert pending == [(6,)]
     finally:
         os.killpg(process.pid, signal.SIGKILL)
@@ -131,7 +134,7 @@ def test_a_killed_run_leaves_pending_pairs_that_the_next_run_marks_missing(
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(pid, signal.SIGKILL)
             assert wait_gone(pid)
-    [(killed_run, status)] = query(STATE, "SELECT id, status FROM review_runs")
+    [(killed_run, status)] = query(state_db(), "SELECT id, status FROM review_runs")
     assert status == "running"
 
     started = time.monotonic()
@@ -139,6 +142,6 @@ def test_a_killed_run_leaves_pending_pairs_that_the_next_run_marks_missing(
     assert time.monotonic() - started < 30
     assert statuses(report) == {"one": "completed", "two": "completed"}  # nothing reused
     assert len(calls(tmp_path, "one")) == 2
-    assert query(STATE, "SELECT DISTINCT status, reason FROM review_pairs WHERE run_id = ?", killed_run) == [
+    assert query(state_db(), "SELECT DISTINCT status, reason FROM review_pairs WHERE run_id = ?", killed_run) == [
         ("missing", "run abandoned")]
-    assert query(STATE, "SELECT status FROM review_runs WHERE id = ?", killed_run) == [("incomplete",)]
+    assert query(state_db(), "SELECT status FROM review_runs WHERE id = ?", killed_run) == [("incomplete",)]
