@@ -7,6 +7,7 @@ touches no file.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -66,7 +67,10 @@ class RunState(NoState):
             return
         try:
             if exc is not None and self.run_id is not None:
-                runs.fail(self.store, self.run_id, f"run failed: {type(exc).__name__}")
+                # Ctrl-C or SIGTERM cancels the run's main task (asyncio) or interrupts it.
+                stopped = isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError))
+                why = "interrupted (SIGINT or SIGTERM)" if stopped else type(exc).__name__
+                runs.fail(self.store, self.run_id, f"run failed: {why}")
         finally:
             self.store.close()
             self.store = None

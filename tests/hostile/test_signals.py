@@ -64,11 +64,12 @@ def setup(repo: GitRepo, tmp_path: Path, behaviour: str, stdio: str) -> tuple[Pa
     return cfg, out
 
 
-def run_rows(repo: GitRepo) -> tuple[list[str], list[str]]:
+def run_rows(repo: GitRepo) -> tuple[list[str], list[str], set[str]]:
     with sqlite3.connect(repo.root / ".review-gate" / "state.db") as db:
         runs = [row[0] for row in db.execute("SELECT status FROM review_runs")]
         pairs = [row[0] for row in db.execute("SELECT status FROM review_pairs")]
-    return runs, pairs
+        reasons = {row[0] for row in db.execute("SELECT reason FROM review_pairs WHERE status = 'missing'")}
+    return runs, pairs, reasons
 
 
 def test_sigterm_kills_the_agents_and_their_setsid_grandchildren_and_marks_the_run(
@@ -90,9 +91,10 @@ def test_sigterm_kills_the_agents_and_their_setsid_grandchildren_and_marks_the_r
     assert "terminated" in err and "Traceback" not in err
     assert wait_gone(agent), "the agent outlived the run"
     assert wait_gone(grandchild), "the agent's setsid() grandchild outlived the run"
-    runs, pairs = run_rows(repo)
+    runs, pairs, reasons = run_rows(repo)
     assert runs == ["failed"]
     assert pairs and "pending" not in pairs and "missing" in pairs
+    assert reasons == {"run failed: interrupted (SIGINT or SIGTERM)"}
 
 
 @pytest.mark.parametrize("stdio", ["daemon_stdio", "keeps_pipes"])
@@ -113,5 +115,5 @@ def test_a_finished_agent_leaves_no_setsid_grandchild_behind(
     assert time.monotonic() - started < 50
     assert '"status": "completed"' in done.stdout
     assert wait_gone(read_pid(out / "grandchild.pid")), "the agent's setsid() grandchild outlived the run"
-    runs, _ = run_rows(repo)
+    runs, _, _ = run_rows(repo)
     assert runs == ["completed"]
