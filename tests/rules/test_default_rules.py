@@ -504,6 +504,13 @@ def test_secrets_rules_are_redacted_and_tested_for_leaks() -> None:
             assert all(s.secret for s in CASES[rule["id"]].hits), f"{rule['id']}: give each hit its secret"
 
 
+def test_committed_credentials_fail_the_gate() -> None:
+    """A credential in git is usable by whoever reads it: every secret rule is critical, so the gate fails."""
+    for rule in RULES_BY_ID.values():
+        if rule["agent"] == "secrets-scanner" or rule["category"] == "secrets":
+            assert rule["severity"] == "critical", f"{rule['id']} is {rule['severity']}"
+
+
 def test_rules_are_documented() -> None:
     for rule in RULES_BY_ID.values():
         for key in ("description", "detection", "recommendation"):
