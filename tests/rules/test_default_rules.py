@@ -13,8 +13,10 @@ from __future__ import annotations
 import base64
 import json
 import random
+import re
 import string
 import uuid
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -992,3 +994,16 @@ def test_every_rule_path_is_routed_to_the_rule_agent(cli: Any, rule: dict[str, A
         routed = {e["agent"] for e in report["manifest"] if path in e["files"]}
         assert rule["agent"] in routed, f"{rule['id']}: {rule['agent']} never reviews {path} (from {glob!r})"
 
+
+def test_rules_doc_counts_match_the_config() -> None:
+    """docs/rules.md lists every agent and category with its counts; it must not go stale."""
+    doc = (RULES_FILE.parents[1] / "docs" / "rules.md").read_text(encoding="utf-8")
+    rows = set(re.findall(r"^\| ([\w-]+) \| `([\w-]+)` \| (\d+) \| ([^|]+) \|$", doc, re.MULTILINE))
+    counts: dict[tuple[str, str], Counter[str]] = {}
+    for rule in RULES_BY_ID.values():
+        counts.setdefault((rule["agent"], rule["category"]), Counter())[rule["severity"]] += 1
+    expected = {(agent, category, str(sum(c.values())),
+                 ", ".join(f"{s} {c[s]}" for s in ("critical", "major", "warning", "info") if c[s]))
+                for (agent, category), c in counts.items()}
+    assert rows == expected
+    assert f"ships {len(RULES_BY_ID)} RE2 rules" in doc
