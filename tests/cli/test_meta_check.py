@@ -43,7 +43,7 @@ def test_standard_input(cli) -> None:
 
 
 def test_our_meta_output_checks_out_and_agrees_with_the_json_report(cli, tmp_path: Path) -> None:
-    diff = (make_diff("app/settings.py", ["import requests", "requests.get(url, verify=False)"])
+    diff = (make_diff("app/settings.py", ["import requests", "requests.get(url, verify=False, timeout=5)"])
             + make_diff("keys/id.pem", ["-----BEGIN OPENSSH PRIVATE KEY-----"]))
     meta = cli("--diff", "-", "--format", "meta", "--format", "json", "--output", str(tmp_path / "r.json"),
                stdin=diff.encode())

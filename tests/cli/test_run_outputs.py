@@ -12,7 +12,8 @@ from pathlib import Path
 
 from tests.conftest import GitRepo, env_without_ci, make_diff
 
-MIXED = (make_diff("app/settings.py", ["import requests", "requests.get(url, verify=False)", "x = 1  # TODO later"])
+MIXED = (make_diff("app/settings.py",
+                   ["import requests", "requests.get(url, verify=False, timeout=5)", "x = 1  # TODO later"])
          + make_diff("keys/id.pem", ["-----BEGIN OPENSSH PRIVATE KEY-----"]))
 
 

@@ -133,7 +133,7 @@ def test_exactly_ten_notices_and_an_overflow_elsewhere_keeps_a_place_for_the_not
 
 # ---------------------------------------------------------------------------- the job summary, through the CLI
 
-MIXED = (make_diff("app/settings.py", ["import requests", "requests.get(url, verify=False)"])
+MIXED = (make_diff("app/settings.py", ["import requests", "requests.get(url, verify=False, timeout=5)"])
          + make_diff("keys/id.pem", ["-----BEGIN OPENSSH PRIVATE KEY-----"]))
 
 

@@ -12,6 +12,11 @@ from __future__ import annotations
 
 import base64
 import json
+import random
+import re
+import string
+import uuid
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,6 +85,76 @@ PASSWORD = "Xk9" + "mP2vLq7wZ"
 URL_PASSWORD = "Tr0ub4" + "dor-3x"
 API_KEY = "f81d4fae" + "7dec11d0a765"
 SHA = "b4ffde65f46336ab88eb53be808477a3936bae11"
+SHA_DIGIT = "8e5e7e5ab8b370d6c329ec480221332ada57f0ab"
+
+HEX = "0123456789abcdef"
+UPPER_DIGITS = string.ascii_uppercase + string.digits
+ALNUM = string.ascii_letters + string.digits
+URLSAFE = ALNUM + "_-"
+
+
+def fake(alphabet: str, length: int, seed: int) -> str:
+    """A deterministic random-looking token body, so no test token is written out in the source."""
+    rng = random.Random(seed)
+    return "".join(rng.choice(alphabet) for _ in range(length))
+
+
+def fake_uuid(seed: int) -> str:
+    return str(uuid.UUID(int=random.Random(seed).getrandbits(128)))
+
+
+GITLAB_RUNNER = "glrt" + "-" + fake(URLSAFE, 20, 101)
+GITLAB_TRIGGER = "glptt" + "-" + fake(HEX, 40, 102)
+SLACK_APP = "xapp" + "-1-" + "A0123BCDEFG-" + "1234567890123-" + fake(HEX, 64, 103)
+TWILIO_KEY = "S" + "K" + fake(HEX, 32, 1)
+TWILIO_SID = "A" + "C" + fake(HEX, 32, 2)
+SENDGRID = "S" + "G." + fake(URLSAFE, 22, 3) + "." + fake(URLSAFE, 43, 4)
+MAILCHIMP = fake(HEX, 32, 5) + "-u" + "s14"
+MAILGUN = "key" + "-" + fake(HEX, 32, 6)
+MAILGUN_NEW = fake(HEX, 32, 7) + "-" + fake(HEX, 8, 8) + "-" + fake(HEX, 8, 9)
+SHOPIFY = "shp" + "at_" + fake(HEX, 32, 10)
+SQUARE = "sq0" + "atp-" + fake(ALNUM, 22, 11)
+SQUARE_PROD = "EA" + "AA" + fake(URLSAFE, 59, 12) + "x"
+HEROKU = "HRKU" + "-AA" + fake(URLSAFE, 57, 13) + "z"
+HEROKU_UUID = fake_uuid(14)
+DIGITALOCEAN = "dop" + "_v1_" + fake(HEX, 64, 15)
+DOPPLER = "dp" + ".pt." + fake(ALNUM, 43, 16)
+VAULT = "hv" + "s." + fake(URLSAFE, 94, 17) + "Q"
+TERRAFORM_CLOUD = fake(HEX, 14, 18) + ".atlas" + "v1." + fake(string.ascii_lowercase + string.digits, 65, 19)
+AGE_KEY = "AGE-SECRET" + "-KEY-1" + fake("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 58, 20)
+AGE_PUBLIC = "age" + "1" + fake("qpzry9x8gf2tvdw0s3jn54khce6mua7l", 58, 21)
+OPENAI = "sk-" + "proj-" + fake(URLSAFE, 123, 22) + "A"
+OPENAI_LEGACY = "sk-" + fake(ALNUM, 20, 23) + "T3Blbk" + "FJ" + fake(ALNUM, 20, 24)
+ANTHROPIC = "sk-ant-" + "api03-" + fake(URLSAFE, 93, 25) + "AA"
+HUGGINGFACE = "hf" + "_" + fake(string.ascii_letters, 34, 26)
+AZURE_STORAGE = "Q" + fake(ALNUM + "+/", 85, 27) + "=="
+AZURE_SB = fake(ALNUM + "+/", 43, 28) + "="
+# The storage emulator's published development key (learn.microsoft.com, "Azurite"): public, not a secret.
+AZURITE_KEY = ("Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq"
+               + "/K1SZFPTOtr/KBHBeksoGMGw" + "==")
+AZURE_AD = fake(ALNUM, 3, 29) + "8" + "Q~" + fake(ALNUM + "_~.-", 33, 30) + "x"
+DISCORD_HOOK = "https://discord.com/api/" + "webhooks/" + "1234567890123456789/" + fake(URLSAFE, 68, 31)
+TEAMS_HOOK = ("https://acme.webhook.office.com/" + "webhookb2/" + fake_uuid(32) + "@" + fake_uuid(33)
+              + "/IncomingWebhook/" + fake(HEX, 32, 34) + "/" + fake_uuid(35))
+GCHAT_TOKEN = fake(URLSAFE, 43, 37)
+GCHAT_HOOK = ("https://chat.googleapis.com/v1/spaces/AAAA1234567/messages?key=" + "AI" + "za"
+              + fake(URLSAFE, 35, 36) + "&token=" + GCHAT_TOKEN)
+TELEGRAM = "7123456789" + ":" + "AA" + fake(URLSAFE, 32, 38) + "q"
+DATABRICKS = "da" + "pi" + fake(HEX, 32, 39)
+ATLASSIAN = "ATATT" + "3" + fake(URLSAFE, 185, 40) + "0"
+GRAFANA_SA = "glsa" + "_" + fake(ALNUM, 32, 41) + "_" + fake(HEX, 8, 42)
+GRAFANA_CLOUD = "glc" + "_" + fake(ALNUM + "+/", 60, 43) + "=="
+SENTRY = "sntryu" + "_" + fake(HEX, 64, 44)
+NEW_RELIC = "NRAK" + "-" + fake(UPPER_DIGITS, 27, 45)
+DYNATRACE = "dt0c01" + "." + fake(UPPER_DIGITS, 24, 46) + "." + fake(UPPER_DIGITS, 64, 47)
+LINEAR = "lin_api" + "_" + fake(ALNUM, 40, 48)
+POSTMAN = "PMAK" + "-" + fake(HEX, 24, 49) + "-" + fake(HEX, 34, 50)
+PULUMI = "pul" + "-" + fake(HEX, 40, 51)
+RUBYGEMS = "rubygems" + "_" + fake(HEX, 48, 52)
+PERPLEXITY = "pplx" + "-" + fake(ALNUM, 48, 53)
+ALIBABA = "LT" + "AI" + fake(ALNUM, 20, 54)
+BEARER = fake(URLSAFE, 39, 55) + "k"
+K8S_VALUE = base64.b64encode(PASSWORD.encode()).decode()
 
 CASES: dict[str, Case] = {
     # ------------------------------------------------------------------ secrets
@@ -103,11 +178,15 @@ CASES: dict[str, Case] = {
     ),
     "sec-gitlab-token-01": case(
         hit(".gitlab-ci.yml", f'  GITLAB_TOKEN: "{GITLAB_TOKEN}"', secret=GITLAB_TOKEN),
-        miss(".gitlab-ci.yml", '  GITLAB_TOKEN: "glpat-xxxx"', "  GITLAB_TOKEN: $CI_JOB_TOKEN"),
+        hit("config/runner.toml", f'  token = "{GITLAB_RUNNER}"', secret=GITLAB_RUNNER),
+        hit("scripts/trigger.sh", f"curl -X POST -F token={GITLAB_TRIGGER} -F ref=main $URL", secret=GITLAB_TRIGGER),
+        miss(".gitlab-ci.yml", '  GITLAB_TOKEN: "glpat-xxxx"', "  GITLAB_TOKEN: $CI_JOB_TOKEN",
+             '  token = "glrt-REPLACE_ME"'),
     ),
     "sec-slack-token-01": case(
         hit("notify.py", f'client = WebClient(token="{SLACK_TOKEN}")', secret=SLACK_TOKEN),
-        miss("notify.py", 'client = WebClient(token="xoxb-your-bot-token-here")'),
+        hit("socket_mode.py", f'APP_TOKEN = "{SLACK_APP}"', secret=SLACK_APP),
+        miss("notify.py", 'client = WebClient(token="xoxb-your-bot-token-here")', 'APP_TOKEN = "xapp-1-..."'),
     ),
     "sec-slack-webhook-01": case(
         hit("notify.py", f'WEBHOOK = "{SLACK_HOOK}"', secret=SLACK_HOOK),
@@ -154,6 +233,154 @@ CASES: dict[str, Case] = {
         miss("settings.py", 'DATABASE_URL = "postgres://app:${DB_PASSWORD}@db:5432/app"',
              'EXAMPLE = "https://user:password@example.com"', 'REMOTE = "git@github.com:org/repo.git"',
              'API = "http://localhost:8080/v1/users"'),
+    ),
+    "sec-twilio-key-01": case(
+        hit("notify/sms.py", f'TWILIO_API_KEY = "{TWILIO_KEY}"', secret=TWILIO_KEY),
+        miss("notify/sms.py", f'TWILIO_ACCOUNT_SID = "{TWILIO_SID}"', f'TWILIO_API_KEY = "{TWILIO_KEY[:20]}"',
+             'TWILIO_API_KEY = os.environ["TWILIO_API_KEY"]'),
+    ),
+    "sec-sendgrid-key-01": case(
+        hit("app/mail.py", f'SENDGRID_API_KEY = "{SENDGRID}"', secret=SENDGRID),
+        miss("app/mail.py", 'SENDGRID_API_KEY = "SG.your-sendgrid-api-key"', "sg.send(message)"),
+    ),
+    "sec-mailchimp-key-01": case(
+        hit("app/newsletter.py", f'MAILCHIMP_KEY = "{MAILCHIMP}"', secret=MAILCHIMP),
+        miss("app/newsletter.py", f'ETAG = "{fake(HEX, 32, 5)}"', 'MAILCHIMP_KEY = "<api-key>-us6"'),
+    ),
+    "sec-mailgun-key-01": case(
+        hit("app/mail.py", f'MAILGUN_API_KEY = "{MAILGUN}"', secret=MAILGUN),
+        hit("config/mail.yml", f"mailgun_key: {MAILGUN_NEW}", secret=MAILGUN_NEW),
+        miss("app/mail.py", 'MAILGUN_API_KEY = os.environ["MAILGUN_API_KEY"]',
+             f'cache_key = "key-{fake(HEX, 32, 56)}"'),
+    ),
+    "sec-shopify-token-01": case(
+        hit("shop/client.py", f'SHOPIFY_TOKEN = "{SHOPIFY}"', secret=SHOPIFY),
+        miss("shop/client.py", 'SHOPIFY_TOKEN = "shpat_xxxxxxxxxxxxxxxx"',
+             'SHOPIFY_TOKEN = os.environ["SHOPIFY_TOKEN"]'),
+    ),
+    "sec-square-token-01": case(
+        hit("pay/square.py", f'SQUARE_TOKEN = "{SQUARE}"', secret=SQUARE),
+        hit("pay/square.js", f"const token = '{SQUARE_PROD}';", secret=SQUARE_PROD),
+        miss("pay/square.py", 'SQUARE_APP_ID = "sq0idp-abc123"', 'SQUARE_TOKEN = "EAAAxxxxxxxx"'),
+    ),
+    "sec-heroku-key-01": case(
+        hit("deploy.sh", f"export HEROKU_API_KEY={HEROKU_UUID}", secret=HEROKU_UUID),
+        hit("deploy.py", f'token = "{HEROKU}"', secret=HEROKU),
+        miss("deploy.py", f'HEROKU_APP_ID = "{HEROKU_UUID}"', 'HEROKU_API_KEY = os.environ["HEROKU_API_KEY"]'),
+    ),
+    "sec-digitalocean-token-01": case(
+        hit("infra/do.tf", f'  token = "{DIGITALOCEAN}"', secret=DIGITALOCEAN),
+        miss("infra/do.tf", '  token = "dop_v1_REPLACE_ME"', "  token = var.do_token"),
+    ),
+    "sec-doppler-token-01": case(
+        hit("scripts/env.sh", f"export DOPPLER_TOKEN={DOPPLER}", secret=DOPPLER),
+        miss("scripts/env.sh", "export DOPPLER_TOKEN=dp.pt.your-token",
+             'export DOPPLER_TOKEN="$(cat /run/secrets/doppler)"'),
+    ),
+    "sec-hashicorp-token-01": case(
+        hit("scripts/vault.sh", f"export VAULT_TOKEN={VAULT}", secret=VAULT),
+        hit("infra/backend.tf", f'  token = "{TERRAFORM_CLOUD}"', secret=TERRAFORM_CLOUD),
+        miss("scripts/vault.sh", "export VAULT_TOKEN=hvs.CAESIJ", "export VAULT_ADDR=https://vault.internal:8200"),
+    ),
+    "sec-age-key-01": case(
+        hit("keys.txt", "# created: 2024-06-01T10:00:00Z", AGE_KEY, flagged=(2,), secret=AGE_KEY),
+        miss(".sops.yaml", f"      age: {AGE_PUBLIC}", "# public key: age1..."),
+    ),
+    "sec-openai-key-01": case(
+        hit("app/llm.py", f'OPENAI_API_KEY = "{OPENAI}"', secret=OPENAI),
+        hit("app/llm.py", f'client = OpenAI(api_key="{OPENAI_LEGACY}")', secret=OPENAI_LEGACY),
+        miss("app/llm.py", 'OPENAI_API_KEY = "sk-proj-your-key-here"', f'OTHER_KEY = "sk-{fake(HEX, 32, 57)}"',
+             'client = OpenAI(api_key=os.environ["OPENAI_API_KEY"])'),
+    ),
+    "sec-anthropic-key-01": case(
+        hit("app/llm.py", f'ANTHROPIC_API_KEY = "{ANTHROPIC}"', secret=ANTHROPIC),
+        miss("app/llm.py", 'ANTHROPIC_API_KEY = "sk-ant-api03-..."', f'KEY_PREFIX = "{ANTHROPIC[:60]}"'),
+    ),
+    "sec-huggingface-token-01": case(
+        hit("train.py", f'login(token="{HUGGINGFACE}")', secret=HUGGINGFACE),
+        miss("train.py", "from huggingface_hub import hf_hub_download", 'HF_TOKEN = "hf_xxx"',
+             'login(token=os.environ["HF_TOKEN"])'),
+    ),
+    "sec-azure-storage-key-01": case(
+        hit("app/storage.py", "CONN = \"DefaultEndpointsProtocol=https;AccountName=acme;"
+            f'AccountKey={AZURE_STORAGE};EndpointSuffix=core.windows.net"', secret=AZURE_STORAGE),
+        hit("app/bus.py", 'BUS = "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=Root;'
+            f'SharedAccessKey={AZURE_SB}"', secret=AZURE_SB),
+        miss("docker-compose.yml", "      AZURE_STORAGE: DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;"
+             f"AccountKey={AZURITE_KEY};BlobEndpoint=http://azurite:10000/devstoreaccount1;",
+             "      AZURE_STORAGE: UseDevelopmentStorage=true", "      AZURE_KEY: AccountKey=${STORAGE_KEY}"),
+    ),
+    "sec-azure-ad-secret-01": case(
+        hit("app/auth.py", f'AZURE_CLIENT_SECRET = "{AZURE_AD}"', secret=AZURE_AD),
+        miss("app/auth.py", 'AZURE_CLIENT_SECRET = os.environ["AZURE_CLIENT_SECRET"]', f'PREFIX = "{AZURE_AD[:20]}"'),
+    ),
+    "sec-chat-webhook-01": case(
+        hit("notify.py", f'DISCORD = "{DISCORD_HOOK}"', secret=DISCORD_HOOK),
+        hit("notify.py", f'TEAMS = "{TEAMS_HOOK}"', secret=TEAMS_HOOK),
+        hit("notify.py", f'GCHAT = "{GCHAT_HOOK}"', secret=GCHAT_TOKEN),
+        miss("notify.py", 'DISCORD = "https://discord.com/api/webhooks/<id>/<token>"',
+             'TEAMS = os.environ["TEAMS_WEBHOOK"]', 'DOCS = "https://discord.com/developers/docs/resources/webhook"'),
+    ),
+    "sec-telegram-token-01": case(
+        hit("bot.py", f'bot = Bot(token="{TELEGRAM}")', secret=TELEGRAM),
+        miss("bot.py", 'bot = Bot(token=os.environ["TELEGRAM_TOKEN"])', 'WHEN = "12345678:AA"'),
+    ),
+    "sec-databricks-token-01": case(
+        hit("jobs/run.py", f'DATABRICKS_TOKEN = "{DATABRICKS}"', secret=DATABRICKS),
+        miss("jobs/run.py", f'DATABRICKS_TOKEN = "dapi{fake(HEX, 31, 58)}"',
+             'DATABRICKS_HOST = "https://dbc-1234.cloud.databricks.com"'),
+    ),
+    "sec-atlassian-token-01": case(
+        hit("scripts/jira.sh", f"export JIRA_API_TOKEN={ATLASSIAN}", secret=ATLASSIAN),
+        miss("scripts/jira.sh", "export JIRA_API_TOKEN=ATATT3xFfGF0-REPLACE-ME"),
+    ),
+    "sec-grafana-token-01": case(
+        hit("ops/grafana.py", f'GRAFANA_TOKEN = "{GRAFANA_SA}"', secret=GRAFANA_SA),
+        hit("ops/grafana.py", f'CLOUD_TOKEN = "{GRAFANA_CLOUD}"', secret=GRAFANA_CLOUD),
+        miss("ops/grafana.py", 'GRAFANA_TOKEN = "glsa_xxx"', 'GRAFANA_URL = "https://grafana.internal"'),
+    ),
+    "sec-monitoring-token-01": case(
+        hit("ops/monitor.py", f'SENTRY_TOKEN = "{SENTRY}"', secret=SENTRY),
+        hit("ops/monitor.py", f'NEW_RELIC_KEY = "{NEW_RELIC}"', secret=NEW_RELIC),
+        hit("ops/monitor.py", f'DT_TOKEN = "{DYNATRACE}"', secret=DYNATRACE),
+        miss("ops/monitor.py", 'SENTRY_DSN = os.environ["SENTRY_DSN"]', 'NEW_RELIC_KEY = "NRAK-XXXX"'),
+    ),
+    "sec-devplatform-token-01": case(
+        hit("scripts/tokens.sh", f"export LINEAR_API_KEY={LINEAR}", secret=LINEAR),
+        hit("scripts/tokens.sh", f"export POSTMAN_API_KEY={POSTMAN}", secret=POSTMAN),
+        hit("scripts/tokens.sh", f"export PULUMI_ACCESS_TOKEN={PULUMI}", secret=PULUMI),
+        hit("scripts/tokens.sh", f"export GEM_HOST_API_KEY={RUBYGEMS}", secret=RUBYGEMS),
+        hit("app/llm.py", f'PPLX_KEY = "{PERPLEXITY}"', secret=PERPLEXITY),
+        miss("scripts/tokens.sh", 'export PULUMI_ACCESS_TOKEN="$(pass show pulumi)"',
+             "export LINEAR_API_URL=https://api.linear.app/graphql"),
+    ),
+    "sec-alibaba-key-01": case(
+        hit("app/oss.py", f'ACCESS_KEY_ID = "{ALIBABA}"', secret=ALIBABA),
+        miss("app/oss.py", 'ACCESS_KEY_ID = "LTAI****************"', 'ACCESS_KEY_ID = os.environ["ALIBABA_KEY_ID"]'),
+    ),
+    "sec-k8s-secret-01": case(
+        hit("k8s/db-secret.yaml", "apiVersion: v1", "kind: Secret", "metadata:", "  name: db", "type: Opaque", "data:",
+            f"  password: {K8S_VALUE}", flagged=(2,), secret=K8S_VALUE),
+        miss("helm/templates/secret.yaml", "kind: Secret", "metadata:", "  name: db", "data:",
+             "  password: {{ .Values.db.password | b64enc }}"),
+        miss("k8s/app.yaml", "kind: Secret", "metadata:", "  name: external", "---", "kind: ConfigMap", "data:",
+             "  mode: production-mode"),
+        miss("k8s/external.yaml", "kind: ExternalSecret", "spec:", "data:", "  - secretKey: password"),
+    ),
+    "sec-netrc-password-01": case(
+        hit(".netrc", "machine github.com", "login octocat", f"password {PASSWORD}", flagged=(3,), secret=PASSWORD),
+        hit(".netrc", f"machine upload.pypi.org login __token__ password {PASSWORD}", secret=PASSWORD),
+        miss(".netrc", "machine github.com", "login octocat", "password $GITHUB_TOKEN"),
+    ),
+    "sec-auth-header-01": case(
+        hit("scripts/deploy.sh", f'curl -H "Authorization: Bearer {BEARER}" https://api.example.com/deploy',
+            secret=BEARER),
+        hit("app/client.py", f'HEADERS = {{"Authorization": "Bearer {BEARER}"}}', secret=BEARER),
+        hit("scripts/fetch.sh", f"curl -u deploy:{URL_PASSWORD} https://repo.internal/api", secret=URL_PASSWORD),
+        miss("scripts/deploy.sh", 'curl -H "Authorization: Bearer $API_TOKEN" https://api.example.com',
+             'curl -u "$REPO_USER:$REPO_PASSWORD" https://repo.internal/api',
+             'headers = {"Authorization": f"Bearer {token}"}'),
+        miss("tests/test_client.py", f'HEADERS = {{"Authorization": "Bearer {BEARER}"}}'),
     ),
     # ------------------------------------------------------------------ security
     "sec-tls-verify-01": case(
@@ -235,6 +462,160 @@ CASES: dict[str, Case] = {
         hit("src/view.js", "el.innerHTML = comment.body;", "el.innerHTML = `<b>${name}</b>`;"),
         hit("src/App.tsx", "<div dangerouslySetInnerHTML={{ __html: html }} />"),
         miss("src/view.js", "el.textContent = comment.body;", 'el.innerHTML = "";', "el.innerHTML = `<hr>`;"),
+    ),
+    "sec-jwt-verify-off-01": case(
+        hit("api/auth.py", 'claims = jwt.decode(token, options={"verify_signature": False})',
+            "claims = jwt.decode(token, key, verify=False)", 'claims = jwt.decode(token, key, algorithms=["none"])'),
+        hit("src/auth.ts", "jwt.verify(token, key, { algorithms: ['none'] });",
+            "const opts = { ignoreExpiration: true };"),
+        miss("api/auth.py", 'claims = jwt.decode(token, key, algorithms=["RS256"])',
+             "header = jwt.get_unverified_header(token)",
+             'claims = jwt.decode(token, key, options={"verify_signature": True})'),
+        miss("tests/test_auth.py", 'claims = jwt.decode(token, options={"verify_signature": False})'),
+    ),
+    "sec-assert-auth-01": case(
+        hit("app/views.py", "    assert request.user.is_authenticated", "    assert user.is_admin, 'admins only'",
+            "    assert has_permission(user, 'delete')"),
+        miss("app/views.py", "    assert isinstance(user, User)", "    if not user.is_admin:",
+             "        raise PermissionDenied", "    # assert user.is_admin", "    assert len(roles) == 2"),
+        miss("tests/test_views.py", "    assert user.is_admin"),
+    ),
+    "sec-csrf-disabled-01": case(
+        hit("app/views.py", "@csrf_exempt", "def webhook(request):", flagged=(1,)),
+        hit("app/config.py", "WTF_CSRF_ENABLED = False"),
+        hit("src/main/java/SecurityConfig.java", "        http.csrf().disable();",
+            "        http.csrf(AbstractHttpConfigurer::disable);", "        http.csrf(csrf -> csrf.disable());"),
+        miss("app/views.py", "@csrf_protect", "WTF_CSRF_ENABLED = True", "# @csrf_exempt would be wrong here"),
+        miss("src/main/java/SecurityConfig.java", "        http.csrf(Customizer.withDefaults());"),
+    ),
+    "sec-cors-credentials-01": case(
+        hit("app/main.py", "app.add_middleware(", "    CORSMiddleware,", '    allow_origins=["*"],',
+            "    allow_credentials=True,", ")", flagged=(3,)),
+        hit("src/server.js", "app.use(cors({ origin: true, credentials: true }));"),
+        hit("mysite/settings.py", "CORS_ALLOW_CREDENTIALS = True", "CORS_ALLOW_ALL_ORIGINS = True", flagged=(1,)),
+        hit("app/__init__.py", "CORS(app, supports_credentials=True)"),
+        miss("app/main.py", '    allow_origins=["https://app.example.com"],', "    allow_credentials=True,"),
+        miss("app/main.py", '    allow_origins=["*"],', "    allow_credentials=False,"),
+        miss("src/server.js", "app.use(cors({ origin: '*' }));", "axios.get(url, { withCredentials: true });"),
+    ),
+    "sec-cookie-insecure-01": case(
+        hit("mysite/settings.py", "SESSION_COOKIE_SECURE = False", "CSRF_COOKIE_HTTPONLY = False"),
+        hit("app/views.py", "response.set_cookie('session', sid, secure=False)"),
+        hit("src/server.js", "app.use(session({ secret, cookie: { maxAge: 3600, secure: false } }));",
+            "res.cookie('sid', sid, { httpOnly: false });"),
+        miss("mysite/settings.py", "SESSION_COOKIE_SECURE = True"),
+        miss("mysite/settings/dev.py", "SESSION_COOKIE_SECURE = False"),
+        miss("src/mail.js", "const transporter = nodemailer.createTransport({ host, port: 587, secure: false });"),
+    ),
+    "sec-allowed-hosts-01": case(
+        hit("mysite/settings.py", "ALLOWED_HOSTS = ['*']"),
+        miss("mysite/settings.py", "ALLOWED_HOSTS = ['app.example.com']",
+             'ALLOWED_HOSTS = os.environ["ALLOWED_HOSTS"].split(",")'),
+        miss("mysite/settings/local.py", "ALLOWED_HOSTS = ['*']"),
+    ),
+    "sec-insecure-random-01": case(
+        hit("app/auth.py", "reset_token = ''.join(random.choice(ALPHABET) for _ in range(32))",
+            "otp = random.randint(100000, 999999)"),
+        hit("src/session.js", "const sessionId = Math.random().toString(36).slice(2);"),
+        miss("app/auth.py", "reset_token = secrets.token_urlsafe(32)", "delay = random.uniform(0.1, 0.5)",
+             "token_count = random.randint(1, 10)", "if token == random.choice(tokens):"),
+        miss("tests/test_auth.py", "otp = random.randint(100000, 999999)"),
+    ),
+    "sec-weak-cipher-01": case(
+        hit("app/crypto.py", "cipher = AES.new(key, AES.MODE_ECB)", "cipher = DES3.new(key, DES3.MODE_CBC, iv)",
+            "mode = modes.ECB()"),
+        hit("src/crypt.js", "const c = crypto.createCipher('aes-256-cbc', password);",
+            "const d = crypto.createCipheriv('des-ede3-cbc', key, iv);"),
+        hit("src/main/java/Crypto.java", 'Cipher c = Cipher.getInstance("AES");',
+            'Cipher d = Cipher.getInstance("DES/CBC/PKCS5Padding");'),
+        miss("app/crypto.py", "cipher = AES.new(key, AES.MODE_GCM, nonce=nonce)"),
+        miss("src/crypt.js", "const c = crypto.createCipheriv('aes-256-gcm', key, iv);"),
+        miss("src/main/java/Crypto.java", 'Cipher c = Cipher.getInstance("AES/GCM/NoPadding");'),
+    ),
+    "sec-old-tls-01": case(
+        hit("net/tls.py", "ctx = ssl.SSLContext(ssl.PROTOCOL_TLSv1)", "ctx.minimum_version = ssl.TLSVersion.TLSv1_1"),
+        hit("pkg/tls.go", "cfg := &tls.Config{MinVersion: tls.VersionTLS10}"),
+        hit("src/tls.js", "const opts = { secureProtocol: 'TLSv1_method' };", "tls.connect({ minVersion: 'TLSv1' });"),
+        miss("net/tls.py", "ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)",
+             "ctx.minimum_version = ssl.TLSVersion.TLSv1_2"),
+        miss("pkg/tls.go", "cfg := &tls.Config{MinVersion: tls.VersionTLS12}"),
+    ),
+    "sec-weak-key-01": case(
+        hit("app/keys.py", "key = rsa.generate_private_key(public_exponent=65537, key_size=1024)",
+            "key = RSA.generate(1024)"),
+        hit("src/keys.js", "crypto.generateKeyPairSync('rsa', { modulusLength: 1024 });"),
+        hit("scripts/mkcert.sh", "openssl genrsa -out server.key 1024"),
+        miss("app/keys.py", "key = rsa.generate_private_key(public_exponent=65537, key_size=2048)",
+             "buffer_size = 1024"),
+        miss("scripts/mkcert.sh", "openssl genrsa -out server.key 4096"),
+    ),
+    "sec-ssh-hostkey-01": case(
+        hit("deploy/ssh.py", "client.set_missing_host_key_policy(paramiko.AutoAddPolicy())"),
+        hit("scripts/deploy.sh", "ssh -o StrictHostKeyChecking=no deploy@host 'systemctl restart app'"),
+        hit("pkg/ssh.go", "\tHostKeyCallback: ssh.InsecureIgnoreHostKey(),"),
+        miss("deploy/ssh.py", "client.set_missing_host_key_policy(paramiko.RejectPolicy())"),
+        miss("scripts/deploy.sh", "ssh -o StrictHostKeyChecking=yes deploy@host",
+             "ssh -o StrictHostKeyChecking=accept-new deploy@host"),
+    ),
+    "sec-mktemp-01": case(
+        hit("app/files.py", "path = tempfile.mktemp(suffix='.csv')", "from tempfile import mktemp"),
+        miss("app/files.py", "fd, path = tempfile.mkstemp(suffix='.csv')", "tmpdir = tempfile.mkdtemp()"),
+    ),
+    "sec-hardcoded-tmp-01": case(
+        hit("app/cache.py", "CACHE_DIR = '/tmp/myapp-cache'", 'with open("/tmp/report.csv", "w") as fh:'),
+        miss("app/cache.py", "CACHE_DIR = tempfile.gettempdir()", "TEMPLATE = '/tmpl/base.html'"),
+        miss("tests/test_cache.py", "CACHE_DIR = '/tmp/myapp-cache'"),
+    ),
+    "sec-bind-all-01": case(
+        hit("app/server.py", "app.run(host='0.0.0.0', port=8000)", "sock.bind(('0.0.0.0', 9000))"),
+        miss("app/server.py", "app.run(host='127.0.0.1', port=8000)", 'host = os.environ.get("HOST", "127.0.0.1")'),
+    ),
+    "sec-requests-timeout-01": case(
+        hit("app/client.py", "r = requests.get(url)", "r = requests.post(url, json=payload, headers=headers)"),
+        miss("app/client.py", "r = requests.get(url, timeout=10)",
+             "r = requests.post(url, json=payload, timeout=(3.05, 27))",
+             "r = requests.get(url, **options)", "r = session.get(url)"),
+        miss("tests/test_client.py", "r = requests.get(url)"),
+    ),
+    "sec-tar-extract-01": case(
+        hit("app/archive.py", "    tar.extractall(dest)", "tarfile.open(path).extractall(target)"),
+        miss("app/archive.py", '    tar.extractall(dest, filter="data")', "    zf.extractall(dest)"),
+    ),
+    "sec-autoescape-off-01": case(
+        hit("app/render.py", "env = jinja2.Environment(loader=FileSystemLoader('templates'))",
+            "env = Environment(loader=PackageLoader('app'), autoescape=False)"),
+        hit("templates/email.html", "{% autoescape off %}"),
+        miss("app/render.py",
+             "env = jinja2.Environment(loader=FileSystemLoader('templates'), autoescape=select_autoescape())",
+             "env = Environment(autoescape=True, loader=loader)"),
+        miss("templates/email.html", "{% autoescape on %}"),
+    ),
+    "sec-mark-safe-01": case(
+        hit("app/views.py", "return mark_safe(comment.body)", 'html = mark_safe(f"<b>{name}</b>")',
+            'label = Markup("<i>%s</i>" % title)'),
+        miss("app/views.py", 'return mark_safe("<br>")', 'html = format_html("<b>{}</b>", name)',
+             'label = Markup("<i>{}</i>").format(title)'),
+    ),
+    "sec-cleartext-protocol-01": case(
+        hit("app/legacy.py", "import telnetlib", "ftp = ftplib.FTP(host)", "from ftplib import FTP"),
+        miss("app/legacy.py", "ftp = ftplib.FTP_TLS(host)", "from ftplib import FTP_TLS", "import paramiko"),
+    ),
+    "sec-xxe-01": case(
+        hit("app/xml.py", "parser = etree.XMLParser(resolve_entities=True, no_network=False)"),
+        hit("src/main/java/Xml.java",
+            'dbf.setFeature("http://apache.org/xml/features/disallow-doctype-decl", false);',
+            "dbf.setExpandEntityReferences(true);"),
+        miss("app/xml.py", "parser = etree.XMLParser(resolve_entities=False, no_network=True)",
+             "tree = defusedxml.ElementTree.parse(fh)"),
+        miss("src/main/java/Xml.java", 'dbf.setFeature("http://apache.org/xml/features/disallow-doctype-decl", true);'),
+    ),
+    "sec-open-redirect-01": case(
+        hit("app/views.py", 'return redirect(request.args.get("next"))',
+            'return HttpResponseRedirect(request.GET["next"])'),
+        hit("src/routes.js", "  res.redirect(req.query.returnTo);"),
+        miss("app/views.py", 'return redirect(url_for("index"))',
+             'return redirect(safe_next(request.args.get("next")))'),
+        miss("src/routes.js", "  res.redirect('/login');"),
     ),
     # ------------------------------------------------------------------ hygiene
     "hyg-conflict-01": case(
@@ -358,6 +739,7 @@ CASES: dict[str, Case] = {
         hit(".github/workflows/triage.yml", '        run: echo "${{ github.event.issue.title }}"'),
         hit(".github/workflows/triage.yml", "        run: |", '          git checkout "${{ github.head_ref }}"',
             "          echo ${{ github.event.pull_request.head.ref }}", flagged=(2, 3)),
+        hit(".github/workflows/after.yml", '        run: echo "${{ github.event.workflow_run.head_branch }}"'),
         miss(".github/workflows/triage.yml", "        env:", "          TITLE: ${{ github.event.issue.title }}",
              '        run: echo "$TITLE"', "        if: ${{ github.event.issue.title == 'bug' }}",
              '        run: echo "${{ github.event.issue.number }}"'),
@@ -365,6 +747,84 @@ CASES: dict[str, Case] = {
     "infra-public-bucket-01": case(
         hit("infra/s3.tf", '  acl    = "public-read"', "  block_public_acls       = false"),
         miss("infra/s3.tf", '  acl    = "private"', "  block_public_acls       = true"),
+    ),
+    "infra-gha-prt-checkout-01": case(
+        hit(".github/workflows/pr.yml", "on: pull_request_target", "jobs:", "  build:", "    runs-on: ubuntu-latest",
+            "    steps:", "      - uses: actions/checkout@v4", "        with:",
+            "          ref: ${{ github.event.pull_request.head.sha }}", "      - run: make test", flagged=(1,)),
+        miss(".github/workflows/pr.yml", "on: pull_request", "jobs:", "  build:", "    steps:",
+             "      - uses: actions/checkout@v4", "        with:",
+             "          ref: ${{ github.event.pull_request.head.sha }}"),
+        miss(".github/workflows/label.yml", "on: pull_request_target", "jobs:", "  label:", "    steps:",
+             "      - uses: actions/labeler@v5"),
+    ),
+    "infra-gha-unpinned-tag-01": case(
+        hit(".github/workflows/ci.yml", "      - uses: tj-actions/changed-files@v45",
+            "      - uses: docker/build-push-action@v6.9.0", "        uses: aws-actions/configure-aws-credentials@4",
+            "      - uses: actions-rs/toolchain@v1"),
+        miss(".github/workflows/ci.yml", "      - uses: actions/checkout@v4",
+             "      - uses: github/codeql-action/init@v3",
+             f"      - uses: tj-actions/changed-files@{SHA} # v45",
+             f"      - uses: docker/build-push-action@{SHA_DIGIT} # v6.9.0",
+             "      - uses: ./.github/actions/setup", "      - uses: docker://alpine:3.20"),
+    ),
+    "infra-gha-insecure-commands-01": case(
+        hit(".github/workflows/ci.yml", "      ACTIONS_ALLOW_UNSECURE_COMMANDS: true",
+            "      ACTIONS_ALLOW_UNSECURE_COMMANDS: 'true'"),
+        miss(".github/workflows/ci.yml", "      ACTIONS_ALLOW_UNSECURE_COMMANDS: false",
+             '        run: echo "/opt/tool/bin" >> "$GITHUB_PATH"'),
+    ),
+    "infra-gha-secrets-json-01": case(
+        hit(".github/workflows/ci.yml", "          SECRETS: ${{ toJSON(secrets) }}"),
+        miss(".github/workflows/ci.yml", "          TOKEN: ${{ secrets.DEPLOY_TOKEN }}",
+             "          GITHUB_CONTEXT: ${{ toJSON(github) }}"),
+    ),
+    "infra-gha-secrets-inherit-01": case(
+        hit(".github/workflows/release.yml", "    secrets: inherit"),
+        miss(".github/workflows/release.yml", "    secrets:", "      token: ${{ secrets.RELEASE_TOKEN }}"),
+    ),
+    "infra-docker-sudo-01": case(
+        hit("Dockerfile", "RUN sudo apt-get update", "RUN apt-get update && sudo apt-get install -y curl",
+            "    && sudo make install"),
+        miss("Dockerfile", "RUN apt-get install -y sudo vim", "RUN echo 'app ALL=(ALL) NOPASSWD: ALL' >> /etc/sudoers",
+             "USER root"),
+    ),
+    "infra-docker-add-01": case(
+        hit("Dockerfile", "ADD . /app", "ADD ./src /app/src", "ADD requirements.txt /app/",
+            "ADD --chown=app:app config/ /etc/app/"),
+        miss("Dockerfile", "ADD https://example.com/tool.tar.gz /opt/", "ADD rootfs.tar.xz /", "COPY . /app"),
+    ),
+    "infra-docker-secret-arg-01": case(
+        hit("Dockerfile", "ARG NPM_TOKEN", "ENV DB_PASSWORD=changeme", "ARG GITHUB_TOKEN="),
+        miss("Dockerfile", "ARG NODE_VERSION=20", "ENV TOKEN_FILE=/run/secrets/token", "ENV MAX_TOKENS=4096",
+             "ENV Request_Token=42", "ENV NOTOKEN=1",
+             "RUN --mount=type=secret,id=npm_token npm ci"),
+    ),
+    "infra-run-as-root-01": case(
+        hit("k8s/deploy.yaml", "          runAsUser: 0", "          runAsNonRoot: false"),
+        hit("docker-compose.yml", "    user: root"),
+        miss("k8s/deploy.yaml", "          runAsUser: 10001", "          runAsNonRoot: true",
+             "          runAsGroup: 0"),
+        miss("docker-compose.yml", '    user: "1000:1000"'),
+    ),
+    "infra-docker-socket-01": case(
+        hit("docker-compose.yml", "      - /var/run/docker.sock:/var/run/docker.sock"),
+        hit("k8s/agent.yaml", "            path: /var/run/docker.sock"),
+        hit("scripts/ci.sh", "docker run -v /var/run/docker.sock:/var/run/docker.sock ci-image"),
+        miss("docker-compose.yml", "      - DOCKER_HOST=unix:///var/run/docker.sock", "      - ./data:/data"),
+    ),
+    "infra-tf-open-admin-port-01": case(
+        hit("infra/sg.tf", "  ingress {", "    from_port   = 22", "    to_port     = 22", '    protocol    = "tcp"',
+            '    cidr_blocks = ["0.0.0.0/0"]', "  }", flagged=(2,)),
+        hit("infra/nsg.tf", '    source_address_prefix      = "*"', '    destination_port_range     = "3389"',
+            flagged=(1,)),
+        miss("infra/sg.tf", "  ingress {", "    from_port   = 22", "    to_port     = 22",
+             '    cidr_blocks = ["10.0.0.0/8"]', "  }", "  ingress {", "    from_port   = 443", "    to_port     = 443",
+             '    cidr_blocks = ["0.0.0.0/0"]', "  }"),
+    ),
+    "infra-tf-encryption-off-01": case(
+        hit("infra/db.tf", "  storage_encrypted = false", "  encrypted         = false"),
+        miss("infra/db.tf", "  storage_encrypted = true", "  encrypted         = var.encrypt"),
     ),
     # ------------------------------------------------------------------ migrations
     "mig-drop-table-01": case(
@@ -504,6 +964,13 @@ def test_secrets_rules_are_redacted_and_tested_for_leaks() -> None:
             assert all(s.secret for s in CASES[rule["id"]].hits), f"{rule['id']}: give each hit its secret"
 
 
+def test_committed_credentials_fail_the_gate() -> None:
+    """A credential in git is usable by whoever reads it: every secret rule is critical, so the gate fails."""
+    for rule in RULES_BY_ID.values():
+        if rule["agent"] == "secrets-scanner" or rule["category"] == "secrets":
+            assert rule["severity"] == "critical", f"{rule['id']} is {rule['severity']}"
+
+
 def test_rules_are_documented() -> None:
     for rule in RULES_BY_ID.values():
         for key in ("description", "detection", "recommendation"):
@@ -526,3 +993,17 @@ def test_every_rule_path_is_routed_to_the_rule_agent(cli: Any, rule: dict[str, A
         report = cli("--diff", "-", "--format", "json", "--filter-mode", "added", stdin=diff.encode()).json()
         routed = {e["agent"] for e in report["manifest"] if path in e["files"]}
         assert rule["agent"] in routed, f"{rule['id']}: {rule['agent']} never reviews {path} (from {glob!r})"
+
+
+def test_rules_doc_counts_match_the_config() -> None:
+    """docs/rules.md lists every agent and category with its counts; it must not go stale."""
+    doc = (RULES_FILE.parents[1] / "docs" / "rules.md").read_text(encoding="utf-8")
+    rows = set(re.findall(r"^\| ([\w-]+) \| `([\w-]+)` \| (\d+) \| ([^|]+) \|$", doc, re.MULTILINE))
+    counts: dict[tuple[str, str], Counter[str]] = {}
+    for rule in RULES_BY_ID.values():
+        counts.setdefault((rule["agent"], rule["category"]), Counter())[rule["severity"]] += 1
+    expected = {(agent, category, str(sum(c.values())),
+                 ", ".join(f"{s} {c[s]}" for s in ("critical", "major", "warning", "info") if c[s]))
+                for (agent, category), c in counts.items()}
+    assert rows == expected
+    assert f"ships {len(RULES_BY_ID)} RE2 rules" in doc
