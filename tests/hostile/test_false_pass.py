@@ -16,7 +16,7 @@ from tests.conftest import GitRepo, make_diff
 from tests.llm.conftest import llm_agent, write_config
 from tests.llm.server import LlmServer
 
-INSECURE = "r = requests.get(url, verify=False)\n"
+INSECURE = "r = requests.get(url, verify=False, timeout=5)\n"
 
 
 def report_of(result: Any) -> dict[str, Any]:
