@@ -27,7 +27,8 @@ from review_gate.patterns import compile_pattern, pattern_set
 
 needs_network = False
 
-_SNIPPET = 80
+_QUOTE = 100  # characters of the flagged line a message quotes
+_WORD = 40  # a word longer than this may be cut (a minified line, a blob)
 _CHECK_EVERY = 4096  # lines or matches between two looks at the stop flag
 
 
@@ -48,11 +49,27 @@ async def review(spec: AgentSpec, task: AgentTask, context: AgentContext) -> Age
         stop.set()  # on cancellation the abandoned thread ends at its next check
 
 
-def _snippet(text: str, redact: bool) -> str:
-    text = text.strip()
+def quote(line: str, start: int, end: int, redact: bool) -> str:
+    """The added line a match is on, for its message: whole when short, else the part around the
+    match cut at spaces (never inside a word) with an ellipsis. For a secret (``redact``) only
+    the first four characters of the match are shown: the rest of its line may hold more."""
     if redact:
-        return (text[:4] + "…(redacted)") if len(text) > 4 else "…(redacted)"
-    return text if len(text) <= _SNIPPET else text[: _SNIPPET - 1] + "…"
+        secret = line[start:end].strip()
+        return (secret[:4] + "…(redacted)") if len(secret) > 4 else "…(redacted)"
+    head = len(line) - len(line.lstrip())
+    line, start, end = line.strip(), max(0, start - head), max(0, end - head)
+    if len(line) <= _QUOTE:
+        return line
+    low = max(0, min(start, len(line) - _QUOTE) - _QUOTE // 4)
+    high = min(len(line), max(end, low + _QUOTE))
+    if low > 0:  # back to the start of the word the window would cut
+        space = line.rfind(" ", 0, low + 1)
+        low = space + 1 if low - space <= _WORD else low
+    if high < len(line):  # on to the end of the word it would cut
+        space = line.find(" ", high)
+        space = len(line) if space < 0 else space
+        high = space if space - high <= _WORD else high
+    return ("…" if low > 0 else "") + line[low:high].strip() + ("…" if high < len(line) else "")
 
 
 class _Joined:
@@ -131,7 +148,7 @@ def _scan_rule(rule: Rule, joined: _Joined, paths: list[str], stop: threading.Ev
     found: list[RawFinding] = []
     crossed: dict[int, int] = {}  # run -> a line index in it, for runs a bad match ran into
 
-    def record(start: int, end: int, group: bytes) -> None:
+    def record(start: int, end: int) -> None:
         first, last = joined.span(start, end)
         if joined.run[first] != joined.run[last]:
             # The match ran out of its run (into another hunk or file): it is not real, and it
@@ -143,16 +160,16 @@ def _scan_rule(rule: Rule, joined: _Joined, paths: list[str], stop: threading.Ev
         if first in seen or (allowed is not None and file_index not in allowed):
             return
         seen.add(first)
-        matched = group.decode("utf-8", "replace").strip("\n").split("\n", 1)[0]
-        found.append(_finding(rule, paths[file_index], number, joined.where[last][1], matched))
+        found.append(_finding(rule, paths[file_index], number, joined.where[last][1],
+                              _quoted(joined, first, start, end, rule.redact)))
 
     for match in _matches(regex, joined.text, stop):
-        record(match.start(), match.end(), match.group(0))
+        record(match.start(), match.end())
     for run, hint in crossed.items():
         _check(stop)
         low, high = joined.run_bounds(run, hint)
         for match in _matches(regex, joined.text[low:high], stop):
-            record(low + match.start(), low + match.end(), match.group(0))
+            record(low + match.start(), low + match.end())
     return found
 
 
@@ -174,9 +191,24 @@ def _allowed_files(rule: Rule, paths: list[str]) -> set[int] | None:
     }
 
 
-def _finding(rule: Rule, path: str, number: int, end: int, matched: str) -> RawFinding:
+def _quoted(joined: _Joined, index: int, start: int, end: int, redact: bool) -> str:
+    """``quote`` of added line ``index`` for a match from byte ``start`` to ``end`` of the joined text."""
+    low = joined.starts[index]
+    high = joined.starts[index + 1] - 1 if index + 1 < len(joined.starts) else len(joined.text)
+    data = joined.text[low:high]
+    begin = max(0, start - low)
+    while begin < len(data) and start < end and joined.text[start:start + 1] == b"\n":
+        start += 1
+        begin = max(0, start - low)
+    text_before = data[:begin].decode("utf-8", "replace")
+    matched = data[begin:max(begin, min(end, high) - low)].decode("utf-8", "replace")
+    line = data.decode("utf-8", "replace")
+    return quote(line, len(text_before), len(text_before) + len(matched), redact)
+
+
+def _finding(rule: Rule, path: str, number: int, end: int, quoted: str) -> RawFinding:
     return RawFinding(
         severity=rule.severity, rule_id=rule.id, category=rule.category, file=path, line=number,
-        end_line=end, message=f"{rule.name}: {_snippet(matched, rule.redact)}",
+        end_line=end, message=f"{rule.name}: {quoted}",
         recommendation=rule.recommendation, confidence=rule.confidence,
     )

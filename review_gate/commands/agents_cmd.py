@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from rich.table import Table
+from rich.text import Text
 
 from review_gate import console
 from review_gate.agents import KINDS
@@ -37,13 +38,29 @@ def agents_command(args: argparse.Namespace) -> int:
     if args.format == "json":
         console.out(json.dumps({"agents": rows}, indent=2))
         return 0
-    table = Table(box=None, pad_edge=False)
-    for column in ("id", "kind", "state", "required", "timeout", "rules", "dispatched by"):
-        table.add_column(column)
+    from review_gate.outputs.text import print_hanging, print_trimmed
+
+    out = console.stdout()
+    if out.is_terminal and out.width < 100:
+        # A narrow terminal: two lines an agent rather than a table whose columns wrap letter by letter.
+        for r in rows:
+            rules = f"{r['rules']} rule{'' if r['rules'] == 1 else 's'}"
+            print_hanging(out, 0, Text(sanitize(r["id"]) + " ", style="bold"), Text(
+                f"({r['kind']}, {'required' if r['required'] else 'optional'}, {r['timeout_s']:g}s, {rules}): "
+                f"{sanitize(r['state'])}"))
+            print_hanging(out, 4, Text("dispatched by ", style="dim"),
+                          Text(sanitize(", ".join(r["policies"]) or "no policy"), style="dim"))
+        return 0
+    table = Table(box=None, pad_edge=False, show_edge=False)
+    longest = max((len(sanitize(r["id"])) for r in rows), default=2)
+    table.add_column("id", no_wrap=True, min_width=longest)  # ids are copied: never cut
+    for column in ("kind", "state", "required", "timeout", "rules"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("dispatched by", ratio=1)
     for r in rows:
-        table.add_row(r["id"], r["kind"], sanitize(r["state"]), "yes" if r["required"] else "no",
-                      f"{r['timeout_s']:g}s", str(r["rules"]), ", ".join(r["policies"]) or "no policy")
-    console.stdout().print(table)
+        table.add_row(sanitize(r["id"]), r["kind"], sanitize(r["state"]), "yes" if r["required"] else "no",
+                      f"{r['timeout_s']:g}s", str(r["rules"]), sanitize(", ".join(r["policies"]) or "no policy"))
+    print_trimmed(out, table)
     return 0
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from review_gate import console
 from review_gate.commands.state_common import open_existing
@@ -12,7 +11,8 @@ from review_gate.state import runs
 from review_gate.state.times import parse
 
 ALL_RUNS = 2**62
-COLUMNS = ("run", "when", "source", "decision", "total/critical", "missing", "duration", "cached pairs")
+COLUMNS = ("run", "when", "source", "decision", "issues", "missing", "time", "cached")
+SOURCE_WIDTH = 30
 
 
 def history_command(args: argparse.Namespace) -> int:
@@ -28,17 +28,33 @@ def history_command(args: argparse.Namespace) -> int:
     if not rows:
         console.err(f"no runs recorded yet in {path}")
         return 0
-    table = [COLUMNS]
+    from rich.table import Table
+
+    from review_gate.outputs.text import print_trimmed
+
+    out = console.stdout()
+    # On a narrow terminal the start time (the run id begins with it, in UTC) and the source
+    # (`show RUN` has it) give way; in a file or a pipe every column is there.
+    wide = not out.is_terminal or out.width >= 120
+    missing = any(r.metrics.get("missing_inputs") for r in rows)
+    columns = [c for c in COLUMNS if (wide or c not in ("when", "source")) and (missing or c != "missing")]
+    table = Table(box=None, pad_edge=False, show_edge=False)
+    for column in columns:
+        table.add_column(column, no_wrap=True)
     for r in rows:
-        when = parse(r.started_at).astimezone().strftime("%Y-%m-%d %H:%M:%S")
-        decision = r.decision or r.status if r.status in ("completed", "running") else r.status
-        counts = f"{r.metrics.get('total', 0)}/{r.metrics.get('critical', 0)}" if r.metrics else "-"
-        missing = str(r.metrics.get("missing_inputs", 0)) if r.metrics else "-"
-        duration = f"{r.duration_s:.1f}s" if r.duration_s is not None else "-"
-        source = r.source if len(r.source) <= 40 else "…" + r.source[-39:]
-        table.append((r.id, when, source, decision, counts, missing, duration, f"{r.cached_pairs}/{r.pairs}"))
-    widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
-    for row in table:
-        line = "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-        sys.stdout.write(console.sanitize(line) + "\n")
+        cells = {
+            "run": r.id, "when": parse(r.started_at).astimezone().strftime("%m-%d %H:%M"),
+            "source": _tail(r.source, SOURCE_WIDTH),
+            "decision": r.decision or r.status if r.status in ("completed", "running") else r.status,
+            "issues": f"{r.metrics.get('total', 0)}/{r.metrics.get('critical', 0)}" if r.metrics else "-",
+            "missing": str(r.metrics.get("missing_inputs", 0)) if r.metrics else "-",
+            "time": f"{r.duration_s:.1f}s" if r.duration_s is not None else "-",
+            "cached": f"{r.cached_pairs}/{r.pairs}"}
+        table.add_row(*(console.sanitize(cells[c]) for c in columns))
+    print_trimmed(out, table)
     return 0
+
+
+def _tail(text: str, width: int) -> str:
+    """The end of a long source (a diff file's name, the base commit) is what tells runs apart."""
+    return text if len(text) <= width else "…" + text[-(width - 1):]

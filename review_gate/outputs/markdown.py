@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 
 from review_gate.console import sanitize
 from review_gate.models import AgentResult, Finding, ReviewReport
+from review_gate.outputs.ids import short_ids
 from review_gate.outputs.summary import VERDICTS, summary_line
 
 COMMENT_LIMIT = 65_536
@@ -124,6 +125,7 @@ def _cut(whole: str, limit: int, size: Callable[[str], int]) -> str:
 
 
 def _compose(report: ReviewReport, ordered: Sequence[Finding], shown: int) -> str:
+    ids = short_ids(f.fingerprint for f in [*report.findings, *report.waived])
     kept = ordered[:shown]
     left_out = {s: 0 for s in SEVERITIES}
     for finding in ordered[shown:]:
@@ -133,9 +135,11 @@ def _compose(report: ReviewReport, ordered: Sequence[Finding], shown: int) -> st
     out += _omitted(left_out)
     for severity in SEVERITIES:
         group = [f for f in kept if f.severity == severity]
-        out += _group(severity, group, left_out[severity])
+        out += _group(severity, group, left_out[severity], ids)
+    out += _waived(report.waived, ids)
     out += _agents(report.agents)
     out += _unreviewed(report)
+    out += _gaps(report)
     out += _usage(report.agents)
     out += _footer(report)
     return "\n".join(out) + "\n"
@@ -174,7 +178,7 @@ def _omitted(left_out: dict[str, int]) -> list[str]:
             f"({parts}); the JSON report (`--format json`) has them all.", ""]
 
 
-def _group(severity: str, group: list[Finding], left_out: int) -> list[str]:
+def _group(severity: str, group: list[Finding], left_out: int, ids: dict[str, str]) -> list[str]:
     if not group and not left_out:
         return []
     count = len(group) + left_out
@@ -184,13 +188,13 @@ def _group(severity: str, group: list[Finding], left_out: int) -> list[str]:
     lines = [heading, ""]
     if not group:
         return [*lines, f"All {_number(left_out)} left out for size.", ""]
-    table = ["| location | rule | message | agent |", "|---|---|---|---|"]
+    table = ["| location | id | rule | message | agent |", "|---|---|---|---|---|"]
     for f in group:
         agent = text(f.agent, limit=200)
         if f.also_reported_by:
             agent += ", also " + ", ".join(text(a, limit=200) for a in f.also_reported_by)
-        table.append(f"| {location(f)} | {text(f.rule_id or f.category, limit=200)} | {text(f.message)} "
-                     f"| {agent} |")
+        table.append(f"| {location(f)} | `{ids[f.fingerprint]}` | {text(f.rule_id or f.category, limit=200)} "
+                     f"| {text(f.message)} | {agent} |")
     if len(group) > OPEN_GROUP and severity != "critical":
         lines += ["<details>", f"<summary>Show {_number(len(group))} {severity} findings</summary>", "",
                   *table, "", "</details>", ""]
@@ -204,16 +208,46 @@ def _group(severity: str, group: list[Finding], left_out: int) -> list[str]:
     return lines
 
 
+def _waived(waived: Sequence[Finding], ids: dict[str, str]) -> list[str]:
+    if not waived:
+        return []
+    lines = [f"### Waived ({_number(len(waived))}): reported, not counted", "",
+             "| location | id | rule | message | why |", "|---|---|---|---|---|"]
+    lines += [f"| {location(f)} | `{ids[f.fingerprint]}` | {text(f.rule_id or f.category, limit=200)} "
+              f"| {text(f.message)} | {text(f.waived or 'waived', limit=500)} |" for f in waived]
+    if len(waived) > OPEN_GROUP:
+        return [lines[0], "", "<details>", f"<summary>Show {_number(len(waived))} waived findings</summary>", "",
+                *lines[2:], "", "</details>", ""]
+    return [*lines, ""]
+
+
 def _agents(agents: Sequence[AgentResult]) -> list[str]:
-    broken = [a for a in agents if a.status in STATUS]
+    broken = [a for a in agents if a.broken or a.missing_input]
     if not broken:
         return []
-    lines = [f"### Agents that did not finish ({len(broken)})", "",
+    lines = [f"### Agents that did not review everything ({len(broken)})", "",
              "| agent | status | required | why |", "|---|---|---|---|"]
     for a in broken:
-        lines.append(f"| {text(a.id, limit=200)} | {STATUS[a.status]} | {'yes' if a.required else 'no'} "
-                     f"| {text(a.error or 'no reason given', limit=500)} |")
+        why = a.error or ("did not review: " + ", ".join(a.unreviewed) if a.unreviewed else "no reason given")
+        lines.append(f"| {text(a.id, limit=200)} | {STATUS.get(a.status, a.status)} | {'yes' if a.required else 'no'} "
+                     f"| {text(why, limit=500)} |")
     return [*lines, ""]
+
+
+def _gaps(report: ReviewReport) -> list[str]:
+    gaps = report.gaps
+    if not gaps:
+        return []
+    items = [f"- **{text(g.kind, limit=100)}** {text(g.reason, limit=500)}" for g in gaps[:MAX_LISTED]]
+    if len(gaps) > MAX_LISTED:
+        items.append(f"- … and {_number(len(gaps) - MAX_LISTED)} more (the JSON report has them all)")
+    lines = [f"### Gaps in the configuration ({_number(len(gaps))})", "",
+             "What the configuration did not cover or cannot vouch for; each has a suggested fix in the "
+             "JSON report.", ""]
+    if len(gaps) > OPEN_GROUP:
+        return [*lines, "<details>", f"<summary>Show {_number(len(gaps))} gaps</summary>", "", *items, "",
+                "</details>", ""]
+    return [*lines, *items, ""]
 
 
 def _unreviewed(report: ReviewReport) -> list[str]:

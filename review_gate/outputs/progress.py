@@ -42,22 +42,23 @@ class Progress:
         self.states[agent] = (event, started, result)
         if self._live is None and event == "done" and result is not None:
             note = f" ({sanitize(result.error)})" if result.error else ""
+            found = len(result.findings)
             console.err(f"agent {sanitize(agent)}: {result.status} in {result.duration_s:.2f}s, "
-                        f"{len(result.findings)} findings{note}")
+                        f"{found} finding{'' if found == 1 else 's'}{note}")
 
     def _table(self) -> Table:
         from rich.spinner import Spinner
         from rich.table import Table
         from rich.text import Text
 
-        from review_gate.outputs.text import STATUS_STYLES
+        from review_gate.outputs.text import STATUS_STYLES, plural
 
         table = Table(box=None, show_header=False, pad_edge=False)
         for agent, (event, started, result) in self.states.items():
             if result is not None:
                 status = Text(result.status, style=STATUS_STYLES.get(result.status, ""))
                 table.add_row(Text("✓" if result.status == "completed" else "✗"), sanitize(agent), status,
-                              f"{result.duration_s:.1f}s", f"{len(result.findings)} findings")
+                              f"{result.duration_s:.1f}s", plural(len(result.findings), "finding"))
             else:
                 elapsed = f"{time.monotonic() - started:.1f}s" if event != "queued" else ""
                 table.add_row(Spinner("dots") if event != "queued" else Text("·"), sanitize(agent), Text(event),

@@ -1,15 +1,26 @@
-"""``--format text``: findings grouped by severity with file:line, the decision, agent statuses."""
+"""``--format text``: findings grouped by severity, what did not count and why, the agents, the
+coverage, the gaps, the decision.
+
+On a terminal, long lines wrap with a hanging indent (a finding's continuation lines stay under
+its text, never at column 0) and tables fit the width without cutting an agent id. Elsewhere
+(a file, a pipe, a CI log) every item is one line, so it can be searched with grep.
+
+Each finding shows a short id (a prefix of its fingerprint) that ``review-gate accept ID`` takes.
+"""
 
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 
-from rich.console import Console
+from rich.console import Console, RenderableType
+from rich.segment import Segment, Segments
 from rich.table import Table
 from rich.text import Text
 
 from review_gate.console import make_console, sanitize
-from review_gate.models import ReviewReport
+from review_gate.models import AgentResult, Finding, ReviewReport
+from review_gate.outputs.ids import short_ids
 from review_gate.outputs.summary import summary_line
 
 STYLES = {"critical": "bold red", "major": "red", "warning": "yellow", "info": "cyan"}
@@ -17,6 +28,13 @@ DECISION_STYLES = {"pass": "bold green", "pass_with_warnings": "bold yellow", "n
                    "fail": "bold white on red", "incomplete": "bold magenta"}
 STATUS_STYLES = {"completed": "green", "cached": "green", "skipped": "dim", "failed": "red",
                  "timed_out": "red"}
+SEVERITIES = ("critical", "major", "warning", "info")
+MAX_GAPS = 10
+MAX_UNREVIEWED = 10
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    return f"{count} {word if count == 1 else (many or word + 's')}"
 
 
 def render(report: ReviewReport) -> str:
@@ -27,64 +45,174 @@ def render(report: ReviewReport) -> str:
 
 
 def show(report: ReviewReport, console: Console) -> None:
-    console.print(Text(f"review-gate {report.tool_version} · {sanitize(report.source)}", style="bold"))
+    out = _Writer(console)
     c = report.classification
-    console.print(Text(f"{report.coverage.files_changed} files changed · risk {c.risk_score} ({c.risk_level}) "
-                       f"· type {c.pr_type} · domains: {sanitize(', '.join(c.domains)) or 'none'}"))
-    if report.coverage.nothing_to_review:
-        console.print(Text("Nothing to review: the diff changes no file.", style="dim"))
-    for severity in ("critical", "major", "warning", "info"):
-        group = [f for f in report.findings if f.severity == severity]
-        if not group:
-            continue
-        console.print()
-        console.print(Text(f"{severity.upper()} ({len(group)})", style=STYLES[severity]))
-        for f in group:
-            where = sanitize(f.file or "(no file)") + (f":{f.line}" if f.line else "")
-            line = Text("  ")
-            line.append(where, style="bold")
-            line.append(f"  [{sanitize(f.rule_id or f.category)}] ", style="dim")
-            line.append(sanitize(f.message))
-            also = f", also {', '.join(f.also_reported_by)}" if f.also_reported_by else ""
-            line.append(f"  ({sanitize(f.agent + also)})", style="dim")
-            console.print(line)
-            if f.recommendation:
-                console.print(Text("      fix: " + sanitize(f.recommendation), style="dim"))
-    console.print()
-    table = Table(title=None, show_edge=False, pad_edge=False, box=None)
-    for column in ("agent", "kind", "status", "attempts", "time", "files", "findings", "note"):
-        table.add_column(column)
-    for a in report.agents:
-        table.add_row(sanitize(a.id), sanitize(a.kind), Text(a.status, style=STATUS_STYLES.get(a.status, "")),
-                      str(a.attempts), f"{a.duration_s:.2f}s", str(len(a.files)), str(len(a.findings)),
-                      Text(sanitize(a.error or ("" if a.required else "optional")), style="dim"))
-    if report.agents:
-        console.print(table)
-    else:
-        console.print(Text("No agent was dispatched.", style="dim"))
     cov = report.coverage
-    console.print(Text(f"coverage: {cov.files_reviewed}/{cov.files_changed} files reviewed"
-                       + (f", {cov.findings_filtered} findings outside the changed lines ({cov.filter_mode})"
-                          if cov.findings_filtered else "")))
+    out.line(Text(f"review-gate {report.tool_version} · {sanitize(report.source)}", style="bold"))
+    out.line(Text(f"{plural(cov.files_changed, 'file')} changed · risk {c.risk_score} ({c.risk_level}) "
+                  f"· type {c.pr_type}"))
+    out.hanging(0, Text("domains: "), Text(sanitize(", ".join(c.domains)) or "none"))
+    if cov.nothing_to_review:
+        out.line(Text("Nothing to review: the diff changes no file.", style="dim"))
+    ids = short_ids(f.fingerprint for f in [*report.findings, *report.waived])
+    for severity in SEVERITIES:
+        group = [f for f in report.findings if f.severity == severity]
+        if group:
+            out.blank()
+            out.line(Text(f"{severity.upper()} ({len(group)})", style=STYLES[severity]))
+            for finding in group:
+                _finding(out, finding, ids[finding.fingerprint])
     if report.waived:
-        console.print(Text(waived_line(report), style="dim"))
-    usage = report.usage
-    if usage.tokens_in or usage.tokens_out or usage.cost_usd:
-        console.print(Text(f"model usage: {usage.tokens_in} tokens in, {usage.tokens_out} out, "
-                           f"${usage.cost_usd:.4f}", style="dim"))
-    if cov.unreviewed:
-        shown = ", ".join(sanitize(p) for p in cov.unreviewed[:10])
-        more = f" and {len(cov.unreviewed) - 10} more" if len(cov.unreviewed) > 10 else ""
-        console.print(Text(f"unreviewed: {shown}{more}", style="yellow"))
-    for gap in report.gaps[:10]:
-        console.print(Text(f"gap: {sanitize(gap.reason)}", style="dim"))
-    if len(report.gaps) > 10:
-        console.print(Text(f"gap: … and {len(report.gaps) - 10} more (see --format json)", style="dim"))
-    console.print()
+        out.blank()
+        out.line(Text(f"WAIVED ({len(report.waived)}): reported, not counted", style="dim"))
+        for finding in report.waived:
+            _finding(out, finding, ids[finding.fingerprint], waived=True)
+    out.blank()
+    _agents(out, report.agents)
+    _coverage(out, report)
+    out.blank()
     decision = Text("decision: ")
     decision.append(report.decision, style=DECISION_STYLES[report.decision])
-    console.print(decision)
-    console.print(Text(summary_line(report)))
+    out.line(decision)
+    out.line(Text(summary_line(report)))
+
+
+class _Writer:
+    """Lines for one console: wrapped with a hanging indent on a terminal, whole elsewhere."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.wraps = not console.soft_wrap
+
+    def blank(self) -> None:
+        self.console.print()
+
+    def line(self, text: Text) -> None:
+        self.console.print(text)
+
+    def hanging(self, indent: int, label: Text, body: Text) -> None:
+        if self.wraps:
+            print_hanging(self.console, indent, label, body)
+        else:
+            self.console.print(Text(" " * indent) + label + body)
+
+    def trimmed(self, renderable: RenderableType) -> None:
+        print_trimmed(self.console, renderable)
+
+
+def print_hanging(console: Console, indent: int, label: Text, body: Text) -> None:
+    """``label`` at column ``indent``, then ``body``; a wrapped body continues under itself."""
+    grid = Table.grid()
+    cells: list[Text | str] = []
+    if indent:
+        grid.add_column(width=indent, no_wrap=True)
+        cells.append("")
+    if label.plain:
+        grid.add_column(no_wrap=True)
+        cells.append(label)
+    grid.add_column(ratio=1, overflow="fold")
+    grid.add_row(*cells, body)
+    print_trimmed(console, grid)
+
+
+def print_trimmed(console: Console, renderable: RenderableType) -> None:
+    """Print without the spaces rich pads lines with (a copied line ends where its text does)."""
+    lines = console.render_lines(renderable, console.options, pad=False)
+    console.print(Segments([s for line in lines for s in (*_rstrip(line), Segment.line())]), end="")
+
+
+def _rstrip(line: list[Segment]) -> list[Segment]:
+    kept = list(line)
+    while kept and not kept[-1].text.strip():
+        kept.pop()
+    if kept:
+        last = kept[-1]
+        kept[-1] = Segment(last.text.rstrip(), last.style, last.control)
+    return kept
+
+
+def _location(finding: Finding) -> str:
+    where = sanitize(finding.file or "(no file)")
+    if finding.line:
+        where += f":{finding.line}"
+        if finding.end_line and finding.end_line > finding.line:
+            where += f"-{finding.end_line}"
+    return where
+
+
+def _finding(out: _Writer, finding: Finding, short: str, *, waived: bool = False) -> None:
+    where = _location(finding)
+    label = Text(where + "  ", style="bold")
+    if out.wraps and len(where) > out.console.width // 3:  # a long path: the message goes below it
+        out.hanging(2, label, Text(""))
+        out.hanging(6, Text(""), Text(sanitize(finding.message)))
+    else:
+        out.hanging(2, label, Text(sanitize(finding.message)))
+    agents = ", ".join(sanitize(a) for a in [finding.agent, *finding.also_reported_by])
+    meta = f"id {short} · {sanitize(finding.rule_id or finding.category)} · {agents}"
+    if waived:
+        meta += f" · {sanitize(finding.waived or 'waived')}"
+    out.hanging(6, Text(""), Text(meta, style="dim"))
+    if finding.recommendation and not waived:
+        out.hanging(6, Text("fix: ", style="dim"), Text(sanitize(finding.recommendation), style="dim"))
+
+
+def _agents(out: _Writer, agents: Sequence[AgentResult]) -> None:
+    if not agents:
+        out.line(Text("No agent was dispatched.", style="dim"))
+        return
+    narrow = out.wraps and out.console.width < 100
+    retried = any(a.attempts > 1 for a in agents)
+    table = Table(box=None, pad_edge=False, show_edge=False)
+    longest = max(len(sanitize(a.id)) for a in agents)
+    table.add_column("agent", no_wrap=True, min_width=longest)  # an id people copy is never cut
+    if not narrow:
+        table.add_column("kind", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    if retried:
+        table.add_column("tries", no_wrap=True, justify="right")
+    for column in ("time", "found") if narrow else ("time", "files", "found"):
+        table.add_column(column, no_wrap=True, justify="right")
+    table.add_column("note", ratio=1, overflow="fold")
+    for a in agents:
+        note = a.error or ("" if a.required else "optional")
+        if a.unreviewed:
+            note = (note + "; " if note else "") + f"did not review {plural(len(a.unreviewed), 'file')}"
+        cells: list[Text | str] = [sanitize(a.id)]
+        if not narrow:
+            cells.append(sanitize(a.kind))
+        cells.append(Text(a.status, style=STATUS_STYLES.get(a.status, "")))
+        if retried:
+            cells.append(str(a.attempts))
+        cells.append(f"{a.duration_s:.2f}s")
+        if not narrow:
+            cells.append(str(len(a.files)))
+        cells += [str(len(a.findings)), Text(sanitize(note), style="dim")]
+        table.add_row(*cells)
+    out.trimmed(table)
+
+
+def _coverage(out: _Writer, report: ReviewReport) -> None:
+    cov = report.coverage
+    text = f"coverage: {cov.files_reviewed}/{plural(cov.files_changed, 'file')} reviewed"
+    if cov.findings_filtered:
+        text += (f", {plural(cov.findings_filtered, 'finding')} outside the changed lines not counted "
+                 f"({cov.filter_mode})")
+    out.line(Text(text))
+    if report.waived:
+        out.line(Text(waived_line(report), style="dim"))
+    usage = report.usage
+    if usage.tokens_in or usage.tokens_out or usage.cost_usd:
+        out.line(Text(f"model usage: {usage.tokens_in} tokens in, {usage.tokens_out} out, "
+                      f"${usage.cost_usd:.4f}", style="dim"))
+    if cov.unreviewed:
+        shown = ", ".join(sanitize(p) for p in cov.unreviewed[:MAX_UNREVIEWED])
+        more = f" and {len(cov.unreviewed) - MAX_UNREVIEWED} more" if len(cov.unreviewed) > MAX_UNREVIEWED else ""
+        out.hanging(0, Text("unreviewed: ", style="yellow"), Text(shown + more, style="yellow"))
+    for gap in report.gaps[:MAX_GAPS]:
+        out.hanging(0, Text("gap: ", style="dim"), Text(sanitize(gap.reason), style="dim"))
+    if len(report.gaps) > MAX_GAPS:
+        out.line(Text(f"gap: … and {len(report.gaps) - MAX_GAPS} more (see --format json)", style="dim"))
 
 
 def waived_line(report: ReviewReport) -> str:
@@ -93,4 +221,4 @@ def waived_line(report: ReviewReport) -> str:
     accepted = len(report.waived) - baselined
     parts = [f"{n} {why}" for n, why in ((baselined, "baselined"), (accepted, "accepted")) if n]
     total = len(report.waived)
-    return f"waived: {total} finding{'' if total == 1 else 's'} not counted ({', '.join(parts)})"
+    return f"waived: {plural(total, 'finding')} not counted ({', '.join(parts)})"

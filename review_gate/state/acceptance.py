@@ -6,6 +6,7 @@ date (inclusive, local date) has not passed. Active ones become aggregate's waiv
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import date
 
@@ -28,21 +29,27 @@ class Acceptance:
         return not self.revoked and (self.expires is None or self.expires >= today.isoformat())
 
 
-def known(store: Store, fingerprint: str) -> tuple[bool, int | None]:
-    """Whether a recorded run reported exactly ``fingerprint`` (as a finding's fingerprint, not
-    anywhere in its text), and the newest pair that did (if kept)."""
-    row = store.db.execute(
-        "SELECT p.id FROM review_pairs p, json_each(p.findings) f "
-        "WHERE json_extract(f.value, '$.fingerprint') = ? ORDER BY p.id DESC LIMIT 1", (fingerprint,)).fetchone()
-    if row is not None:
-        return True, int(row[0])
-    row = store.db.execute(
-        "SELECT 1 FROM review_runs r, json_each(r.report, '$.findings') f "
-        "WHERE r.report IS NOT NULL AND json_extract(f.value, '$.fingerprint') = ? UNION ALL "
-        "SELECT 1 FROM review_runs r, json_each(r.report, '$.waived') f "
-        "WHERE r.report IS NOT NULL AND json_extract(f.value, '$.fingerprint') = ? LIMIT 1",
-        (fingerprint, fingerprint)).fetchone()
-    return row is not None, None
+FINGERPRINT = re.compile(r"^[0-9a-f]{32}$")
+SHORT_ID = re.compile(r"^[0-9a-f]{6,32}$")
+
+
+def reported(store: Store, prefix: str, limit: int = 6) -> list[tuple[str, int | None]]:
+    """Fingerprints recorded runs reported that start with ``prefix`` (a whole fingerprint or a
+    short id), each with the newest pair that holds it (None when only a run's report does)."""
+    pattern = prefix + "%"  # hex digits only (SHORT_ID): nothing LIKE would read as a wildcard
+    found: dict[str, int | None] = {}
+    for fingerprint, pair in store.db.execute(
+            "SELECT json_extract(f.value, '$.fingerprint') AS fp, MAX(p.id) FROM review_pairs p, "
+            "json_each(p.findings) f WHERE fp LIKE ? GROUP BY fp LIMIT ?", (pattern, limit)):
+        found[fingerprint] = int(pair)
+    for (fingerprint,) in store.db.execute(
+            "SELECT DISTINCT json_extract(f.value, '$.fingerprint') AS fp FROM review_runs r, "
+            "json_each(r.report, '$.findings') f WHERE r.report IS NOT NULL AND fp LIKE ? UNION "
+            "SELECT DISTINCT json_extract(f.value, '$.fingerprint') AS fp FROM review_runs r, "
+            "json_each(r.report, '$.waived') f WHERE r.report IS NOT NULL AND fp LIKE ? LIMIT ?",
+            (pattern, pattern, limit)):
+        found.setdefault(fingerprint, None)
+    return sorted(found.items())[:limit]
 
 
 def accept(store: Store, fingerprint: str, reason: str, who: str, expires: str | None, pair: int | None) -> int:

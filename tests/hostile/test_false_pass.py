@@ -298,13 +298,19 @@ def test_baselining_twice_does_not_baseline_the_baseline(cli: Any, repo: GitRepo
     assert [e["file"] for e in second["findings"]] == ["app.py"]
 
 
-# 16. Only exact fingerprints a run reported can be accepted.
+# 16. Only a finding a recorded run reported can be accepted: its whole fingerprint or the short
+# id a report shows (a unique prefix), never a word that happens to occur in the stored JSON.
 
-def test_accept_takes_only_a_reported_fingerprint(cli: Any, repo: GitRepo) -> None:
+def test_accept_takes_only_a_reported_finding(cli: Any, repo: GitRepo) -> None:
     repo.write("app.py", INSECURE)
     report = report_of(cli("--format", "json"))
     [finding] = report["findings"]
-    for wrong in ("major", "app.py", "security-patterns", finding["fingerprint"][:10], "sec-tls-verify-01"):
+    fingerprint = finding["fingerprint"]
+    for wrong in ("major", "app.py", "security-patterns", "sec-tls-verify-01", fingerprint[:5],
+                  "0" * 32, fingerprint[:-1] + ("0" if fingerprint[-1] != "0" else "1")):
         refused = cli("accept", wrong, "--reason", "try")
         assert refused.code == 2, wrong
-    assert cli("accept", finding["fingerprint"], "--reason", "fixture").code == 0
+    accepted = cli("accept", fingerprint[:6], "--reason", "fixture")  # the short id a report shows
+    assert accepted.code == 0, accepted.err
+    assert fingerprint in accepted.out  # stored and echoed as the whole fingerprint
+    assert report_of(cli("--format", "json"))["waived"][0]["fingerprint"] == fingerprint

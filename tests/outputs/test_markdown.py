@@ -52,10 +52,11 @@ def test_findings_grouped_by_severity_with_places(report: ReviewReport) -> None:
     assert out.index("### Critical (1)") < out.index("### Major (2)") < out.index("### Warning (1)") \
         < out.index("### Info (2)")
     assert "| keys/deploy.pem:1 | sec\\-private-key-01 |" not in out  # a rule id is not a list marker mid-cell
-    assert "| keys/deploy.pem:1 | sec-private-key-01 | Private key committed" in out
+    assert ("| keys/deploy.pem:1 | `00000000000000000000000000000001` | sec-private-key-01 "
+            "| Private key committed") in out
     assert "| app/http.py:12-14 |" in out  # a range
     assert "security-patterns, also llm-security" in out
-    assert "| *no file* | general | The change has no tests. | review-bot |" in out
+    assert "| *no file* | `00000000000000000000000000000006` | general | The change has no tests. | review-bot |" in out
 
 
 def test_agents_unreviewed_files_usage_and_footer(report: ReviewReport) -> None:
@@ -89,7 +90,7 @@ def test_table_rows_keep_their_cells(report: ReviewReport) -> None:
     assert "tables @\u200doctocat<br>second line" in out  # the newline became <br> inside the cell
     assert "Exception:<br>    pass" in out  # CR LF too
     cells = [t for t in parse(out) if t.type == "td_open"]  # type: ignore[attr-defined]
-    assert len(cells) == 6 * 4 + 2 * 4 + 8 + 4  # 6 findings, 2 broken agents, the counts, 1 agent's usage
+    assert len(cells) == 6 * 5 + 2 * 4 + 8 + 4  # 6 findings, 2 broken agents, the counts, 1 agent's usage
 
 
 def test_nobody_is_mentioned(report: ReviewReport) -> None:
@@ -110,7 +111,7 @@ def test_untrusted_text_starts_no_construct() -> None:
     assert kinds["link_open"] == 0 and kinds["image"] == 0 and kinds["blockquote_open"] == 0
     assert kinds["ordered_list_open"] == 0 and kinds["code_block"] == 0 and kinds["s_open"] == 0
     assert kinds["heading_open"] == len([line for line in out.splitlines() if line.startswith("#")])
-    assert kinds["em_open"] == 0 and kinds["code_inline"] == 1  # the summary line only
+    assert kinds["em_open"] == 0 and kinds["code_inline"] == 1 + len(nasty)  # the summary line, the ids
     assert kinds["bullet_list_open"] == 2  # the recommendations, one item each, and the unreviewed file
     assert kinds["list_item_open"] == len(nasty) + 1
     for message in nasty:

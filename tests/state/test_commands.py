@@ -99,16 +99,20 @@ def test_an_expired_acceptance_no_longer_applies(cli, tmp_path: Path, critical: 
 
 def test_accept_refuses_an_unknown_fingerprint_unless_forced(cli, tmp_path: Path) -> None:
     cfg = counting_config(tmp_path)
+    unknown_fp = "abc123" + "0" * 26
     nothing = cli("accept", "abc123", "--reason", "x", "--config", str(cfg))
     assert nothing.code == 2 and "--force" in nothing.err and not state_db().exists()
     run_json(cli, cfg, DIFF)
     unknown = cli("accept", "abc123", "--reason", "x", "--config", str(cfg))
-    assert unknown.code == 2 and "no recorded run reported abc123" in unknown.err and "--force" in unknown.err
-    forced = cli("accept", "abc123", "--reason", "x", "--force", "--config", str(cfg))
+    assert unknown.code == 2 and "no recorded run reported a finding abc123" in unknown.err
+    assert "--force" in unknown.err
+    short = cli("accept", "abc123", "--reason", "x", "--force", "--config", str(cfg))
+    assert short.code == 2  # --force takes only a whole fingerprint
+    forced = cli("accept", unknown_fp, "--reason", "x", "--force", "--config", str(cfg))
     assert forced.code == 0, forced.err
-    assert "abc123" in cli("accepted", "--config", str(cfg)).out
+    assert unknown_fp in cli("accepted", "--config", str(cfg)).out
     for bad in (["--expires", "2001-01-01"], ["--expires", "tomorrow"], ["--reason", " "]):
-        args = ["accept", "abc123", "--reason", "x", *bad, "--force", "--config", str(cfg)]
+        args = ["accept", unknown_fp, "--reason", "x", *bad, "--force", "--config", str(cfg)]
         result = cli(*args)
         assert result.code == 2 and "Traceback" not in result.err, bad
 
