@@ -7,6 +7,11 @@ from collections import defaultdict
 from pathlib import PurePosixPath
 
 from review_gate.models import AgentManifest, Gap, PRClassification, ReviewConfig
+from review_gate.pipeline.compose import policy_scope
+
+
+CONFIG_NAMES = frozenset({"review-rules.json", "review-domains.json", "review-agents.json",
+                          "review-composition.json", "review-gate.json"})
 
 
 def _snippet(obj: object) -> str:
@@ -37,8 +42,13 @@ def gap_detect(
                 {"id": name.lower(), "description": f"{name} files", "paths": [glob], "risk_weight": 2}),
         ))
     routed = {d for p in config.composition.policies if p.trigger.type == "domain" for d in p.trigger.domains}
+    # When the policies that fire on every file (always, or met by this change's risk or type)
+    # already dispatch every enabled agent, a domain policy could add nothing: every domain is routed.
+    on_every_file = {a for p in config.composition.policies if p.trigger.type != "domain"
+                     and len(policy_scope(p, classification)) == len(classification.files) for a in p.dispatch}
+    all_routed = {a.id for a in config.agents.agents if a.enabled} <= on_every_file
     for domain in classification.domains:
-        if domain not in routed:
+        if domain not in routed and not all_routed:
             gaps.append(Gap(
                 kind="domain_without_policy", subject=domain,
                 reason=f"domain {domain!r} was touched but no policy routes it to an agent",
@@ -55,18 +65,18 @@ def gap_detect(
                 reason=f"policies {', '.join(entry.policies)} dispatch {entry.agent!r}, which is not in the registry",
                 suggestion=f"add an agent with id {entry.agent!r} to review-agents.json",
             ))
-    config_names = {"review-rules.json", "review-domains.json", "review-agents.json",
-                    "review-composition.json", "review-gate.json"}
-    for item in classification.files:
-        if PurePosixPath(item.path).name in config_names:
-            # The diff is untrusted: a change that edits the gate's own policy must not slip by.
-            gaps.append(Gap(
-                kind="config_changed", subject=item.path,
-                reason=f"the change edits review configuration ({item.path}); a change can weaken the "
-                       "gate that reviews it",
-                suggestion="have a person review this edit; in CI, load the configuration from the base "
-                           "branch (--config DIR from a trusted checkout)",
-            ))
+    named = [item.path for item in classification.files if PurePosixPath(item.path).name in CONFIG_NAMES]
+    if named:
+        # The diff is untrusted: a change that edits a gate's policy must not slip by. (The
+        # configuration in use is never reviewed at all; see review_gate.own_files.)
+        listed = ", ".join(named[:5]) + (f" and {len(named) - 5} more" if len(named) > 5 else "")
+        gaps.append(Gap(
+            kind="config_changed", subject=named[0] if len(named) == 1 else f"{len(named)} files",
+            reason=f"the change edits files named like review configuration ({listed}); a change can weaken "
+                   "a gate that reviews it",
+            suggestion="have a person review this edit; in CI, load the configuration from the base "
+                       "branch (--config DIR from a trusted checkout)",
+        ))
     covered = {f for entry in manifest.entries for f in entry.files}
     for item in classification.files:
         if item.path not in covered:
