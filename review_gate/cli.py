@@ -169,7 +169,7 @@ def _state_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     history = sub.add_parser("history", help="the recorded runs, newest first")
     history.add_argument("--limit", type=int, metavar="N", default=20, help="show the newest N runs (default 20)")
     show = sub.add_parser("show", help="a recorded run's report, in any output format")
-    show.add_argument("run", metavar="RUN", help="a run id, a unique prefix of one, or last")
+    show.add_argument("run", metavar="RUN", help="a run id, a unique prefix or suffix of one, or last")
     show.add_argument("--format", "-f", choices=tuple(FORMATS), default="text")
     show.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
     accept = sub.add_parser("accept", help="accept a finding by fingerprint: it no longer counts")

@@ -24,8 +24,10 @@ def init_command(args: argparse.Namespace) -> int:
                          fix="move it away, or choose another place with --dir")
     names = [*CONFIG_FILES, ".gitignore"]
     existing = [n for n in names if (target / n).exists()]
+    replaced = ""
     if existing == [".gitignore"] and _ours(target / ".gitignore"):
-        existing = []  # only what the run-state store wrote: init may proceed
+        existing = []  # only what the run-state store wrote: init may proceed, and says so
+        replaced = " (replacing the .gitignore the run state had written)"
     if existing and not args.force:
         raise UsageError(f"{target} already has {', '.join(existing)}; nothing was written",
                          fix="edit those files, or pass --force to overwrite them with the defaults")
@@ -41,7 +43,7 @@ def init_command(args: argparse.Namespace) -> int:
     check = "review-gate config validate"
     if target.resolve() != default.resolve():
         check += f" --config {target}"
-    console.out(f"wrote {len(names)} files to {target}; check them with `{check}`")
+    console.out(f"wrote {len(names)} files to {target}{replaced}; check them with `{check}`")
     return 0
 
 

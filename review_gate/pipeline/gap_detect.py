@@ -9,7 +9,6 @@ from pathlib import PurePosixPath
 from review_gate.models import AgentManifest, Gap, PRClassification, ReviewConfig
 from review_gate.pipeline.compose import policy_scope
 
-
 CONFIG_NAMES = frozenset({"review-rules.json", "review-domains.json", "review-agents.json",
                           "review-composition.json", "review-gate.json"})
 

@@ -101,7 +101,7 @@ def history(store: Store, limit: int | None) -> list[RunRow]:
 
 
 def find_report(store: Store, ref: str) -> ReviewReport:
-    """The stored report of run ``ref``: a full id, a unique prefix, or ``last``."""
+    """The stored report of run ``ref``: a full id, a unique prefix or suffix of one, or ``last``."""
     db = store.db
     if ref == "last":
         rows = db.execute("SELECT id, status, report FROM review_runs WHERE report IS NOT NULL "
@@ -110,8 +110,10 @@ def find_report(store: Store, ref: str) -> ReviewReport:
             raise StateError(f"no finished run is recorded in {store.path}", fix="run `review-gate` first")
     else:
         escaped = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        # A run id is a time then a random part: either end of it names a run.
         rows = db.execute("SELECT id, status, report FROM review_runs WHERE id LIKE ? ESCAPE '\\' "
-                          "ORDER BY started_at DESC LIMIT 6", (escaped + "%",)).fetchall()
+                          "OR id LIKE ? ESCAPE '\\' ORDER BY started_at DESC LIMIT 6",
+                          (escaped + "%", "%" + escaped)).fetchall()
         exact = [r for r in rows if r[0] == ref]
         rows = exact or rows
         if not rows:

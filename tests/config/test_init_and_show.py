@@ -253,3 +253,12 @@ def test_a_broken_review_gate_dir_is_reported(cli, repo: GitRepo, action: str) -
     assert result.code == 2
     assert f"{target / 'review-domains.json'}: /: invalid JSON at line 1 column 2" in result.err
     assert result.out == ""
+
+
+def test_init_after_a_run_says_it_replaces_the_run_states_gitignore(cli, repo: GitRepo) -> None:
+    repo.write("app.py", "x = 1\n")
+    assert cli().code == 0  # the run state writes .review-gate/.gitignore
+    written = cli("init")
+    assert written.code == 0, written.err
+    assert "replacing the .gitignore the run state had written" in written.out
+    assert "state.db" in (repo.root / ".review-gate" / ".gitignore").read_text()

@@ -40,6 +40,8 @@ def test_history_and_show(cli, tmp_path: Path) -> None:
     assert by_prefix.code == 0, by_prefix.err
     assert json.loads(Path("out.sarif").read_text())["version"] == "2.1.0"
     assert cli("show", first["run_id"], "--config", str(cfg)).code == 0  # text
+    by_suffix = cli("show", second["run_id"][-8:], "--format", "json", "--config", str(cfg))  # the random part
+    assert by_suffix.code == 0 and json.loads(by_suffix.out)["run_id"] == second["run_id"]
 
     ambiguous = cli("show", "20", "--config", str(cfg))
     assert ambiguous.code == 2 and "several runs" in ambiguous.err and "Traceback" not in ambiguous.err
