@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from review_gate.console import make_console, sanitize
-from review_gate.models import ReviewReport
+from review_gate.models import AgentResult, ReviewReport
 from review_gate.outputs.summary import summary_line
 
 STYLES = {"critical": "bold red", "major": "red", "warning": "yellow", "info": "cyan"}
@@ -57,7 +57,7 @@ def show(report: ReviewReport, console: Console) -> None:
     for a in report.agents:
         table.add_row(sanitize(a.id), sanitize(a.kind), Text(a.status, style=STATUS_STYLES.get(a.status, "")),
                       str(a.attempts), f"{a.duration_s:.2f}s", str(len(a.files)), str(len(a.findings)),
-                      Text(sanitize(a.error or ("" if a.required else "optional")), style="dim"))
+                      Text(sanitize(a.error or _note(a)), style="dim"))
     if report.agents:
         console.print(table)
     else:
@@ -70,7 +70,9 @@ def show(report: ReviewReport, console: Console) -> None:
         console.print(Text(waived_line(report), style="dim"))
     usage = report.usage
     if usage.tokens_in or usage.tokens_out or usage.cost_usd:
-        console.print(Text(f"model usage: {usage.tokens_in} tokens in, {usage.tokens_out} out, "
+        cached = f" ({usage.cached_tokens_in} cached)" if usage.cached_tokens_in else ""
+        reasoning = f" ({usage.reasoning_tokens} reasoning)" if usage.reasoning_tokens else ""
+        console.print(Text(f"model usage: {usage.tokens_in} tokens in{cached}, {usage.tokens_out} out{reasoning}, "
                            f"${usage.cost_usd:.4f}", style="dim"))
     if cov.unreviewed:
         shown = ", ".join(sanitize(p) for p in cov.unreviewed[:10])
@@ -94,3 +96,13 @@ def waived_line(report: ReviewReport) -> str:
     parts = [f"{n} {why}" for n, why in ((baselined, "baselined"), (accepted, "accepted")) if n]
     total = len(report.waived)
     return f"waived: {total} finding{'' if total == 1 else 's'} not counted ({', '.join(parts)})"
+
+
+def _note(agent: AgentResult) -> str:
+    """The note column of an agent without an error: optional, and whether its answer was repaired."""
+    parts = [] if agent.required else ["optional"]
+    if agent.dropped_findings:
+        parts.append(f"{agent.dropped_findings} malformed finding(s) dropped")
+    elif agent.notes:
+        parts.append("answer repaired (notes in the JSON report)")
+    return "; ".join(parts)
