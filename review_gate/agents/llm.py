@@ -203,14 +203,9 @@ async def review(spec: AgentSpec, task: AgentTask, context: AgentContext) -> Age
     try:
         return await _review(spec, task, context, context.client, key)
     except TransientAgentFault as fault:
-        raise TransientAgentFault(_scrub(str(fault), key), retry_after=fault.retry_after,
-                                  spent=_rounded(fault.spent)) from None
+        raise TransientAgentFault(_scrub(str(fault), key), retry_after=fault.retry_after, spent=fault.spent) from None
     except AgentFault as fault:
-        raise AgentFault(_scrub(str(fault), key), spent=_rounded(fault.spent)) from None
-
-
-def _rounded(usage: Usage | None) -> Usage | None:
-    return usage.model_copy(update={"cost_usd": round(usage.cost_usd, 6)}) if usage is not None else None
+        raise AgentFault(_scrub(str(fault), key), spent=fault.spent) from None
 
 
 async def _review(spec: LlmAgent, task: AgentTask, context: AgentContext, client: httpx.AsyncClient,
@@ -244,7 +239,7 @@ async def _review(spec: LlmAgent, task: AgentTask, context: AgentContext, client
     kept = [f for r in done for f in r.parsed.findings]
     findings = [f for f in kept if f.file is None or f.file in scope]
     return AgentOutput(
-        findings=findings, **usage.model_copy(update={"cost_usd": round(usage.cost_usd, 6)}).model_dump(),
+        findings=findings, **usage.rounded().model_dump(),
         unreviewed=request.unreviewed, out_of_scope=len(kept) - len(findings),
         dropped_findings=sum(r.parsed.dropped for r in done),
         notes=bounded_notes([n for r in done for n in r.parsed.notes]),

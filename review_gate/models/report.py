@@ -119,6 +119,10 @@ class Usage(Frozen):
                      cache_write_tokens_in=self.cache_write_tokens_in + other.cache_write_tokens_in,
                      reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens)
 
+    def rounded(self) -> Usage:
+        """Its cost to the micro-dollar, as reports show it (sums are kept exact until then)."""
+        return self.model_copy(update={"cost_usd": round(self.cost_usd, 6)})
+
 
 class Coverage(Frozen):
     files_changed: int

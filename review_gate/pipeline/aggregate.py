@@ -259,5 +259,4 @@ def aggregate(
 
 
 def _usage(results: list[AgentResult]) -> Usage:
-    total = sum((r.usage for r in results), Usage())
-    return total.model_copy(update={"cost_usd": round(total.cost_usd, 6)})
+    return sum((r.usage for r in results), Usage()).rounded()

@@ -177,7 +177,7 @@ async def _run_entry(
         return AgentResult(
             id=entry.agent, kind=kind, status=status, required=required, attempts=attempts,
             duration_s=round(duration, 3), files=entry.files, error=error,
-            **usage.model_copy(update={"cost_usd": round(usage.cost_usd, 6)}).model_dump(), findings=findings,
+            **usage.rounded().model_dump(), findings=findings,
             unreviewed=output.unreviewed if output else (unreviewed or []),
             out_of_scope=output.out_of_scope if output else 0,
             dropped_findings=output.dropped_findings if output else 0, notes=output.notes if output else [],

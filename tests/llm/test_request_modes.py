@@ -71,3 +71,31 @@ def test_cached_and_reasoning_tokens_reach_the_result_and_the_usage_at_their_own
         assert report["usage"][name] == pytest.approx(value), name
     text = cli("--config", str(cfg), "--diff", "-", "--no-cache", stdin=DIFF.encode()).out
     assert "model usage: 1000 tokens in (800 cached), 50 out" in text
+
+
+@pytest.mark.parametrize(("provider", "fields", "param", "code", "message", "hint"), [
+    ("openai", {"model": "gw-model"}, "max_tokens", None,
+     "max_tokens is too large: 300000. This model supports at most 16384 completion tokens",
+     'check "max_output_tokens"'),
+    ("openai", {"model": "gw-model"}, None, None, "Unrecognized request argument supplied: max_tokens",
+     'set "reasoning": true'),
+    ("openai", {"model": "o3"}, "max_completion_tokens", "unsupported_parameter", "Unsupported parameter",
+     'set "reasoning": false'),
+    ("openai", {"model": "gw-model"}, "temperature", "unsupported_value", "Unsupported value",
+     'set "reasoning": true'),
+    ("openai", {"model": "gw-model", "structured_output": "json_object"}, "response_format", None, "Invalid",
+     'set "structured_output": "none"'),
+    ("anthropic", {}, None, None, "tools.0.custom.input_schema: JSON schema is invalid",
+     'set "structured_output": "none"'),
+    ("anthropic", {}, None, None, "prompt is too long: 210000 tokens > 200000 maximum", None),
+])
+def test_a_refused_parameter_hint_names_the_key_that_fixes_it(provider: str, fields: dict[str, Any],
+                                                               param: str | None, code: str | None, message: str,
+                                                               hint: str | None) -> None:
+    from review_gate.llm.providers.common import param_hint
+    from review_gate.models import LlmAgent
+
+    spec = LlmAgent.model_validate({"id": "x", "name": "x", "description": "d", "kind": "llm", "provider": provider,
+                                    "model": "m", "instructions": "i.md", **fields})
+    found = param_hint(spec, param, code, message)
+    assert (found is None) if hint is None else (found is not None and found.startswith(hint)), found

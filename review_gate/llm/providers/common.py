@@ -127,6 +127,8 @@ def error_message(response: httpx.Response) -> str:
 KNOWN_PARAMS = ("max_tokens", "max_completion_tokens", "temperature", "reasoning_effort", "response_format",
                 "tool_choice", "tools")
 _MENTIONED = re.compile(r"\b(" + "|".join(KNOWN_PARAMS) + r")\b")
+_REFUSED = re.compile(r"\b(unsupported|not supported|does not support|unknown|unrecognized|not permitted)\b",
+                      re.IGNORECASE)  # the parameter itself is refused, not its value's size
 
 
 def param_hint(spec: LlmAgent, param: str | None, code: str | None, message: str) -> str | None:
@@ -137,7 +139,7 @@ def param_hint(spec: LlmAgent, param: str | None, code: str | None, message: str
     if param is None:
         return None
     param = param.split(".")[0]
-    unsupported = code in ("unsupported_parameter", "unsupported_value") or "support" in message.lower()
+    unsupported = code in ("unsupported_parameter", "unsupported_value") or bool(_REFUSED.search(message))
     on = f"on agent {spec.id!r} in review-agents.json"
     if param in ("max_tokens", "max_completion_tokens") and (not unsupported or spec.provider != "openai"):
         return f'check "max_output_tokens" {on}'
