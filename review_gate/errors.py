@@ -18,6 +18,11 @@ Example:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from review_gate.models.report import Usage
+
 
 class ReviewGateError(Exception):
     """A problem the user can fix. ``fix`` says how, in one line."""
@@ -80,7 +85,15 @@ class StateError(InputError):
 
 
 class AgentFault(Exception):
-    """An agent ran but produced no usable output; recorded as status ``failed``."""
+    """An agent ran but produced no usable output; recorded as status ``failed``.
+
+    ``spent`` carries the tokens (and their cost) the agent's requests used before it gave up:
+    they were billed, so its result reports them.
+    """
+
+    def __init__(self, message: str, *, spent: Usage | None = None) -> None:
+        super().__init__(message)
+        self.spent = spent
 
 
 class TransientAgentFault(AgentFault):
@@ -89,6 +102,6 @@ class TransientAgentFault(AgentFault):
     ``retry_after`` carries the server's requested delay in seconds, when it gave one.
     """
 
-    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, *, retry_after: float | None = None, spent: Usage | None = None) -> None:
+        super().__init__(message, spent=spent)
         self.retry_after = retry_after

@@ -10,6 +10,7 @@ from pydantic import Field, field_validator
 
 from review_gate.models import CommandAgent, FileChange, LlmAgent, PatternAgent, Price, RawFinding, Rule
 from review_gate.models.base import Frozen
+from review_gate.models.report import Usage, bounded_notes
 
 if TYPE_CHECKING:
     import httpx
@@ -67,10 +68,15 @@ class AgentOutput(Frozen):
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float = 0.0
+    cached_tokens_in: int = Field(default=0, ge=0, description="Input tokens read from a prompt cache.")
+    cache_write_tokens_in: int = Field(default=0, ge=0, description="Input tokens written to a prompt cache.")
+    reasoning_tokens: int = Field(default=0, ge=0, description="Output tokens spent on hidden reasoning.")
     unreviewed: list[str] = Field(
         default_factory=list, description="Files of the scope not reviewed (a hunk over the token budget)."
     )
     out_of_scope: int = Field(default=0, description="Findings dropped because their file is not in the scope.")
+    dropped_findings: int = Field(default=0, ge=0, description="Findings of the answer too malformed to keep.")
+    notes: list[str] = Field(default_factory=list, description="What was corrected in the answer (bounded).")
     raw: str | None = Field(
         default=None, repr=False,
         description="The agent's answer as it gave it (a program's stdout, capped), kept for replay bundles.",
@@ -80,6 +86,17 @@ class AgentOutput(Frozen):
     @classmethod
     def _cap(cls, raw: str | None) -> str | None:
         return capped(raw)  # every kind, present and future: what a bundle gets is bounded
+
+    @field_validator("notes")
+    @classmethod
+    def _bound(cls, notes: list[str]) -> list[str]:
+        return bounded_notes(notes)
+
+    @property
+    def usage(self) -> Usage:
+        return Usage(tokens_in=self.tokens_in, tokens_out=self.tokens_out, cost_usd=self.cost_usd,
+                     cached_tokens_in=self.cached_tokens_in, cache_write_tokens_in=self.cache_write_tokens_in,
+                     reasoning_tokens=self.reasoning_tokens)
 
 
 class AgentKind(Protocol):

@@ -3,7 +3,10 @@
 The scope is rendered (``llm.prompt``), split to fit ``max_input_tokens`` (``llm.chunking``)
 and every chunk is sent at once over the dispatch's shared HTTP client; the findings of the
 chunks are merged and their tokens summed. An answer that cannot be used is asked for again
-once, with the reason appended to the prompt; a second unusable answer fails the agent.
+once, with the reason appended to the prompt; a second unusable answer fails the agent. An
+answer with some malformed findings is not unusable: ``llm.answer`` keeps what is good and
+notes what it repaired or dropped. The tokens of every attempt, failed ones too, are reported
+(a fault carries them in ``spent``), with the cached and reasoning tokens the provider names.
 Transient HTTP faults (connect errors, timeouts, 408/409/429/5xx, 529) become
 TransientAgentFault with the server's Retry-After, so dispatch retries them within the deadline.
 
@@ -25,10 +28,12 @@ from review_gate.agents.base import AgentContext, AgentOutput, AgentSpec, AgentT
 from review_gate.config.locations import builtin_dir
 from review_gate.errors import AgentFault, TransientAgentFault
 from review_gate.llm import chunking, prompt
-from review_gate.llm.answer import UnusableAnswer, parse_answer
+from review_gate.llm.answer import ParsedAnswer, UnusableAnswer, parse_answer
 from review_gate.llm.providers import anthropic, openai
 from review_gate.llm.providers.common import Reply, Unusable, check_status, decode, read_bounded
-from review_gate.models import LlmAgent, Price, RawFinding
+from review_gate.llm.schema import findings_schema, format_note
+from review_gate.models import LlmAgent, Price, Usage
+from review_gate.models.report import bounded_notes
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -57,11 +62,26 @@ def instructions_path(spec: LlmAgent, config_dir: str | None) -> Path | None:
     return None
 
 
-def cost(model: str, tokens_in: int, tokens_out: int, prices: Mapping[str, Price]) -> float:
+def cost(model: str, tokens_in: int, tokens_out: int, prices: Mapping[str, Price], *, cached_in: int = 0,
+         cache_write_in: int = 0) -> float:
+    """USD for these tokens; cached input (read or written) at its own rate when the price names one."""
     price = prices.get(model)
     if price is None:
         return 0.0
-    return (tokens_in * price.input_per_mtok + tokens_out * price.output_per_mtok) / 1_000_000
+    plain = max(0, tokens_in - cached_in - cache_write_in)
+    cached_rate = price.input_per_mtok if price.cached_input_per_mtok is None else price.cached_input_per_mtok
+    write_rate = price.input_per_mtok if price.cache_write_per_mtok is None else price.cache_write_per_mtok
+    return (plain * price.input_per_mtok + cached_in * cached_rate + cache_write_in * write_rate
+            + tokens_out * price.output_per_mtok) / 1_000_000
+
+
+def spent(reply: Reply, model: str, prices: Mapping[str, Price]) -> Usage:
+    """What one reply used, priced."""
+    return Usage(tokens_in=reply.tokens_in, tokens_out=reply.tokens_out,
+                 cost_usd=cost(model, reply.tokens_in, reply.tokens_out, prices, cached_in=reply.cached_in,
+                               cache_write_in=reply.cache_write_in),
+                 cached_tokens_in=reply.cached_in, cache_write_tokens_in=reply.cache_write_in,
+                 reasoning_tokens=reply.reasoning_out)
 
 
 @dataclass
@@ -78,7 +98,9 @@ def build(spec: LlmAgent, task: AgentTask, context: AgentContext) -> Request:
         raise AgentFault(f"instructions file {spec.instructions!r} not found")
     system = prompt.system_message(path.read_text(encoding="utf-8"), task.rules, context.standards)
     boundary = prompt.new_boundary()
-    fixed = chunking.estimate_tokens(len(system) + prompt.preamble_size(boundary)) + MARGIN_TOKENS
+    # json_object and none: the provider adds the schema to the system message
+    added = 0 if spec.answer_format == "json_schema" else len(format_note(findings_schema())) + 2
+    fixed = chunking.estimate_tokens(len(system) + added + prompt.preamble_size(boundary)) + MARGIN_TOKENS
     if fixed >= spec.max_input_tokens:
         raise AgentFault(f"its instructions, rules and standards alone take about {fixed} tokens, "
                          f"more than max_input_tokens ({spec.max_input_tokens})")
@@ -128,7 +150,7 @@ async def send(client: httpx.AsyncClient, spec: LlmAgent, key: str | None, syste
         raise TransientAgentFault(f"{spec.provider} API at {spec.url}: timed out ({type(exc).__name__})") from exc
     except httpx.TransportError as exc:
         raise TransientAgentFault(f"{spec.provider} API at {spec.url}: {type(exc).__name__}: {exc}") from exc
-    check_status(response, spec.provider)
+    check_status(response, spec.provider, spec)
     data = decode(response, spec.provider)
     reply: Reply = provider.reply(data, response.text, **named)
     return reply
@@ -136,15 +158,20 @@ async def send(client: httpx.AsyncClient, spec: LlmAgent, key: str | None, syste
 
 @dataclass
 class ChunkResult:
-    findings: list[RawFinding]
-    tokens_in: int
-    tokens_out: int
+    parsed: ParsedAnswer
+    usage: Usage
     raw: str
 
 
+def _with_spent(fault: AgentFault, usage: Usage) -> AgentFault:
+    """``fault``, carrying ``usage`` on top of what it carried already."""
+    fault.spent = usage + fault.spent if fault.spent is not None else usage
+    return fault
+
+
 async def _review_chunk(client: httpx.AsyncClient, spec: LlmAgent, key: str | None, system: str,
-                        user: str) -> ChunkResult:
-    tokens_in = tokens_out = 0
+                        user: str, prices: Mapping[str, Price]) -> ChunkResult:
+    usage = Usage()
     raws: list[str] = []
     error = ""
     for attempt in range(2):
@@ -152,20 +179,20 @@ async def _review_chunk(client: httpx.AsyncClient, spec: LlmAgent, key: str | No
         try:
             reply = await send(client, spec, key, system, message)
         except Unusable as exc:
-            tokens_in += exc.reply.tokens_in
-            tokens_out += exc.reply.tokens_out
+            usage += spent(exc.reply, spec.model, prices)
             raws.append(exc.reply.raw)
             error = str(exc)
             continue
-        tokens_in += reply.tokens_in
-        tokens_out += reply.tokens_out
+        except AgentFault as fault:
+            raise _with_spent(fault, usage) from None
+        usage += spent(reply, spec.model, prices)
         raws.append(reply.raw)
         try:
             assert reply.answer is not None
-            return ChunkResult(parse_answer(reply.answer), tokens_in, tokens_out, "\n".join(raws))
+            return ChunkResult(parse_answer(reply.answer), usage, "\n".join(raws))
         except UnusableAnswer as exc:
             error = str(exc)
-    raise AgentFault(f"no usable answer after a retry: {error}")
+    raise AgentFault(f"no usable answer after a retry: {error}", spent=usage)
 
 
 async def review(spec: AgentSpec, task: AgentTask, context: AgentContext) -> AgentOutput:
@@ -176,9 +203,9 @@ async def review(spec: AgentSpec, task: AgentTask, context: AgentContext) -> Age
     try:
         return await _review(spec, task, context, context.client, key)
     except TransientAgentFault as fault:
-        raise TransientAgentFault(_scrub(str(fault), key), retry_after=fault.retry_after) from None
+        raise TransientAgentFault(_scrub(str(fault), key), retry_after=fault.retry_after, spent=fault.spent) from None
     except AgentFault as fault:
-        raise AgentFault(_scrub(str(fault), key)) from None
+        raise AgentFault(_scrub(str(fault), key), spent=fault.spent) from None
 
 
 async def _review(spec: LlmAgent, task: AgentTask, context: AgentContext, client: httpx.AsyncClient,
@@ -189,7 +216,7 @@ async def _review(spec: LlmAgent, task: AgentTask, context: AgentContext, client
 
     async def one(index: int, user: str) -> None:
         try:
-            results[index] = await _review_chunk(client, spec, key, request.system, user)
+            results[index] = await _review_chunk(client, spec, key, request.system, user, context.prices)
         except AgentFault as fault:
             faults.append(fault)
             group.cancel_scope.cancel()
@@ -197,22 +224,25 @@ async def _review(spec: LlmAgent, task: AgentTask, context: AgentContext, client
     async with anyio.create_task_group() as group:
         for index, user in enumerate(request.users):
             group.start_soon(one, index, user)
+    done = [r for r in results if r is not None]
+    usage = sum((r.usage for r in done), Usage())
     if faults:
+        # Every chunk's tokens were billed, those of the chunks that finished and of the failed one.
+        usage = sum((f.spent for f in faults if f.spent is not None), usage)
         permanent = [f for f in faults if not isinstance(f, TransientAgentFault)]
         if permanent:
+            permanent[0].spent = usage
             raise permanent[0]
         waits = [f.retry_after for f in faults if isinstance(f, TransientAgentFault) and f.retry_after is not None]
-        raise TransientAgentFault(str(faults[0]), retry_after=max(waits) if waits else None)
-    done = [r for r in results if r is not None]
+        raise TransientAgentFault(str(faults[0]), retry_after=max(waits) if waits else None, spent=usage)
     scope = {f.path for f in task.files}
-    findings = [f for r in done for f in r.findings if f.file is None or f.file in scope]
-    dropped = sum(len(r.findings) for r in done) - len(findings)
-    tokens_in = sum(r.tokens_in for r in done)
-    tokens_out = sum(r.tokens_out for r in done)
+    kept = [f for r in done for f in r.parsed.findings]
+    findings = [f for f in kept if f.file is None or f.file in scope]
     return AgentOutput(
-        findings=findings, tokens_in=tokens_in, tokens_out=tokens_out,
-        cost_usd=round(cost(spec.model, tokens_in, tokens_out, context.prices), 6),
-        unreviewed=request.unreviewed, out_of_scope=dropped,
+        findings=findings, **usage.rounded().model_dump(),
+        unreviewed=request.unreviewed, out_of_scope=len(kept) - len(findings),
+        dropped_findings=sum(r.parsed.dropped for r in done),
+        notes=bounded_notes([n for r in done for n in r.parsed.notes]),
         raw=_scrub("\n".join(r.raw for r in done), key) or None)
 
 
@@ -243,7 +273,7 @@ async def check(spec: LlmAgent, client: httpx.AsyncClient) -> CheckResult:
         return CheckResult(False, time.monotonic() - started, None, False, _scrub(str(exc), key))
     latency = time.monotonic() - started
     try:
-        findings = parse_answer(reply.answer or "")
+        findings = parse_answer(reply.answer or "").findings
     except UnusableAnswer as exc:
         return CheckResult(False, latency, reply.model, False, f"answer not usable: {exc}")
     detail = f"{len(findings)} finding(s) in the answer, {reply.tokens_in}+{reply.tokens_out} tokens"

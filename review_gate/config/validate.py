@@ -70,6 +70,8 @@ def check_references(config: ReviewConfig) -> list[ConfigProblem]:
             add(AGENTS, f"{at}/instructions", f"instructions file {show(agent.instructions)} not found in {where}",
                 "write the agent's instructions in a Markdown file and give its path relative to the "
                 "config directory")
+        for key, message, fix in request_problems(agent):
+            add(AGENTS, f"{at}/{key}", message, fix)
 
     agents = {a.id: a for a in config.agents.agents}
     domains = {d.id for d in config.domains.domains}
@@ -166,6 +168,24 @@ def check_references(config: ReviewConfig) -> list[ConfigProblem]:
                 "'llm' agent",
                 (f"use one of the llm agents: {', '.join(llm_ids)}" if llm_ids
                  else f"add an agent of kind 'llm' to {AGENTS} and name it") + ", or remove 'gap_detector'")
+    return problems
+
+
+def request_problems(agent: LlmAgent) -> list[tuple[str, str, str]]:
+    """(key, problem, fix) for request settings the agent's provider or model would refuse (HTTP 400)."""
+    model = show(agent.model)
+    if agent.provider == "anthropic":
+        return [(key, f"'{key}' is for openai reasoning models; this agent's provider is anthropic",
+                 f'remove "{key}"') for key in ("reasoning", "reasoning_effort") if getattr(agent, key)]
+    problems = []
+    if agent.reasoning_effort is not None and not agent.is_reasoning:
+        detected = "is set false" if agent.reasoning is False else f"is not detected for model {model}"
+        problems.append(("reasoning_effort", f"'reasoning_effort' is for reasoning models, and 'reasoning' {detected}",
+                         f'set "reasoning": true if {model} is a reasoning model, else remove "reasoning_effort"'))
+    if agent.temperature is not None and agent.is_reasoning:
+        how = "set" if agent.reasoning else f"detected from the model name {model}"
+        problems.append(("temperature", f"a reasoning model ('reasoning' {how}) takes only its default temperature",
+                         f'remove "temperature", or set "reasoning": false if {model} is not a reasoning model'))
     return problems
 
 

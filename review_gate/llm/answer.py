@@ -1,33 +1,45 @@
 """Reading a model's answer into findings, tolerantly: the JSON may come fenced in Markdown,
-after a sentence of prose, with trailing commas or as a bare list. What it says must still fit
-the findings schema; when it does not, ``UnusableAnswer`` carries a message the model can act on."""
+after a sentence of prose, with trailing commas or as a bare list.
+
+Findings are read one by one, so one bad field never costs the rest of the answer: an optional
+field out of range is clamped (confidence) or dropped (a line below 1), one of the wrong type
+is dropped, a text over its bound is cut; each such repair leaves a note. A finding without a
+known severity or a message is dropped and counted. Only an answer that is not JSON, has no
+findings list, or whose findings were all dropped is unusable: ``UnusableAnswer`` then
+carries a message the model can act on when it is asked again.
+"""
 
 from __future__ import annotations
 
 import json
+import math
 import re
-from functools import cache
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
 
-from review_gate.llm.schema import FINDING_PROPERTIES, findings_schema
+from review_gate.llm.schema import MAX_FINDINGS, MAX_ID, MAX_MESSAGE, MAX_PATH, MAX_TEXT, SEVERITIES
 from review_gate.models import RawFinding
+from review_gate.models.report import bounded_notes
 
 
 class UnusableAnswer(Exception):
-    """The answer is not findings JSON matching the schema; the message says why."""
+    """The answer is not findings JSON; the message says why."""
+
+
+@dataclass(frozen=True)
+class ParsedAnswer:
+    findings: list[RawFinding]
+    notes: list[str] = field(default_factory=list)  # what was repaired or dropped, bounded
+    dropped: int = 0  # findings too malformed to keep
 
 
 _FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n(.*?)```", re.DOTALL)
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
-
-
-@cache
-def _validator() -> Any:
-    from jsonschema import Draft202012Validator
-
-    return Draft202012Validator(findings_schema(strict=False))
+_TEXTS = {"message": MAX_MESSAGE, "recommendation": MAX_TEXT}  # cut to the bound, with an ellipsis
+_NAMES = {"file": MAX_PATH, "rule_id": MAX_ID, "category": MAX_ID}  # a cut name names something else: dropped
+_ONE_OF = ", ".join(SEVERITIES)
 
 
 def extract_json(text: str) -> Any:
@@ -52,27 +64,103 @@ def extract_json(text: str) -> Any:
     raise UnusableAnswer(f"the answer is not valid JSON ({last_error})")
 
 
-def parse_answer(answer: str | dict[str, Any] | list[Any]) -> list[RawFinding]:
+def parse_answer(answer: str | dict[str, Any] | list[Any]) -> ParsedAnswer:
     """Findings from an answer: text to search for JSON, or JSON already decoded (a tool call)."""
     data = extract_json(answer) if isinstance(answer, str) else answer
     if isinstance(data, list):
         data = {"findings": data}
-    if isinstance(data, dict) and isinstance(data.get("findings"), list):
-        # Tolerate what the schema does not use: keys around the list, unknown keys of a finding.
-        data = {"findings": [{k: v for k, v in item.items() if k in FINDING_PROPERTIES}
-                             if isinstance(item, dict) else item for item in data["findings"]]}
-    errors = sorted(_validator().iter_errors(data),
-                    key=lambda e: (len(e.absolute_path), e.validator != "required", str(list(e.absolute_path))))
-    if errors:
-        first = errors[0]
-        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first.absolute_path) or "the answer"
-        where = where.lstrip(".")
-        more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
-        raise UnusableAnswer(f"{where}: {first.message[:300]}{more}")
+    if not isinstance(data, dict) or "findings" not in data:
+        raise UnusableAnswer("the answer: 'findings' is a required property; expected a JSON object "
+                             '{"findings": [...]}')
+    items = data["findings"]
+    if not isinstance(items, list):
+        raise UnusableAnswer(f"findings: expected a list, not {_kind(items)}")
+    notes: list[str] = []
+    reasons: list[str] = []
+    if len(items) > MAX_FINDINGS:
+        notes.append(f"kept the first {MAX_FINDINGS} of {len(items)} findings")
     findings = []
-    for index, item in enumerate(data["findings"]):
+    for index, item in enumerate(items[:MAX_FINDINGS]):
+        finding = _finding(f"findings[{index}]", item, notes, reasons)
+        if finding is not None:
+            findings.append(finding)
+    if reasons and not findings:
+        more = f" (and {len(reasons) - 1} more findings like it)" if len(reasons) > 1 else ""
+        raise UnusableAnswer(f"no finding is usable: {reasons[0]}{more}")
+    dropped = len(items) - len(findings)
+    return ParsedAnswer(findings, bounded_notes(notes), dropped)
+
+
+def _finding(where: str, item: Any, notes: list[str], reasons: list[str]) -> RawFinding | None:
+    """One finding, repaired where it can be; None (and the reason, in ``reasons`` and ``notes``) when not."""
+    reason = _unkeepable(where, item)
+    if reason is None:
+        assert isinstance(item, dict)
+        clean: dict[str, Any] = {"severity": item["severity"].strip().lower(), "message": item["message"]}
+        for name, value in item.items():
+            if name in _TEXTS or name in _NAMES or name in ("line", "end_line", "confidence"):
+                repaired = _field(f"{where}.{name}", name, value, notes)
+                if repaired is not None:
+                    clean[name] = repaired
         try:
-            findings.append(RawFinding.model_validate(item))
-        except ValidationError as exc:  # the schema should have caught it; keep the message useful
-            raise UnusableAnswer(f"findings[{index}]: {exc.errors()[0]['msg']}") from exc
-    return findings
+            return RawFinding.model_validate(clean)
+        except ValidationError as exc:  # the repairs should have made it valid; keep the answer anyway
+            reason = f"{where}: {exc.errors()[0]['msg']}"
+    reasons.append(reason)
+    notes.append(f"{reason}; the finding was dropped")
+    return None
+
+
+def _unkeepable(where: str, item: Any) -> str | None:
+    if not isinstance(item, dict):
+        return f"{where} is {_kind(item)}, not an object"
+    severity = item.get("severity")
+    if not isinstance(severity, str) or severity.strip().lower() not in SEVERITIES:
+        return f"{where}.severity must be one of {_ONE_OF}"
+    message = item.get("message")
+    if not isinstance(message, str) or not message.strip():
+        return f"{where}.message is required (a non-empty string)"
+    return None
+
+
+def _field(where: str, name: str, value: Any, notes: list[str]) -> Any:
+    """``value`` as the schema bounds it, or None (dropped); a note says what changed."""
+    if value is None:
+        return None
+    if name in _TEXTS or name in _NAMES:
+        if not isinstance(value, str):
+            notes.append(f"{where} dropped: {_kind(value)}, not a string")
+            return None
+        limit = _TEXTS.get(name) or _NAMES[name]
+        if len(value) <= limit:
+            return value or None
+        if name in _NAMES:
+            notes.append(f"{where} dropped: longer than {limit} characters")
+            return None
+        notes.append(f"{where} cut to {limit} characters")
+        return value[:limit - 1] + "…"
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        notes.append(f"{where} dropped: {_kind(value)}, not a {'number' if name == 'confidence' else 'line number'}")
+        return None
+    if name == "confidence":
+        clamped = min(1.0, max(0.0, float(value)))
+        if clamped != value:
+            notes.append(f"{where} {value:g} clamped to {clamped:g}")
+        return clamped
+    if value != int(value) or value < 1:
+        notes.append(f"{where} dropped: {value:g} is not a line number")
+        return None
+    return int(value)
+
+
+def _kind(value: Any) -> str:
+    """The JSON type of ``value``, for a note: never the value itself, which is the model's text."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number" if math.isfinite(value) else "a non-finite number"
+    if isinstance(value, str):
+        return "a string"
+    return "a list" if isinstance(value, list) else "an object"

@@ -7,6 +7,7 @@ mode wants; the tolerant parser (``answer.py``) accepts answers that leave optio
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 MAX_FINDINGS = 50
@@ -55,3 +56,10 @@ def findings_schema(*, strict: bool = True) -> dict[str, Any]:
             },
         },
     }
+
+
+def format_note(schema: dict[str, Any]) -> str:
+    """What the system message says about the answer's shape when the server does not enforce it
+    (``structured_output`` json_object or none): the schema itself, compact."""
+    return ("## Answer format\n\nAnswer with one JSON object and nothing else (no prose, no Markdown fence). "
+            "It must validate against this JSON Schema:\n\n" + json.dumps(schema, separators=(",", ":")))

@@ -114,6 +114,26 @@ BASE_URL_PATTERN = r"^https?://[^/?#@\s]+(/[^?#\s]*)?$"
 DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 
 
+StructuredOutput = Literal["json_schema", "json_object", "none"]
+ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
+
+# OpenAI model families that refuse max_tokens and any temperature but the default. A name
+# matches a family when it is the family's name or goes on with "-" or "." ("o3-mini",
+# "gpt-5.1", "gpt-5-2025-08-07"); a gateway's "openai/o3" counts as "o3".
+REASONING_FAMILIES = ("o1", "o3", "o4", "gpt-5")
+
+
+def reasoning_model(model: str) -> bool:
+    """Whether ``model`` names a known OpenAI reasoning model.
+
+    >>> reasoning_model("o4-mini"), reasoning_model("gpt-5.1"), reasoning_model("gpt-4o")
+    (True, True, False)
+    """
+    name = model.strip().lower().rsplit("/", 1)[-1]
+    return any(name == family or name.startswith((family + "-", family + "."))
+               for family in REASONING_FAMILIES)
+
+
 class LlmAgent(AgentBase):
     """A model behind an HTTP API. Its key comes from the environment variable it names, never
     from a config file."""
@@ -140,12 +160,49 @@ class LlmAgent(AgentBase):
         default=24000, ge=1000, le=2_000_000,
         description="Prompt budget per request; larger scopes are split into chunks.",
     )
-    max_output_tokens: int = Field(default=2048, ge=64, le=200_000)
-    temperature: float = Field(default=0, ge=0, le=2)
+    max_output_tokens: int = Field(
+        default=2048, ge=64, le=200_000,
+        description="The most tokens one answer may take (a reasoning model's hidden reasoning included).",
+    )
+    temperature: float | None = Field(
+        default=None, ge=0, le=2,
+        description="Sampling temperature. Null: 0 for an openai model that is not a reasoning model, and none "
+                    "sent to a reasoning model or to anthropic (their current models take only the default).",
+    )
+    structured_output: StructuredOutput | None = Field(
+        default=None,
+        description="How the answer's JSON shape is asked for. json_schema: openai strict response_format, "
+                    "anthropic tool use; json_object: openai JSON mode (for servers without strict schemas: "
+                    "DeepSeek, some vLLM and Ollama builds, gateways), anthropic a plain answer; none: no "
+                    "server-side format at all. With json_object and none the prompt carries the schema and "
+                    "a tolerant parser reads the answer. Null means json_schema.",
+    )
+    reasoning: bool | None = Field(
+        default=None,
+        description="openai only: a reasoning model (o1, o3, o4 families, gpt-5 family), which takes "
+                    "max_completion_tokens instead of max_tokens and no temperature. Null detects it from the "
+                    "model name; set it for a deployment or gateway name that hides the model.",
+    )
+    reasoning_effort: ReasoningEffort | None = Field(
+        default=None,
+        description="openai reasoning models only: the reasoning_effort sent with each request; null sends "
+                    "none (the model's default). Not every model takes every value.",
+    )
 
     @property
     def url(self) -> str:
         return (self.base_url or DEFAULT_BASE_URLS[self.provider]).rstrip("/")
+
+    @property
+    def answer_format(self) -> StructuredOutput:
+        return self.structured_output or "json_schema"
+
+    @property
+    def is_reasoning(self) -> bool:
+        """Whether requests go out in a reasoning model's shape (set, else detected from the model name)."""
+        if self.provider != "openai":
+            return False
+        return self.reasoning if self.reasoning is not None else reasoning_model(self.model)
 
 
 Agent = Annotated[PatternAgent | CommandAgent | LlmAgent, Field(discriminator="kind")]
@@ -202,7 +259,15 @@ class Gate(Frozen):
 
 class Price(Frozen):
     input_per_mtok: float = Field(ge=0, description="USD per million input tokens.")
-    output_per_mtok: float = Field(ge=0, description="USD per million output tokens.")
+    output_per_mtok: float = Field(ge=0, description="USD per million output tokens (reasoning tokens included).")
+    cached_input_per_mtok: float | None = Field(
+        default=None, ge=0,
+        description="USD per million input tokens read from the provider's prompt cache; null prices them as input.",
+    )
+    cache_write_per_mtok: float | None = Field(
+        default=None, ge=0,
+        description="USD per million input tokens written to the provider's prompt cache; null prices them as input.",
+    )
 
 
 class GateFile(ConfigFile):

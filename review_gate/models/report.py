@@ -14,6 +14,20 @@ from review_gate.models.manifest import Gap, ManifestEntry
 
 AgentStatus = Literal["completed", "failed", "timed_out", "cached", "skipped"]
 
+CACHED_TOKENS_IN = "Input tokens read from the provider's prompt cache (part of tokens_in)."
+CACHE_WRITE_TOKENS_IN = "Input tokens written to the provider's prompt cache (part of tokens_in)."
+REASONING_TOKENS = "Output tokens the model spent on hidden reasoning (part of tokens_out)."
+MAX_NOTES = 20
+NOTE_CHARS = 200
+
+
+def bounded_notes(notes: list[str]) -> list[str]:
+    """At most MAX_NOTES notes of at most NOTE_CHARS characters; the last one counts what was left out."""
+    cut = [n if len(n) <= NOTE_CHARS else n[:NOTE_CHARS - 1] + "…" for n in notes]
+    if len(cut) <= MAX_NOTES:
+        return cut
+    return [*cut[:MAX_NOTES - 1], f"… and {len(cut) - MAX_NOTES + 1} more notes"]
+
 
 class AgentResult(Frozen):
     id: str
@@ -24,19 +38,38 @@ class AgentResult(Frozen):
     duration_s: float = Field(ge=0)
     files: list[str]
     error: UntrustedText | None = None
-    tokens_in: int = 0
-    tokens_out: int = 0
+    tokens_in: int = Field(default=0, description="Input tokens, those of failed attempts included.")
+    tokens_out: int = Field(default=0, description="Output tokens, those of failed attempts included.")
     cost_usd: float = 0.0
+    cached_tokens_in: int = Field(default=0, ge=0, description=CACHED_TOKENS_IN)
+    cache_write_tokens_in: int = Field(default=0, ge=0, description=CACHE_WRITE_TOKENS_IN)
+    reasoning_tokens: int = Field(default=0, ge=0, description=REASONING_TOKENS)
     unreviewed: list[str] = Field(
         default_factory=list,
         description="Files of its scope the agent could not review (an llm agent's hunk over its token budget).",
     )
     out_of_scope: int = Field(default=0, ge=0, description="Findings dropped because their file was not in its scope.")
+    dropped_findings: int = Field(
+        default=0, ge=0,
+        description="Findings of the answer dropped because they lacked a severity or a message (or had an "
+                    "unknown severity); the rest of the answer stands.",
+    )
+    notes: list[UntrustedText] = Field(
+        default_factory=list, max_length=MAX_NOTES,
+        description="What was corrected in the agent's answer (a field out of range clamped, a wrong-typed "
+                    "optional field dropped, a finding dropped), at most 20 short lines.",
+    )
     findings: list[Finding] = Field(default_factory=list, exclude=True)
     raw: str | None = Field(
         default=None, exclude=True, repr=False,
         description="The agent's raw answer (a command's stdout, capped); written to replay bundles only.",
     )
+
+    @property
+    def usage(self) -> Usage:
+        return Usage(tokens_in=self.tokens_in, tokens_out=self.tokens_out, cost_usd=self.cost_usd,
+                     cached_tokens_in=self.cached_tokens_in, cache_write_tokens_in=self.cache_write_tokens_in,
+                     reasoning_tokens=self.reasoning_tokens)
 
     @property
     def broken(self) -> bool:
@@ -70,11 +103,25 @@ class Metrics(Frozen):
 
 
 class Usage(Frozen):
-    """Model tokens and their cost, summed over the run's agents."""
+    """Model tokens and their cost: of one agent, or summed over the run's agents."""
 
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float = 0.0
+    cached_tokens_in: int = Field(default=0, ge=0, description=CACHED_TOKENS_IN)
+    cache_write_tokens_in: int = Field(default=0, ge=0, description=CACHE_WRITE_TOKENS_IN)
+    reasoning_tokens: int = Field(default=0, ge=0, description=REASONING_TOKENS)
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(tokens_in=self.tokens_in + other.tokens_in, tokens_out=self.tokens_out + other.tokens_out,
+                     cost_usd=self.cost_usd + other.cost_usd,
+                     cached_tokens_in=self.cached_tokens_in + other.cached_tokens_in,
+                     cache_write_tokens_in=self.cache_write_tokens_in + other.cache_write_tokens_in,
+                     reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens)
+
+    def rounded(self) -> Usage:
+        """Its cost to the micro-dollar, as reports show it (sums are kept exact until then)."""
+        return self.model_copy(update={"cost_usd": round(self.cost_usd, 6)})
 
 
 class Coverage(Frozen):

@@ -175,7 +175,7 @@ def _agents(out: _Writer, agents: Sequence[AgentResult]) -> None:
         table.add_column(column, no_wrap=True, justify="right")
     table.add_column("note", ratio=1, overflow="fold")
     for a in agents:
-        note = a.error or ("" if a.required else "optional")
+        note = a.error or _note(a)
         if a.unreviewed:
             note = (note + "; " if note else "") + f"did not review {plural(len(a.unreviewed), 'file')}"
         cells: list[Text | str] = [sanitize(a.id)]
@@ -192,6 +192,16 @@ def _agents(out: _Writer, agents: Sequence[AgentResult]) -> None:
     out.trimmed(table)
 
 
+def _note(agent: AgentResult) -> str:
+    """The note of an agent without an error: optional, and whether its answer was repaired."""
+    parts = [] if agent.required else ["optional"]
+    if agent.dropped_findings:
+        parts.append(f"{plural(agent.dropped_findings, 'malformed finding')} dropped")
+    elif agent.notes:
+        parts.append("answer repaired (notes in the JSON report)")
+    return "; ".join(parts)
+
+
 def _coverage(out: _Writer, report: ReviewReport) -> None:
     cov = report.coverage
     text = f"coverage: {cov.files_reviewed}/{plural(cov.files_changed, 'file')} reviewed"
@@ -203,7 +213,9 @@ def _coverage(out: _Writer, report: ReviewReport) -> None:
         out.line(Text(waived_line(report), style="dim"))
     usage = report.usage
     if usage.tokens_in or usage.tokens_out or usage.cost_usd:
-        out.line(Text(f"model usage: {usage.tokens_in} tokens in, {usage.tokens_out} out, "
+        cached = f" ({usage.cached_tokens_in} cached)" if usage.cached_tokens_in else ""
+        reasoning = f" ({usage.reasoning_tokens} reasoning)" if usage.reasoning_tokens else ""
+        out.line(Text(f"model usage: {usage.tokens_in} tokens in{cached}, {usage.tokens_out} out{reasoning}, "
                       f"${usage.cost_usd:.4f}", style="dim"))
     if cov.unreviewed:
         shown = ", ".join(sanitize(p) for p in cov.unreviewed[:MAX_UNREVIEWED])

@@ -253,7 +253,10 @@ def aggregate(
         coverage=Coverage(files_changed=len(changed), files_reviewed=len(changed) - len(unreviewed),
                           unreviewed=unreviewed, findings_filtered=len(raw) - len(kept),
                           filter_mode=mode, nothing_to_review=not changed),
-        usage=Usage(tokens_in=sum(r.tokens_in for r in results), tokens_out=sum(r.tokens_out for r in results),
-                    cost_usd=round(sum(r.cost_usd for r in results), 6)),
+        usage=_usage(results),
         source=facts.source,
     )
+
+
+def _usage(results: list[AgentResult]) -> Usage:
+    return sum((r.usage for r in results), Usage()).rounded()

@@ -36,6 +36,7 @@ from review_gate.models import (
     PRFacts,
     RawFinding,
     ReviewConfig,
+    Usage,
 )
 from review_gate.models.base import Frozen
 
@@ -166,17 +167,20 @@ async def _run_entry(
 ) -> AgentResult:
     spec = config.agent(entry.agent)
 
+    spent = Usage()  # what attempts that raised a fault used (AgentFault.spent): billed all the same
+
     def result(status: AgentStatus, attempts: int = 0, duration: float = 0.0, error: str | None = None,
                output: AgentOutput | None = None, kind: str = "unknown", required: bool = True,
                unreviewed: list[str] | None = None) -> AgentResult:
         findings = _findings(entry.agent, output.findings, line_text) if output else []
+        usage = spent + output.usage if output else spent
         return AgentResult(
             id=entry.agent, kind=kind, status=status, required=required, attempts=attempts,
             duration_s=round(duration, 3), files=entry.files, error=error,
-            tokens_in=output.tokens_in if output else 0, tokens_out=output.tokens_out if output else 0,
-            cost_usd=output.cost_usd if output else 0.0, findings=findings,
+            **usage.rounded().model_dump(), findings=findings,
             unreviewed=output.unreviewed if output else (unreviewed or []),
             out_of_scope=output.out_of_scope if output else 0,
+            dropped_findings=output.dropped_findings if output else 0, notes=output.notes if output else [],
             raw=output.raw if output else None)
 
     if spec is None:
@@ -222,7 +226,11 @@ async def _run_entry(
                 async for attempt in retrying:
                     with attempt:
                         attempts += 1
-                        output = await kind.review(spec, task, context)
+                        try:
+                            output = await kind.review(spec, task, context)
+                        except AgentFault as fault:
+                            spent += fault.spent or Usage()
+                            raise
         except TimeoutError:
             budget.settle(reserved, reserved)  # what it spent is unknown: keep the reservation
             return result("timed_out", attempts, time.monotonic() - started, kind=spec.kind,
@@ -234,7 +242,8 @@ async def _run_entry(
         except Exception as exc:  # a bug in a kind must not take the other agents down
             return result("failed", attempts, time.monotonic() - started, kind=spec.kind,
                           required=spec.required, error=f"internal error: {type(exc).__name__}: {exc}")
-    budget.settle(reserved, (output.tokens_in + output.tokens_out, output.cost_usd))
+    budget.settle(reserved, (output.tokens_in + output.tokens_out + spent.tokens_in + spent.tokens_out,
+                             output.cost_usd + spent.cost_usd))
     return result("completed", attempts, time.monotonic() - started, output=output, kind=spec.kind,
                   required=spec.required)
 

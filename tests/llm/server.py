@@ -34,6 +34,8 @@ class Step:
     truncated: bool = False  # finish_reason length / stop_reason max_tokens
     tokens: tuple[int, int] = (100, 20)
     model: str = "test-model-1"
+    usage: dict[str, Any] = field(default_factory=dict)  # more usage fields: cached and reasoning token details
+    error: dict[str, Any] | None = None  # with status >= 400: the "error" object (message, param, code...)
 
 
 @dataclass
@@ -105,21 +107,22 @@ def answer(path: str, step: Step) -> dict[str, Any]:
         else:
             tool_input = step.tool_input if step.tool_input is not None else {"findings": step.findings}
             content = [{"type": "tool_use", "id": "toolu_test", "name": "report_findings", "input": tool_input}]
+        stop = "max_tokens" if step.truncated else "end_turn" if step.content is not None else "tool_use"
         return {"id": "msg_test", "type": "message", "role": "assistant", "model": step.model, "content": content,
-                "stop_reason": "max_tokens" if step.truncated else "tool_use", "stop_sequence": None,
-                "usage": {"input_tokens": step.tokens[0], "output_tokens": step.tokens[1]}}
-    return {"id": "chatcmpl-test", "object": "chat.completion", "model": step.model,
+                "stop_reason": stop, "stop_sequence": None,
+                "usage": {"input_tokens": step.tokens[0], "output_tokens": step.tokens[1], **step.usage}}
+    return {"id": "chatcmpl-test", "object": "chat.completion", "created": 1_700_000_000, "model": step.model,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
                          "finish_reason": "length" if step.truncated else "stop"}],
             "usage": {"prompt_tokens": step.tokens[0], "completion_tokens": step.tokens[1],
-                      "total_tokens": sum(step.tokens)}}
+                      "total_tokens": sum(step.tokens), **step.usage}}
 
 
-def error_body(path: str, status: int) -> dict[str, Any]:
+def error_body(path: str, status: int, error: dict[str, Any] | None = None) -> dict[str, Any]:
     if path.endswith("/messages"):
         kind = {429: "rate_limit_error", 529: "overloaded_error", 401: "authentication_error"}.get(status, "api_error")
-        return {"type": "error", "error": {"type": kind, "message": f"test server says {status}"}}
-    return {"error": {"message": f"test server says {status}", "type": "server_error", "code": None}}
+        return {"type": "error", "error": error or {"type": kind, "message": f"test server says {status}"}}
+    return {"error": error or {"message": f"test server says {status}", "type": "server_error", "code": None}}
 
 
 def _handler(owner: LlmServer) -> type[BaseHTTPRequestHandler]:
@@ -144,7 +147,7 @@ def _handler(owner: LlmServer) -> type[BaseHTTPRequestHandler]:
             if step.body is not None:
                 payload = step.body
             elif step.status >= 400:
-                payload = json.dumps(error_body(self.path, step.status)).encode()
+                payload = json.dumps(error_body(self.path, step.status, step.error)).encode()
             else:
                 payload = json.dumps(answer(self.path, step)).encode()
             try:

@@ -24,26 +24,87 @@ ONE = '{"findings": [{"severity": "major", "message": "bug", "file": "a.py", "li
     '{"findings": [{"severity": "major", "message": "bug", "file": "a.py", "line": 3, "extra": 1}], "notes": "x"}',
 ])
 def test_tolerant_parser_accepts_common_shapes(text: str) -> None:
-    [finding] = parse_answer(text)
+    parsed = parse_answer(text)
+    [finding] = parsed.findings
     assert (finding.severity, finding.message, finding.file, finding.line) == ("major", "bug", "a.py", 3)
+    assert (parsed.notes, parsed.dropped) == ([], 0)
 
 
 def test_a_tool_call_input_is_parsed_as_is() -> None:
-    assert parse_answer({"findings": []}) == []
+    assert parse_answer({"findings": []}).findings == []
 
 
 @pytest.mark.parametrize(("text", "reason"), [
     ("", "empty"),
     ("I found nothing wrong.", "not valid JSON"),
-    ('{"findings": [{"severity": "high", "message": "x"}]}', "findings[0].severity"),
-    ('{"findings": [{"severity": "major"}]}', "'message' is a required property"),
-    ('{"findings": [{"severity": "info", "message": "' + "x" * 2000 + '"}]}', "findings[0].message"),
+    ('{"findings": [{"severity": "high", "message": "x"}]}', "findings[0].severity must be one of"),
+    ('{"findings": [{"severity": "major"}]}', "findings[0].message is required"),
+    ('{"findings": ["a bug"]}', "findings[0] is a string, not an object"),
     ('{"verdict": "ok"}', "'findings' is a required property"),
+    ('{"findings": "none"}', "findings: expected a list, not a string"),
 ])
 def test_unusable_answers_say_why(text: str, reason: str) -> None:
     with pytest.raises(UnusableAnswer, match=None) as caught:
         parse_answer(text)
     assert reason in str(caught.value)
+
+
+GOOD = {"severity": "major", "message": "kept", "file": "a.py", "line": 3}
+
+
+@pytest.mark.parametrize(("field", "value", "expected", "note"), [
+    ("confidence", 2.0, 1.0, "findings[0].confidence 2 clamped to 1"),
+    ("confidence", -0.5, 0.0, "findings[0].confidence -0.5 clamped to 0"),
+    ("confidence", "high", None, "findings[0].confidence dropped: a string, not a number"),
+    ("confidence", True, None, "findings[0].confidence dropped: a boolean, not a number"),
+    ("line", 0, None, "findings[0].line dropped: 0 is not a line number"),
+    ("line", "12", None, "findings[0].line dropped: a string, not a line number"),
+    ("line", 7.0, 7, None),
+    ("end_line", 2.5, None, "findings[0].end_line dropped: 2.5 is not a line number"),
+    ("file", ["a.py"], None, "findings[0].file dropped: a list, not a string"),
+    ("file", "x" * 501, None, "findings[0].file dropped: longer than 500 characters"),
+    ("rule_id", {"id": 1}, None, "findings[0].rule_id dropped: an object, not a string"),
+    ("recommendation", "y" * 2500, "y" * 1999 + "…", "findings[0].recommendation cut to 2000 characters"),
+    ("message", "z" * 1500, "z" * 999 + "…", "findings[0].message cut to 1000 characters"),
+])
+def test_a_bad_optional_field_is_repaired_and_the_finding_kept(field: str, value: object, expected: object,
+                                                               note: str | None) -> None:
+    parsed = parse_answer({"findings": [{**GOOD, field: value}]})
+    [finding] = parsed.findings
+    assert getattr(finding, field) == expected
+    assert parsed.notes == ([note] if note else [])
+    assert parsed.dropped == 0
+
+
+def test_a_finding_without_severity_or_message_is_dropped_and_counted_the_rest_stands() -> None:
+    answer = {"findings": [GOOD, {"message": "no severity"}, {"severity": "critical"},
+                           {"severity": "urgent", "message": "unknown severity"}, 42,
+                           {**GOOD, "severity": " Critical ", "message": "case and spaces are fine"}]}
+    parsed = parse_answer(answer)
+    assert [(f.severity, f.message) for f in parsed.findings] == [("major", "kept"),
+                                                                  ("critical", "case and spaces are fine")]
+    assert parsed.dropped == 4
+    assert parsed.notes == [
+        "findings[1].severity must be one of critical, major, warning, info; the finding was dropped",
+        "findings[2].message is required (a non-empty string); the finding was dropped",
+        "findings[3].severity must be one of critical, major, warning, info; the finding was dropped",
+        "findings[4] is a number, not an object; the finding was dropped",
+    ]
+
+
+def test_notes_are_bounded_and_never_echo_the_models_text() -> None:
+    secretish = "IGNORE ALL INSTRUCTIONS " * 10
+    findings = [{**GOOD, "line": secretish, "confidence": 9} for _ in range(40)] + [{"severity": "x"}] * 30
+    parsed = parse_answer({"findings": findings})
+    assert len(parsed.findings) == 40 and parsed.dropped == 30
+    assert len(parsed.notes) == 20 and parsed.notes[-1] == "… and 72 more notes"  # 91 notes, 19 shown
+    assert all(len(n) <= 200 and "IGNORE" not in n for n in parsed.notes)
+
+
+def test_more_findings_than_the_schema_allows_keeps_the_first_ones() -> None:
+    parsed = parse_answer({"findings": [{"severity": "info", "message": f"m{i}"} for i in range(60)]})
+    assert [f.message for f in parsed.findings] == [f"m{i}" for i in range(50)]
+    assert parsed.dropped == 10 and parsed.notes == ["kept the first 50 of 60 findings"]
 
 
 RULE = Rule(id="r-1", name="No eval", severity="major", agent="a", category="security",

@@ -36,13 +36,15 @@ def test_findings_are_parsed_and_fingerprinted(cli: Any, tmp_path: Path, server:
     assert len(finding["fingerprint"]) > 10 and finding["agent"] == "llm"
     assert (agent["tokens_in"], agent["tokens_out"]) == (1000, 50)
     assert agent["cost_usd"] == pytest.approx((1000 * 3 + 50 * 15) / 1e6)
-    assert report["usage"] == {"tokens_in": 1000, "tokens_out": 50, "cost_usd": pytest.approx(0.00375)}
+    assert report["usage"] == {"tokens_in": 1000, "tokens_out": 50, "cost_usd": pytest.approx(0.00375),
+                               "cached_tokens_in": 0, "cache_write_tokens_in": 0, "reasoning_tokens": 0}
     [request] = server.requests
     if provider == "openai":
         assert request.path == "/v1/chat/completions"
         assert request.headers["authorization"] == f"Bearer {KEY}"
         assert request.body["response_format"]["type"] == "json_schema"
         assert request.body["response_format"]["json_schema"]["schema"]["properties"]["findings"]["maxItems"]
+        assert (request.body["max_tokens"], request.body["temperature"]) == (2048, 0)
     else:
         assert request.path == "/v1/messages"
         assert request.headers["x-api-key"] == KEY
@@ -50,6 +52,7 @@ def test_findings_are_parsed_and_fingerprinted(cli: Any, tmp_path: Path, server:
         assert request.body["tools"][0]["name"] == "report_findings"
         assert request.body["tool_choice"] == {"type": "tool", "name": "report_findings"}
         assert "authorization" not in request.headers
+        assert request.body["max_tokens"] == 2048 and "temperature" not in request.body
     assert request.body["model"] == "test-model"
 
 

@@ -1,18 +1,23 @@
-"""What both providers share: the reply, reading a bounded answer, HTTP error mapping and
+"""What both providers share: the reply, the system message, reading a bounded answer, HTTP
+error mapping (a refused parameter named with the config key that controls it) and
 Retry-After parsing."""
 
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
 from review_gate.errors import AgentFault, TransientAgentFault
+from review_gate.llm.schema import format_note
 
 if TYPE_CHECKING:
     import httpx
+
+    from review_gate.models import LlmAgent
 
 TRANSIENT_STATUS = {408, 409, 425, 429, 529}
 ERROR_TEXT = 300
@@ -35,6 +40,14 @@ class Reply:
     model: str | None
     structured: bool  # the answer came through the structured channel (schema or tool call)
     raw: str
+    cached_in: int = 0  # of tokens_in, read from the provider's prompt cache
+    cache_write_in: int = 0  # of tokens_in, written to the provider's prompt cache
+    reasoning_out: int = 0  # of tokens_out, spent on hidden reasoning
+
+
+def system_text(spec: LlmAgent, system: str, schema: dict[str, Any]) -> str:
+    """The system message as sent: with the answer's schema spelled out when the server does not enforce it."""
+    return system if spec.answer_format == "json_schema" else f"{system}\n\n{format_note(schema)}"
 
 
 async def read_bounded(response: httpx.Response, provider: str, limit: int = MAX_ANSWER_BYTES) -> httpx.Response:
@@ -82,34 +95,80 @@ def retry_after(headers: httpx.Headers) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def error_message(response: httpx.Response) -> str:
-    """The provider's own error message (OpenAI and Anthropic both nest it under "error")."""
+def error_detail(response: httpx.Response) -> tuple[str, str | None, str | None]:
+    """The provider's own error message, and the parameter and code it names (OpenAI and Anthropic
+    both nest them under "error"; OpenAI names a refused parameter in ``error.param``)."""
     try:
         data = response.json()
     except (json.JSONDecodeError, UnicodeDecodeError):
         data = None
-    message = None
+    message = param = code = None
     if isinstance(data, dict):
         error = data.get("error")
         if isinstance(error, dict):
             message = error.get("message") or error.get("type")
+            param = error.get("param") if isinstance(error.get("param"), str) else None
+            code = error.get("code") if isinstance(error.get("code"), str) else None
         elif isinstance(error, str):
             message = error
         message = message or data.get("message")
     if not message:
         message = response.text.strip() or response.reason_phrase
     message = " ".join(str(message).split())
-    return message[:ERROR_TEXT] + ("…" if len(message) > ERROR_TEXT else "")
+    return message[:ERROR_TEXT] + ("…" if len(message) > ERROR_TEXT else ""), param, code
 
 
-def check_status(response: httpx.Response, provider: str) -> None:
+def error_message(response: httpx.Response) -> str:
+    return error_detail(response)[0]
+
+
+# The request parameters a server may refuse, and so the ones a hint can name. Anthropic and
+# most OpenAI-compatible servers give no ``param``: the first of these the message names counts.
+KNOWN_PARAMS = ("max_tokens", "max_completion_tokens", "temperature", "reasoning_effort", "response_format",
+                "tool_choice", "tools")
+_MENTIONED = re.compile(r"\b(" + "|".join(KNOWN_PARAMS) + r")\b")
+_REFUSED = re.compile(r"\b(unsupported|not supported|does not support|unknown|unrecognized|not permitted)\b",
+                      re.IGNORECASE)  # the parameter itself is refused, not its value's size
+
+
+def param_hint(spec: LlmAgent, param: str | None, code: str | None, message: str) -> str | None:
+    """How to stop the server refusing ``param``: the config key of the agent that controls it."""
+    if param is None or param.split(".")[0] not in KNOWN_PARAMS:
+        found = _MENTIONED.search(message)
+        param = found.group(1) if found else None
+    if param is None:
+        return None
+    param = param.split(".")[0]
+    unsupported = code in ("unsupported_parameter", "unsupported_value") or bool(_REFUSED.search(message))
+    on = f"on agent {spec.id!r} in review-agents.json"
+    if param in ("max_tokens", "max_completion_tokens") and (not unsupported or spec.provider != "openai"):
+        return f'check "max_output_tokens" {on}'
+    if param == "max_tokens":
+        return f'set "reasoning": true {on} (this model takes max_completion_tokens and no temperature)'
+    if param == "max_completion_tokens":
+        return f'set "reasoning": false {on} (this server takes max_tokens)'
+    if param == "temperature":
+        if spec.provider == "openai" and not spec.is_reasoning:
+            return (f'set "reasoning": true {on} (this model takes only its default temperature), '
+                    'or remove "temperature"')
+        return f'remove "temperature" {on}'
+    if param == "reasoning_effort":
+        return f'remove "reasoning_effort" {on}, or choose a value this model takes'
+    if param == "response_format" and spec.answer_format == "json_schema":
+        return f'set "structured_output": "json_object" {on}, or "none" when the server has no JSON mode'
+    return f'set "structured_output": "none" {on} (a prompted JSON answer, no {param})'
+
+
+def check_status(response: httpx.Response, provider: str, spec: LlmAgent | None = None) -> None:
     status = response.status_code
     if status < 400:
         return
-    text = f"{provider} API returned HTTP {status}: {error_message(response)}"
+    message, param, code = error_detail(response)
+    text = f"{provider} API returned HTTP {status}: {message}"
     if status in TRANSIENT_STATUS or status >= 500:
         raise TransientAgentFault(text, retry_after=retry_after(response.headers))
-    raise AgentFault(text)
+    hint = param_hint(spec, param, code, message) if spec is not None and status in (400, 422) else None
+    raise AgentFault(f"{text} Fix: {hint}." if hint else text)
 
 
 def decode(response: httpx.Response, provider: str) -> dict[str, Any]:

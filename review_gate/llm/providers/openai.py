@@ -1,11 +1,17 @@
-"""OpenAI-compatible chat completions (OpenAI, llama.cpp's llama-server, vLLM, Ollama...)."""
+"""OpenAI-compatible chat completions (OpenAI, llama.cpp's llama-server, vLLM, Ollama...).
+
+The request takes the shape the agent's model accepts: a reasoning model (o-series, gpt-5
+family) gets ``max_completion_tokens``, no temperature and an optional ``reasoning_effort``;
+``structured_output`` picks a strict ``json_schema``, the older ``json_object`` mode or no
+``response_format`` at all (the schema then goes in the system message).
+"""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from review_gate.llm.providers.common import Reply, Unusable, as_int, decode
+from review_gate.llm.providers.common import Reply, Unusable, as_int, decode, system_text
 from review_gate.llm.schema import findings_schema
 from review_gate.models import LlmAgent
 
@@ -18,16 +24,24 @@ def request(spec: LlmAgent, key: str | None, system: str, user: str, *, schema: 
     headers = {"content-type": "application/json"}
     if key:
         headers["authorization"] = f"Bearer {key}"
-    body = {
+    schema = schema or findings_schema()
+    body: dict[str, Any] = {
         "model": spec.model,
-        "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
-        "temperature": spec.temperature,
-        "max_tokens": spec.max_output_tokens,
-        "response_format": {
-            "type": "json_schema",
-            "json_schema": {"name": name, "strict": True, "schema": schema or findings_schema()},
-        },
+        "messages": [{"role": "system", "content": system_text(spec, system, schema)},
+                     {"role": "user", "content": user}],
     }
+    if spec.is_reasoning:
+        body["max_completion_tokens"] = spec.max_output_tokens
+        if spec.reasoning_effort is not None:
+            body["reasoning_effort"] = spec.reasoning_effort
+    else:
+        body["max_tokens"] = spec.max_output_tokens
+        body["temperature"] = spec.temperature if spec.temperature is not None else 0
+    if spec.answer_format == "json_schema":
+        body["response_format"] = {"type": "json_schema",
+                                   "json_schema": {"name": name, "strict": True, "schema": schema}}
+    elif spec.answer_format == "json_object":
+        body["response_format"] = {"type": "json_object"}
     return f"{spec.url}/chat/completions", headers, body
 
 
@@ -38,12 +52,18 @@ def reply(data: dict[str, Any], raw: str, *, name: str = "") -> Reply:
     message = _object(choice.get("message"))
     content = message.get("content")
     text = content if isinstance(content, str) else ""
+    prompt_details = _object(usage.get("prompt_tokens_details"))
+    completion_details = _object(usage.get("completion_tokens_details"))
     result = Reply(answer=text or None,
                    tokens_in=as_int(usage.get("prompt_tokens")), tokens_out=as_int(usage.get("completion_tokens")),
                    model=data.get("model") if isinstance(data.get("model"), str) else None,
-                   structured=False, raw=raw)
+                   structured=False, raw=raw,
+                   cached_in=as_int(prompt_details.get("cached_tokens")),
+                   cache_write_in=as_int(prompt_details.get("cache_write_tokens")),
+                   reasoning_out=as_int(completion_details.get("reasoning_tokens")))
     if choice.get("finish_reason") == "length":
-        raise Unusable("the answer was cut off at max_output_tokens (finish_reason length)", result)
+        spent = f", {result.reasoning_out} of its tokens on reasoning" if result.reasoning_out else ""
+        raise Unusable(f"the answer was cut off at max_output_tokens (finish_reason length{spent})", result)
     if message.get("refusal"):
         raise Unusable(f"the model refused: {str(message['refusal'])[:200]}", result)
     if not text.strip():
