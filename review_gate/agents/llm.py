@@ -1,8 +1,11 @@
 """Agent kind ``llm``: a model behind an HTTP API (OpenAI-compatible or Anthropic).
 
 The scope is rendered (``llm.prompt``), split to fit ``max_input_tokens`` (``llm.chunking``)
-and every chunk is sent at once over the dispatch's shared HTTP client; the findings of the
-chunks are merged and their tokens summed. An answer that cannot be used is asked for again
+and the chunks are sent over the dispatch's shared HTTP client, each when the endpoint's rate
+governor (``llm.governor``) gives it a turn; the findings of the chunks are merged and their
+tokens summed. Near the agent's deadline it stops with what it has: a chunk whose turn comes
+too late to be answered is not sent, and once a chunk is answered the ones still in flight at
+the deadline are given up; their files are reported unreviewed. An answer that cannot be used is asked for again
 once, with the reason appended to the prompt; a second unusable answer fails the agent.
 Transient HTTP faults (connect errors, timeouts, 408/409/429/5xx, 529) become
 TransientAgentFault with the server's Retry-After, so dispatch retries them within the deadline.
@@ -13,6 +16,8 @@ scrubbed from every message this module raises.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +31,7 @@ from review_gate.config.locations import builtin_dir
 from review_gate.errors import AgentFault, TransientAgentFault
 from review_gate.llm import chunking, prompt
 from review_gate.llm.answer import UnusableAnswer, parse_answer
+from review_gate.llm.governor import Governor, NoTurn, Ticket
 from review_gate.llm.providers import anthropic, openai
 from review_gate.llm.providers.common import Reply, Unusable, check_status, decode, read_bounded
 from review_gate.models import LlmAgent, Price, RawFinding
@@ -39,6 +45,8 @@ needs_network = True
 
 PROVIDERS: dict[str, ModuleType] = {"openai": openai, "anthropic": anthropic}
 MARGIN_TOKENS = 64  # what the token estimate may be off by for the fixed parts of a request
+RESERVE_S = 10.0  # time an answer is expected to take, before one was seen (at most a quarter of the deadline)
+CUTOFF_S = 0.5  # the agent returns what it has this long before its deadline (at most a tenth of it)
 
 
 def unavailable(spec: AgentSpec) -> str | None:
@@ -112,22 +120,54 @@ def _scrub(text: str, key: str | None) -> str:
     return text.replace(key, "[redacted]") if key and len(key) >= 4 else text
 
 
+@dataclass(frozen=True)
+class Pace:
+    """Whose turn a request waits for, and until when it is worth sending (anyio's clock)."""
+
+    governor: Governor
+    deadline: float | None = None
+    reserve: float = 0.0
+
+
+def _pace(spec: LlmAgent, task: AgentTask, context: AgentContext) -> Pace | None:
+    if context.governors is None:
+        return None
+    governor = context.governors.get(spec)
+    if task.deadline is None:
+        return Pace(governor)
+    left = task.deadline - anyio.current_time()
+    return Pace(governor, task.deadline, max(0.0, min(RESERVE_S, left / 4)))
+
+
+def _turn(pace: Pace | None, spec: LlmAgent, body: dict[str, Any]) -> contextlib.AbstractAsyncContextManager[
+        Ticket | None]:
+    """The request's turn at its endpoint; NoTurn when it cannot come in time."""
+    if pace is None:
+        return contextlib.nullcontext()
+    tokens_in = chunking.estimate_tokens(len(json.dumps(body))) + MARGIN_TOKENS  # the schema counts too
+    return pace.governor.slot(tokens_in, spec.max_output_tokens, deadline=pace.deadline, reserve=pace.reserve)
+
+
 async def send(client: httpx.AsyncClient, spec: LlmAgent, key: str | None, system: str, user: str, *,
-               schema: dict[str, Any] | None = None, name: str | None = None) -> Reply:
+               schema: dict[str, Any] | None = None, name: str | None = None, pace: Pace | None = None) -> Reply:
     """One request; transport and HTTP errors mapped to AgentFault / TransientAgentFault.
-    ``schema`` and ``name``: another answer schema than the findings one (the gap detector's)."""
+    ``schema`` and ``name``: another answer schema than the findings one (the gap detector's).
+    ``pace``: wait for a turn at the endpoint's rate governor (NoTurn when it comes too late)."""
     import httpx
 
     provider = PROVIDERS[spec.provider]
     named = {"name": name} if name else {}
     url, headers, body = provider.request(spec, key, system, user, schema=schema, **named)
-    try:
-        async with client.stream("POST", url, headers=headers, json=body) as streamed:
-            response = await read_bounded(streamed, spec.provider)
-    except httpx.TimeoutException as exc:
-        raise TransientAgentFault(f"{spec.provider} API at {spec.url}: timed out ({type(exc).__name__})") from exc
-    except httpx.TransportError as exc:
-        raise TransientAgentFault(f"{spec.provider} API at {spec.url}: {type(exc).__name__}: {exc}") from exc
+    async with _turn(pace, spec, body) as ticket:
+        try:
+            async with client.stream("POST", url, headers=headers, json=body) as streamed:
+                response = await read_bounded(streamed, spec.provider)
+        except httpx.TimeoutException as exc:
+            raise TransientAgentFault(f"{spec.provider} API at {spec.url}: timed out ({type(exc).__name__})") from exc
+        except httpx.TransportError as exc:
+            raise TransientAgentFault(f"{spec.provider} API at {spec.url}: {type(exc).__name__}: {exc}") from exc
+        if ticket is not None:
+            ticket.observe(response.headers, response.status_code)
     check_status(response, spec.provider)
     data = decode(response, spec.provider)
     reply: Reply = provider.reply(data, response.text, **named)
@@ -143,14 +183,14 @@ class ChunkResult:
 
 
 async def _review_chunk(client: httpx.AsyncClient, spec: LlmAgent, key: str | None, system: str,
-                        user: str) -> ChunkResult:
+                        user: str, pace: Pace | None = None) -> ChunkResult:
     tokens_in = tokens_out = 0
     raws: list[str] = []
     error = ""
     for attempt in range(2):
         message = user if attempt == 0 else user + prompt.retry_note(error)
         try:
-            reply = await send(client, spec, key, system, message)
+            reply = await send(client, spec, key, system, message, pace=pace)
         except Unusable as exc:
             tokens_in += exc.reply.tokens_in
             tokens_out += exc.reply.tokens_out
@@ -184,19 +224,36 @@ async def review(spec: AgentSpec, task: AgentTask, context: AgentContext) -> Age
 async def _review(spec: LlmAgent, task: AgentTask, context: AgentContext, client: httpx.AsyncClient,
                   key: str | None) -> AgentOutput:
     request = build(spec, task, context)
+    pace = _pace(spec, task, context)
     results: list[ChunkResult | None] = [None] * len(request.users)
     faults: list[AgentFault] = []
+    chunks = anyio.CancelScope()
 
     async def one(index: int, user: str) -> None:
         try:
-            results[index] = await _review_chunk(client, spec, key, request.system, user)
+            results[index] = await _review_chunk(client, spec, key, request.system, user, pace)
+        except NoTurn:
+            pass  # its turn came too late: its files are reported unreviewed
         except AgentFault as fault:
             faults.append(fault)
-            group.cancel_scope.cancel()
+            chunks.cancel()
 
-    async with anyio.create_task_group() as group:
-        for index, user in enumerate(request.users):
-            group.start_soon(one, index, user)
+    async def cut_short(at: float) -> None:
+        """At the deadline, give up the chunks in flight if that keeps answered ones; when none
+        is answered yet, the deadline takes its course (the agent timed out)."""
+        await anyio.sleep_until(at)
+        if any(r is not None for r in results):
+            chunks.cancel()
+
+    async with anyio.create_task_group() as watch:
+        if task.deadline is not None:
+            left = task.deadline - anyio.current_time()
+            watch.start_soon(cut_short, task.deadline - max(0.0, min(CUTOFF_S, left / 10)))
+        with chunks:
+            async with anyio.create_task_group() as group:
+                for index, user in enumerate(request.users):
+                    group.start_soon(one, index, user)
+        watch.cancel_scope.cancel()
     if faults:
         permanent = [f for f in faults if not isinstance(f, TransientAgentFault)]
         if permanent:
@@ -204,6 +261,11 @@ async def _review(spec: LlmAgent, task: AgentTask, context: AgentContext, client
         waits = [f.retry_after for f in faults if isinstance(f, TransientAgentFault) and f.retry_after is not None]
         raise TransientAgentFault(str(faults[0]), retry_after=max(waits) if waits else None)
     done = [r for r in results if r is not None]
+    if request.users and not done:
+        raise AgentFault(f"none of its {len(request.users)} request(s) could be sent in time for its deadline: "
+                         f"the rate limits of {spec.url} left no turn")
+    missed = [path for r, files in zip(results, request.files, strict=True) if r is None for path in files]
+    unreviewed = list(dict.fromkeys([*request.unreviewed, *missed]))
     scope = {f.path for f in task.files}
     findings = [f for r in done for f in r.findings if f.file is None or f.file in scope]
     dropped = sum(len(r.findings) for r in done) - len(findings)
@@ -212,7 +274,7 @@ async def _review(spec: LlmAgent, task: AgentTask, context: AgentContext, client
     return AgentOutput(
         findings=findings, tokens_in=tokens_in, tokens_out=tokens_out,
         cost_usd=round(cost(spec.model, tokens_in, tokens_out, context.prices), 6),
-        unreviewed=request.unreviewed, out_of_scope=dropped,
+        unreviewed=unreviewed, out_of_scope=dropped,
         raw=_scrub("\n".join(r.raw for r in done), key) or None)
 
 
