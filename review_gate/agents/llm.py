@@ -4,9 +4,10 @@ The scope is rendered (``llm.prompt``), split to fit ``max_input_tokens`` (``llm
 and the chunks are sent over the dispatch's shared HTTP client, each when the endpoint's rate
 governor (``llm.governor``) gives it a turn; the findings of the chunks are merged and their
 tokens summed. Near the agent's deadline it stops with what it has: a chunk whose turn comes
-too late to be answered is not sent, and once a chunk is answered the ones still in flight at
-the deadline are given up; their files are reported unreviewed. An answer that cannot be used is asked for again
-once, with the reason appended to the prompt; a second unusable answer fails the agent.
+too late to be answered is not sent, and once a chunk is answered, those still in flight at
+the deadline are given up; their files are reported unreviewed. An answer that cannot be used
+is asked for again once, with the reason appended to the prompt; a second unusable answer
+fails the agent.
 Transient HTTP faults (connect errors, timeouts, 408/409/429/5xx, 529) become
 TransientAgentFault with the server's Retry-After, so dispatch retries them within the deadline.
 
@@ -37,7 +38,7 @@ from review_gate.llm.providers.common import Reply, Unusable, check_status, deco
 from review_gate.models import LlmAgent, Price, RawFinding
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Awaitable, Callable, Mapping
 
     import httpx
 
@@ -221,39 +222,48 @@ async def review(spec: AgentSpec, task: AgentTask, context: AgentContext) -> Age
         raise AgentFault(_scrub(str(fault), key)) from None
 
 
-async def _review(spec: LlmAgent, task: AgentTask, context: AgentContext, client: httpx.AsyncClient,
-                  key: str | None) -> AgentOutput:
-    request = build(spec, task, context)
-    pace = _pace(spec, task, context)
-    results: list[ChunkResult | None] = [None] * len(request.users)
+async def _schedule(users: list[str], deadline: float | None, review_one: Callable[[str], Awaitable[ChunkResult]],
+                    ) -> tuple[list[ChunkResult | None], list[AgentFault]]:
+    """Review every chunk concurrently (the governor paces the requests); a chunk whose turn
+    comes too late stays None. The first fault cancels the others. Just before ``deadline``,
+    once a chunk is answered, the ones still in flight are given up (None); while none is,
+    the deadline takes its course and the agent times out."""
+    results: list[ChunkResult | None] = [None] * len(users)
     faults: list[AgentFault] = []
     chunks = anyio.CancelScope()
 
     async def one(index: int, user: str) -> None:
         try:
-            results[index] = await _review_chunk(client, spec, key, request.system, user, pace)
+            results[index] = await review_one(user)
         except NoTurn:
-            pass  # its turn came too late: its files are reported unreviewed
+            pass
         except AgentFault as fault:
             faults.append(fault)
             chunks.cancel()
 
     async def cut_short(at: float) -> None:
-        """At the deadline, give up the chunks in flight if that keeps answered ones; when none
-        is answered yet, the deadline takes its course (the agent timed out)."""
         await anyio.sleep_until(at)
         if any(r is not None for r in results):
             chunks.cancel()
 
     async with anyio.create_task_group() as watch:
-        if task.deadline is not None:
-            left = task.deadline - anyio.current_time()
-            watch.start_soon(cut_short, task.deadline - max(0.0, min(CUTOFF_S, left / 10)))
+        if deadline is not None:
+            left = deadline - anyio.current_time()
+            watch.start_soon(cut_short, deadline - max(0.0, min(CUTOFF_S, left / 10)))
         with chunks:
             async with anyio.create_task_group() as group:
-                for index, user in enumerate(request.users):
+                for index, user in enumerate(users):
                     group.start_soon(one, index, user)
         watch.cancel_scope.cancel()
+    return results, faults
+
+
+async def _review(spec: LlmAgent, task: AgentTask, context: AgentContext, client: httpx.AsyncClient,
+                  key: str | None) -> AgentOutput:
+    request = build(spec, task, context)
+    pace = _pace(spec, task, context)
+    results, faults = await _schedule(
+        request.users, task.deadline, lambda user: _review_chunk(client, spec, key, request.system, user, pace))
     if faults:
         permanent = [f for f in faults if not isinstance(f, TransientAgentFault)]
         if permanent:
@@ -262,8 +272,8 @@ async def _review(spec: LlmAgent, task: AgentTask, context: AgentContext, client
         raise TransientAgentFault(str(faults[0]), retry_after=max(waits) if waits else None)
     done = [r for r in results if r is not None]
     if request.users and not done:
-        raise AgentFault(f"none of its {len(request.users)} request(s) could be sent in time for its deadline: "
-                         f"the rate limits of {spec.url} left no turn")
+        raise AgentFault(f"none of its {len(request.users)} request(s) could be sent early enough to be answered "
+                         f"before its deadline: {spec.url} is at its rate limits or answering too slowly")
     missed = [path for r, files in zip(results, request.files, strict=True) if r is None for path in files]
     unreviewed = list(dict.fromkeys([*request.unreviewed, *missed]))
     scope = {f.path for f in task.files}

@@ -28,7 +28,7 @@ import re
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
 
@@ -233,10 +233,8 @@ class Ticket:
     """One request's turn; ``observe`` its answer."""
 
     governor: Governor
-    need: Need
     sent: dict[str, int]  # the governor's running totals, this request included
     started: float
-    observed: bool = field(default=False)
 
     def observe(self, headers: Mapping[str, str], status: int, now: float | None = None) -> None:
         self.governor.observe(self, headers, status, now)
@@ -308,7 +306,7 @@ class Governor:
             self.rpm.add(1, now)
         if self.tpm is not None:
             self.tpm.add(need.cost("tokens"), now)
-        return Ticket(self, need, dict(self.sent), now)
+        return Ticket(self, dict(self.sent), now)
 
     def release(self, ticket: Ticket) -> None:
         self.in_flight -= 1
@@ -318,7 +316,6 @@ class Governor:
         """Read an answer: what the server says of its budgets, how long it took, a 429's pause."""
         now = anyio.current_time() if now is None else now
         wall = time.time()
-        ticket.observed = True
         readings = read_limits(headers, wall)
         for reading in readings:
             reset_at = now + reading.reset_in if reading.reset_in is not None else None

@@ -124,6 +124,7 @@ def test_an_agent_whose_every_request_misses_its_turn_fails_and_says_why(
     _, report = run(cli, cfg, make_diff("app.py", ["x = 1"]))
     outcome = sorted((a["status"], a["error"] or "") for a in report["agents"])
     assert [status for status, _ in outcome] == ["completed", "failed"]
-    assert "could be sent in time for its deadline: the rate limits of" in outcome[1][1]
+    assert "could be sent early enough to be answered before its deadline" in outcome[1][1]
+    assert "is at its rate limits" in outcome[1][1]
     assert len(server.requests) == 1 and limit.rejected == 0
     assert report["decision"] == "incomplete"
