@@ -221,8 +221,11 @@ def bench_dedupe(table: Table) -> None:
     table.check(name, seconds, 1.0, "s", f"{len(kept)} kept")
 
 
-def _llm_dispatch(work: Path, server: Any, agents: int, concurrency: int, name: str) -> tuple[float, list[Any]]:
-    """Dispatch ``agents`` llm agents (openai wire format) at the test server, in-process."""
+def _llm_dispatch(work: Path, server: Any, agents: int, concurrency: int, name: str, diff: bytes | None = None,
+                  **fields: Any) -> tuple[float, list[Any]]:
+    """Dispatch ``agents`` llm agents (openai wire format) at the test server, in-process, over
+    ``diff`` (default: a small one); ``fields`` go into every agent's entry. The agents share the
+    endpoint, so its governor lets ``max_concurrency`` requests in flight (default: ``concurrency``)."""
     import anyio
 
     from review_gate.config import load_config
@@ -236,7 +239,7 @@ def _llm_dispatch(work: Path, server: Any, agents: int, concurrency: int, name: 
     ids = [f"llm-{i:03d}" for i in range(agents)]
     specs = [{"id": i, "name": i, "description": "bench llm agent", "kind": "llm", "provider": "openai",
               "model": "bench", "base_url": f"{server.url}/v1", "instructions": "instructions/r.md",
-              "retries": 1, "timeout_s": 30} for i in ids]
+              "retries": 1, "timeout_s": 30, "max_concurrency": concurrency, **fields} for i in ids]
     files = {"review-agents.json": {"version": 1, "agents": specs},
              "review-composition.json": {"version": 1, "policies": [{
                  "id": "all", "description": "every agent", "trigger": {"type": "always"}, "dispatch": ids}]},
@@ -244,7 +247,7 @@ def _llm_dispatch(work: Path, server: Any, agents: int, concurrency: int, name: 
     for file_name, data in files.items():
         (directory / file_name).write_text(json.dumps(data), encoding="utf-8")
     config = load_config(directory)
-    facts = PRFacts(source="bench", files=parse_diff(small_diff(SEED + 2)))
+    facts = PRFacts(source="bench", files=parse_diff(diff if diff is not None else small_diff(SEED + 2)))
     paths = [f.path for f in facts.files]
     manifest = AgentManifest(entries=[ManifestEntry(agent=i, files=paths, policies=["all"], priority=50) for i in ids])
     options = DispatchOptions(concurrency=concurrency, default_timeout_s=30, config_dir=str(directory))
@@ -293,6 +296,42 @@ def bench_llm(table: Table, work: Path) -> None:
         table.check(name, seconds, 1.5, "s", "about 1 s expected")
     except Exception as exc:
         table.error(name, "< 1.5 s", exc)
+    bench_rate_limited(table, work)
+
+
+RATE_AGENTS = 8
+RATE_FILES = 10  # one request each, at max_input_tokens 1000: 80 requests
+RATE_WINDOW_S = 20.0  # 60 requests per 20 s: 60/min scaled by 3, so that the row takes half a minute
+
+
+def bench_rate_limited(table: Table, work: Path) -> None:
+    """The request storm of issue 9: many agents, many chunks, one endpoint that admits 5 requests
+    at once and 60 per window, and answers 429 beyond."""
+    from tests.llm.server import LlmServer, RateLimit, Step
+
+    name = "rate-limited endpoint (5 concurrent, 60/window)"
+    target = "0 failed, 0 429s after 1st headers"
+    diff = "".join(
+        f"diff --git a/src/f{i:02d}.py b/src/f{i:02d}.py\nnew file mode 100644\n--- /dev/null\n"
+        f"+++ b/src/f{i:02d}.py\n@@ -0,0 +1,60 @@\n" + "".join(f"+value_{i}_{n} = {n} * {i}\n" for n in range(60))
+        for i in range(RATE_FILES)).encode()
+    try:
+        with LlmServer() as server:
+            server.rate_limit = limit = RateLimit(concurrent=5, requests=60, window_s=RATE_WINDOW_S)
+            server.default = Step(findings=[], delay=0.2)
+            seconds, results = _llm_dispatch(work, server, RATE_AGENTS, 8, "llm-rate", diff,
+                                              max_input_tokens=1000, timeout_s=120, max_concurrency=None)
+            requests = len(server.requests)
+    except Exception as exc:
+        table.error(name, target, exc)
+        return
+    failed = [r for r in results if r.status != "completed" or r.unreviewed]
+    measured = (f"{len(failed)} of {RATE_AGENTS} agents failed, {limit.rejected_late} 429s after 1st headers "
+                f"({limit.rejected} in all), {requests} requests, {seconds:.1f} s wall")
+    table.rows.append(Row(name, target, measured, "ok" if not failed and not limit.rejected_late else "FAIL"))
+    windows = -(-requests // limit.requests)
+    table.info("  scaled to 60/min", f"window {RATE_WINDOW_S:g} s: the same run at 60/min takes about "
+               f"{60 / RATE_WINDOW_S:g}x as long; {requests} requests need {windows} windows at least")
 
 
 def write_sleep_config(directory: Path, command: list[str]) -> None:

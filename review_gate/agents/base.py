@@ -15,6 +15,8 @@ from review_gate.models.report import Usage, bounded_notes
 if TYPE_CHECKING:
     import httpx
 
+    from review_gate.llm.governor import Governors
+
 AgentSpec = PatternAgent | CommandAgent | LlmAgent
 
 RAW_LIMIT = 1_000_000  # bytes of an agent's raw answer kept (replay bundles)
@@ -44,7 +46,8 @@ def capped(raw: str | None) -> str | None:
 @dataclass(frozen=True)
 class AgentContext:
     """What the run shares with every agent. ``client`` is the one HTTP client of the dispatch,
-    created only when an agent of a network kind runs, and closed by dispatch afterwards."""
+    created only when an agent of a network kind runs, and closed by dispatch afterwards;
+    ``governors`` comes with it, one rate governor per llm endpoint."""
 
     client: httpx.AsyncClient | None = None
     offline: bool = False
@@ -52,6 +55,7 @@ class AgentContext:
     repo_root: str | None = None
     prices: Mapping[str, Price] = field(default_factory=dict)
     standards: str | None = None  # the constitution's Standards section, when one is set
+    governors: Governors | None = None  # the llm endpoints' rate governors, made beside the client
 
 
 class AgentTask(Frozen):
@@ -61,6 +65,9 @@ class AgentTask(Frozen):
     rules: list[Rule]
     repo_root: str | None = Field(description="Repository root, None when reviewing a bare diff.")
     config_dir: str | None
+    deadline: float | None = Field(
+        default=None, description="When the agent's hard deadline falls, on anyio's clock (set by dispatch): "
+                                  "a kind may stop early and return what it has.")
 
 
 class AgentOutput(Frozen):

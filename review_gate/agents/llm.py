@@ -1,12 +1,16 @@
 """Agent kind ``llm``: a model behind an HTTP API (OpenAI-compatible or Anthropic).
 
 The scope is rendered (``llm.prompt``), split to fit ``max_input_tokens`` (``llm.chunking``)
-and every chunk is sent at once over the dispatch's shared HTTP client; the findings of the
-chunks are merged and their tokens summed. An answer that cannot be used is asked for again
-once, with the reason appended to the prompt; a second unusable answer fails the agent. An
-answer with some malformed findings is not unusable: ``llm.answer`` keeps what is good and
-notes what it repaired or dropped. The tokens of every attempt, failed ones too, are reported
-(a fault carries them in ``spent``), with the cached and reasoning tokens the provider names.
+and the chunks are sent over the dispatch's shared HTTP client, each when the endpoint's rate
+governor (``llm.governor``) gives it a turn; the findings of the chunks are merged and their
+tokens summed. Near the agent's deadline it stops with what it has: a chunk whose turn comes
+too late to be answered is not sent, and once a chunk is answered, those still in flight at
+the deadline are given up; their files are reported unreviewed. An answer that cannot be used
+is asked for again once, with the reason appended to the prompt; a second unusable answer
+fails the agent. An answer with some malformed findings is not unusable: ``llm.answer`` keeps
+what is good and notes what it repaired or dropped. The tokens of every attempt, failed ones
+too, are reported (a fault carries them in ``spent``), with the cached and reasoning tokens the
+provider names.
 Transient HTTP faults (connect errors, timeouts, 408/409/429/5xx, 529) become
 TransientAgentFault with the server's Retry-After, so dispatch retries them within the deadline.
 
@@ -16,6 +20,8 @@ scrubbed from every message this module raises.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +35,7 @@ from review_gate.config.locations import builtin_dir
 from review_gate.errors import AgentFault, TransientAgentFault
 from review_gate.llm import chunking, prompt
 from review_gate.llm.answer import ParsedAnswer, UnusableAnswer, parse_answer
+from review_gate.llm.governor import Governor, NoTurn, Ticket
 from review_gate.llm.providers import anthropic, openai
 from review_gate.llm.providers.common import Reply, Unusable, check_status, decode, read_bounded
 from review_gate.llm.schema import findings_schema, format_note
@@ -36,7 +43,7 @@ from review_gate.models import LlmAgent, Price, Usage
 from review_gate.models.report import bounded_notes
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Awaitable, Callable, Mapping
 
     import httpx
 
@@ -44,6 +51,8 @@ needs_network = True
 
 PROVIDERS: dict[str, ModuleType] = {"openai": openai, "anthropic": anthropic}
 MARGIN_TOKENS = 64  # what the token estimate may be off by for the fixed parts of a request
+CUTOFF_S = 0.5  # the agent returns what it has this long before its deadline (at most a tenth of it)
+RESERVE_S = 10.0  # time an answer is expected to take, before one was seen (at most a quarter of the deadline)
 
 
 def unavailable(spec: AgentSpec) -> str | None:
@@ -134,22 +143,54 @@ def _scrub(text: str, key: str | None) -> str:
     return text.replace(key, "[redacted]") if key and len(key) >= 4 else text
 
 
+@dataclass(frozen=True)
+class Pace:
+    """Whose turn a request waits for, and until when it is worth sending (anyio's clock)."""
+
+    governor: Governor
+    deadline: float | None = None
+    reserve: float = 0.0
+
+
+def _pace(spec: LlmAgent, task: AgentTask, context: AgentContext) -> Pace | None:
+    if context.governors is None:
+        return None
+    governor = context.governors.get(spec)
+    if task.deadline is None:
+        return Pace(governor)
+    left = task.deadline - anyio.current_time()
+    return Pace(governor, task.deadline, max(0.0, min(RESERVE_S, left / 4)))
+
+
+def _turn(pace: Pace | None, spec: LlmAgent, body: dict[str, Any]) -> contextlib.AbstractAsyncContextManager[
+        Ticket | None]:
+    """The request's turn at its endpoint; NoTurn when it cannot come in time."""
+    if pace is None:
+        return contextlib.nullcontext()
+    tokens_in = chunking.estimate_tokens(len(json.dumps(body))) + MARGIN_TOKENS  # the schema counts too
+    return pace.governor.slot(tokens_in, spec.max_output_tokens, deadline=pace.deadline, reserve=pace.reserve)
+
+
 async def send(client: httpx.AsyncClient, spec: LlmAgent, key: str | None, system: str, user: str, *,
-               schema: dict[str, Any] | None = None, name: str | None = None) -> Reply:
+               schema: dict[str, Any] | None = None, name: str | None = None, pace: Pace | None = None) -> Reply:
     """One request; transport and HTTP errors mapped to AgentFault / TransientAgentFault.
-    ``schema`` and ``name``: another answer schema than the findings one (the gap detector's)."""
+    ``schema`` and ``name``: another answer schema than the findings one (the gap detector's).
+    ``pace``: wait for a turn at the endpoint's rate governor (NoTurn when it comes too late)."""
     import httpx
 
     provider = PROVIDERS[spec.provider]
     named = {"name": name} if name else {}
     url, headers, body = provider.request(spec, key, system, user, schema=schema, **named)
-    try:
-        async with client.stream("POST", url, headers=headers, json=body) as streamed:
-            response = await read_bounded(streamed, spec.provider)
-    except httpx.TimeoutException as exc:
-        raise TransientAgentFault(f"{spec.provider} API at {spec.url}: timed out ({type(exc).__name__})") from exc
-    except httpx.TransportError as exc:
-        raise TransientAgentFault(f"{spec.provider} API at {spec.url}: {type(exc).__name__}: {exc}") from exc
+    async with _turn(pace, spec, body) as ticket:
+        try:
+            async with client.stream("POST", url, headers=headers, json=body) as streamed:
+                response = await read_bounded(streamed, spec.provider)
+        except httpx.TimeoutException as exc:
+            raise TransientAgentFault(f"{spec.provider} API at {spec.url}: timed out ({type(exc).__name__})") from exc
+        except httpx.TransportError as exc:
+            raise TransientAgentFault(f"{spec.provider} API at {spec.url}: {type(exc).__name__}: {exc}") from exc
+        if ticket is not None:
+            ticket.observe(response.headers, response.status_code)
     check_status(response, spec.provider, spec)
     data = decode(response, spec.provider)
     reply: Reply = provider.reply(data, response.text, **named)
@@ -170,14 +211,14 @@ def _with_spent(fault: AgentFault, usage: Usage) -> AgentFault:
 
 
 async def _review_chunk(client: httpx.AsyncClient, spec: LlmAgent, key: str | None, system: str,
-                        user: str, prices: Mapping[str, Price]) -> ChunkResult:
+                        user: str, prices: Mapping[str, Price], pace: Pace | None = None) -> ChunkResult:
     usage = Usage()
     raws: list[str] = []
     error = ""
     for attempt in range(2):
         message = user if attempt == 0 else user + prompt.retry_note(error)
         try:
-            reply = await send(client, spec, key, system, message)
+            reply = await send(client, spec, key, system, message, pace=pace)
         except Unusable as exc:
             usage += spent(exc.reply, spec.model, prices)
             raws.append(exc.reply.raw)
@@ -208,22 +249,49 @@ async def review(spec: AgentSpec, task: AgentTask, context: AgentContext) -> Age
         raise AgentFault(_scrub(str(fault), key), spent=fault.spent) from None
 
 
-async def _review(spec: LlmAgent, task: AgentTask, context: AgentContext, client: httpx.AsyncClient,
-                  key: str | None) -> AgentOutput:
-    request = build(spec, task, context)
-    results: list[ChunkResult | None] = [None] * len(request.users)
+async def _schedule(users: list[str], deadline: float | None, review_one: Callable[[str], Awaitable[ChunkResult]],
+                    ) -> tuple[list[ChunkResult | None], list[AgentFault]]:
+    """Review every chunk concurrently (the governor paces the requests); a chunk whose turn
+    comes too late stays None. The first fault cancels the others. Just before ``deadline``,
+    once a chunk is answered, the ones still in flight are given up (None); while none is,
+    the deadline takes its course and the agent times out."""
+    results: list[ChunkResult | None] = [None] * len(users)
     faults: list[AgentFault] = []
+    chunks = anyio.CancelScope()
 
     async def one(index: int, user: str) -> None:
         try:
-            results[index] = await _review_chunk(client, spec, key, request.system, user, context.prices)
+            results[index] = await review_one(user)
+        except NoTurn:
+            pass
         except AgentFault as fault:
             faults.append(fault)
-            group.cancel_scope.cancel()
+            chunks.cancel()
 
-    async with anyio.create_task_group() as group:
-        for index, user in enumerate(request.users):
-            group.start_soon(one, index, user)
+    async def cut_short(at: float) -> None:
+        await anyio.sleep_until(at)
+        if any(r is not None for r in results):
+            chunks.cancel()
+
+    async with anyio.create_task_group() as watch:
+        if deadline is not None:
+            left = deadline - anyio.current_time()
+            watch.start_soon(cut_short, deadline - max(0.0, min(CUTOFF_S, left / 10)))
+        with chunks:
+            async with anyio.create_task_group() as group:
+                for index, user in enumerate(users):
+                    group.start_soon(one, index, user)
+        watch.cancel_scope.cancel()
+    return results, faults
+
+
+async def _review(spec: LlmAgent, task: AgentTask, context: AgentContext, client: httpx.AsyncClient,
+                  key: str | None) -> AgentOutput:
+    request = build(spec, task, context)
+    pace = _pace(spec, task, context)
+    results, faults = await _schedule(
+        request.users, task.deadline,
+        lambda user: _review_chunk(client, spec, key, request.system, user, context.prices, pace))
     done = [r for r in results if r is not None]
     usage = sum((r.usage for r in done), Usage())
     if faults:
@@ -235,12 +303,17 @@ async def _review(spec: LlmAgent, task: AgentTask, context: AgentContext, client
             raise permanent[0]
         waits = [f.retry_after for f in faults if isinstance(f, TransientAgentFault) and f.retry_after is not None]
         raise TransientAgentFault(str(faults[0]), retry_after=max(waits) if waits else None, spent=usage)
+    if request.users and not done:
+        raise AgentFault(f"none of its {len(request.users)} request(s) could be sent early enough to be answered "
+                         f"before its deadline: {spec.url} is at its rate limits or answering too slowly", spent=usage)
+    missed = [path for r, files in zip(results, request.files, strict=True) if r is None for path in files]
+    unreviewed = list(dict.fromkeys([*request.unreviewed, *missed]))
     scope = {f.path for f in task.files}
     kept = [f for r in done for f in r.parsed.findings]
     findings = [f for f in kept if f.file is None or f.file in scope]
     return AgentOutput(
         findings=findings, **usage.rounded().model_dump(),
-        unreviewed=request.unreviewed, out_of_scope=len(kept) - len(findings),
+        unreviewed=unreviewed, out_of_scope=len(kept) - len(findings),
         dropped_findings=sum(r.parsed.dropped for r in done),
         notes=bounded_notes([n for r in done for n in r.parsed.notes]),
         raw=_scrub("\n".join(r.raw for r in done), key) or None)

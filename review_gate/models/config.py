@@ -188,6 +188,24 @@ class LlmAgent(AgentBase):
         description="openai reasoning models only: the reasoning_effort sent with each request; null sends "
                     "none (the model's default). Not every model takes every value.",
     )
+    # The rate governor: one queue per endpoint (base_url and api_key_env); agents that share an
+    # endpoint share these limits, the strictest wins.
+    rpm: int | None = Field(
+        default=None, ge=1, le=1_000_000,
+        description="Rate governor: requests per minute the run may send to this endpoint (base_url and "
+                    "api_key_env), for all agents that share it; null: only what the server's rate-limit "
+                    "headers say.",
+    )
+    tpm: int | None = Field(
+        default=None, ge=1, le=1_000_000_000,
+        description="Rate governor: tokens per minute for this endpoint, counting each request's prompt "
+                    "estimate plus its max_output_tokens; null: only what the server's rate-limit headers say.",
+    )
+    max_concurrency: int | None = Field(
+        default=None, ge=1, le=256,
+        description="Rate governor: requests in flight at once to this endpoint, for all agents that share it; "
+                    "default 4.",
+    )
 
     @property
     def url(self) -> str:

@@ -26,6 +26,7 @@ from tenacity.wait import wait_exponential, wait_random
 from review_gate.agents import KINDS, AgentContext, AgentOutput, AgentTask
 from review_gate.errors import AgentFault, TransientAgentFault
 from review_gate.fingerprint import fingerprint, message_anchor
+from review_gate.llm.governor import Governors
 from review_gate.models import (
     AgentManifest,
     AgentResult,
@@ -87,7 +88,8 @@ async def dispatch(
     async with _client(manifest, config, options) as client:
         context = AgentContext(client=client, offline=options.offline, config_dir=options.config_dir,
                                repo_root=options.repo_root, prices=config.settings.prices,
-                               standards=options.standards)
+                               standards=options.standards,
+                               governors=Governors(config.agents.agents) if client is not None else None)
 
         async def run(entry: ManifestEntry) -> None:
             notify(entry.agent, "queued", None)
@@ -216,7 +218,8 @@ async def _run_entry(
         notify(entry.agent, "running", None)
         started = time.monotonic()
         try:
-            with anyio.fail_after(deadline):
+            with anyio.fail_after(deadline) as scope:
+                task = task.model_copy(update={"deadline": scope.deadline})  # a kind may finish early
                 retrying = AsyncRetrying(
                     stop=stop_after_attempt(spec.retries + 1),
                     retry=retry_if_exception_type(TransientAgentFault),

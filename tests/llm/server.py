@@ -4,15 +4,22 @@ Messages API (``/v1/messages``), recording every request (headers and JSON body)
 
 Each request takes the next scripted ``Step`` from the queue, or ``default`` when the queue is
 empty (``default`` may be a function of the request, to answer by content).
+
+``rate_limit`` (a ``RateLimit``, off by default) turns on the rate-limit mode: requests beyond
+its limits are answered 429 before they take a step, and every answer carries the provider's
+rate-limit headers.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -53,8 +60,105 @@ class Recorded:
         return "\n".join(parts)
 
 
+@dataclass
+class _Window:
+    start: float = 0.0
+    requests: int = 0
+    tokens: int = 0
+    in_flight: int = 0
+    first_answer: float | None = None  # when the first answer (and its headers) was sent
+
+
+@dataclass
+class RateLimit:
+    """The rate-limit mode: per API path (one per provider, as two accounts would be), at most
+    ``concurrent`` requests at once and ``requests`` (and ``tokens``: prompt characters / 4 plus
+    the request's max tokens) per fixed window of ``window_s`` seconds. Beyond that the answer
+    is 429 with Retry-After; every answer carries the remaining / reset headers, OpenAI style
+    on /chat/completions and Anthropic style on /messages."""
+
+    concurrent: int = 5
+    requests: int = 10
+    window_s: float = 2.0
+    tokens: int | None = None
+    admitted: int = 0
+    rejected: int = 0
+    rejected_late: int = 0  # 429s to requests that arrived after the first answer on their path was sent
+    _windows: dict[str, _Window] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def admit(self, path: str, body: dict[str, Any]) -> dict[str, str] | None:
+        """None when the request is admitted, else the headers of its 429."""
+        cost = len(Recorded(path, {}, body).prompt) // 4 + int(body.get("max_tokens") or 0)
+        with self._lock:
+            now = time.monotonic()
+            window = self._window(path, now)
+            over_tokens = self.tokens is not None and window.tokens + cost > self.tokens
+            if window.in_flight >= self.concurrent or window.requests >= self.requests or over_tokens:
+                self.rejected += 1
+                if window.first_answer is not None:
+                    self.rejected_late += 1
+                wait = 1.0 if window.in_flight >= self.concurrent else window.start + self.window_s - now
+                return {"retry-after": str(max(1, math.ceil(wait))), **self._headers(path, window, now)}
+            self.admitted += 1
+            window.requests += 1
+            window.tokens += cost
+            window.in_flight += 1
+            return None
+
+    def headers(self, path: str) -> dict[str, str]:
+        with self._lock:
+            now = time.monotonic()
+            return self._headers(path, self._window(path, now), now)
+
+    def release(self, path: str) -> None:
+        with self._lock:
+            self._windows[path].in_flight -= 1
+
+    def answered(self, path: str) -> None:
+        with self._lock:
+            window = self._windows[path]
+            if window.first_answer is None:
+                window.first_answer = time.monotonic()
+
+    def _window(self, path: str, now: float) -> _Window:
+        window = self._windows.setdefault(path, _Window(start=now))
+        if now >= window.start + self.window_s:
+            window.start += (now - window.start) // self.window_s * self.window_s
+            window.requests = window.tokens = 0
+        return window
+
+    def _headers(self, path: str, window: _Window, now: float) -> dict[str, str]:
+        reset = max(0.0, window.start + self.window_s - now)
+        budgets = [("requests", self.requests, window.requests)]
+        if self.tokens is not None:
+            budgets.append(("tokens", self.tokens, window.tokens))
+        out: dict[str, str] = {}
+        for name, limit, used in budgets:
+            remaining = str(max(0, limit - used))
+            if path.endswith("/messages"):
+                at = datetime.now(timezone.utc).timestamp() + reset
+                stamp = datetime.fromtimestamp(at, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+                out |= {f"anthropic-ratelimit-{name}-limit": str(limit),
+                        f"anthropic-ratelimit-{name}-remaining": remaining,
+                        f"anthropic-ratelimit-{name}-reset": stamp}
+            else:
+                out |= {f"x-ratelimit-limit-{name}": str(limit), f"x-ratelimit-remaining-{name}": remaining,
+                        f"x-ratelimit-reset-{name}": go_duration(reset)}
+        return out
+
+
+def go_duration(seconds: float) -> str:
+    """A duration as OpenAI writes it: "6m0s", "1.5s", "20ms"."""
+    if seconds < 1:
+        return f"{round(seconds * 1000)}ms"
+    minutes, rest = divmod(seconds, 60)
+    return (f"{int(minutes)}m" if minutes else "") + f"{rest:.3f}".rstrip("0").rstrip(".") + "s"
+
+
 class LlmServer:
     def __init__(self) -> None:
+        self.rate_limit: RateLimit | None = None
         self.requests: list[Recorded] = []
         self.queue: deque[Step] = deque()
         self.default: Step | Callable[[Recorded], Step] = Step()
@@ -141,7 +245,21 @@ def _handler(owner: LlmServer) -> type[BaseHTTPRequestHandler]:
             except json.JSONDecodeError:
                 body = {}
             request = Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
-            step = owner.next_step(request)
+            limit = owner.rate_limit
+            refused = limit.admit(self.path, body) if limit is not None else None
+            if refused is not None:
+                status, payload, headers = 429, json.dumps(error_body(self.path, 429)).encode(), refused
+            else:
+                try:
+                    status, payload, headers = self.answer_step(owner.next_step(request), limit)
+                finally:
+                    if limit is not None:  # done working: the answer is ready to go
+                        limit.release(self.path)
+            self.reply(status, payload, headers)
+            if limit is not None:
+                limit.answered(self.path)
+
+        def answer_step(self, step: Step, limit: RateLimit | None) -> tuple[int, bytes, dict[str, str]]:
             if step.delay:
                 owner.wait(step.delay)
             if step.body is not None:
@@ -150,11 +268,15 @@ def _handler(owner: LlmServer) -> type[BaseHTTPRequestHandler]:
                 payload = json.dumps(error_body(self.path, step.status, step.error)).encode()
             else:
                 payload = json.dumps(answer(self.path, step)).encode()
+            extra = limit.headers(self.path) if limit is not None else {}
+            return step.status, payload, {**extra, **step.headers}
+
+        def reply(self, status: int, payload: bytes, headers: dict[str, str]) -> None:
             try:
-                self.send_response(step.status)
+                self.send_response(status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(payload)))
-                for name, value in step.headers.items():
+                for name, value in headers.items():
                     self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(payload)

@@ -1,0 +1,367 @@
+"""The rate governor (``review_gate.llm.governor``): reading the providers' rate-limit headers,
+the budgets on a fake clock, and the async turn (concurrency, pauses, deadlines, cancellation)."""
+
+from __future__ import annotations
+
+import math
+import time
+from datetime import datetime, timezone
+from email.utils import format_datetime
+
+import anyio
+import pytest
+
+from review_gate.llm.governor import (
+    Governor,
+    Governors,
+    Limits,
+    Need,
+    NoTurn,
+    Reading,
+    Window,
+    parse_duration,
+    parse_timestamp,
+    read_limits,
+    retry_after,
+    seconds_until,
+)
+from review_gate.models import LlmAgent
+
+NEED = Need(100, 50)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the headers
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "seconds"), [
+    ("1s", 1.0), ("6m0s", 360.0), ("20ms", 0.02), ("1h2m3.5s", 3723.5), ("0.5s", 0.5), ("1.5m", 90.0),
+    ("100us", 1e-4), ("100µs", 1e-4), ("250ns", 2.5e-7), ("2d", 172800.0), ("59m59.999s", 3599.999),
+    ("2", 2.0), ("0", 0.0), ("2.25", 2.25), (" 7s ", 7.0), (".5s", 0.5), ("0s", 0.0),
+    ("", None), ("  ", None), ("abc", None), ("-1s", None), ("-3", None), ("1x", None), ("s", None),
+    ("1s garbage", None), ("1 s", None), ("1s1", None), ("inf", None), ("nan", None), ("1e400", None),
+    ("m1s", None), ("1..5s", None),
+])
+def test_durations(text: str, seconds: float | None) -> None:
+    assert parse_duration(text) == (pytest.approx(seconds) if seconds is not None else None)
+
+
+@pytest.mark.parametrize(("text", "unix"), [
+    ("2024-05-01T12:00:03Z", 1714564803.0),
+    ("2024-05-01T12:00:03.250Z", 1714564803.25),
+    ("2024-05-01t12:00:03z", 1714564803.0),
+    ("2024-05-01T14:00:03+02:00", 1714564803.0),
+    ("2024-05-01T11:30:03.5-00:30", 1714564803.5),
+    ("2024-05-01 12:00:03", 1714564803.0),
+    ("2024-13-01T12:00:03Z", None), ("2024-05-01", None), ("yesterday", None), ("", None),
+])
+def test_rfc3339_timestamps(text: str, unix: float | None) -> None:
+    assert parse_timestamp(text) == (pytest.approx(unix) if unix is not None else None)
+
+
+@pytest.mark.parametrize(("text", "seconds"), [
+    ("1.5s", 1.5), ("6m0s", 360.0), ("30", 30.0),
+    ("2024-05-01T12:00:13Z", 10.0),  # Anthropic: a timestamp
+    ("1714564813", 10.0),  # a Unix time
+    ("2024-05-01T11:00:00Z", 0.0),  # already past
+    ("soon", None),
+])
+def test_resets_are_seconds_from_now(text: str, seconds: float | None) -> None:
+    wall = 1714564803.0
+    assert seconds_until(text, wall) == (pytest.approx(seconds) if seconds is not None else None)
+
+
+def test_retry_after_in_all_its_forms() -> None:
+    wall = time.time()
+    assert retry_after({"retry-after-ms": "1500", "retry-after": "9"}, wall) == pytest.approx(1.5)
+    assert retry_after({"retry-after": "3"}, wall) == 3.0
+    date = format_datetime(datetime.fromtimestamp(wall + 20, timezone.utc), usegmt=True)
+    assert retry_after({"retry-after": date}, wall) == pytest.approx(20, abs=1)
+    assert retry_after({"retry-after": "whenever"}, wall) is None
+    assert retry_after({}, wall) is None
+
+
+def test_openai_headers() -> None:
+    headers = {"X-RateLimit-Limit-Requests": "60", "x-ratelimit-remaining-requests": "59",
+               "x-ratelimit-reset-requests": "1s", "x-ratelimit-limit-tokens": "150000",
+               "x-ratelimit-remaining-tokens": "149984", "x-ratelimit-reset-tokens": "6m0s"}
+    assert sorted(read_limits(headers, 0.0), key=lambda r: r.dimension) == [
+        Reading("requests", 59, 60, 1.0), Reading("tokens", 149984, 150000, 360.0)]
+
+
+def test_anthropic_headers() -> None:
+    wall = 1714564803.0
+    headers = {"anthropic-ratelimit-requests-limit": "50", "anthropic-ratelimit-requests-remaining": "49",
+               "anthropic-ratelimit-requests-reset": "2024-05-01T12:00:04Z",
+               "anthropic-ratelimit-tokens-remaining": "38000",
+               "anthropic-ratelimit-tokens-reset": "2024-05-01T12:00:10.5Z",
+               "anthropic-ratelimit-input-tokens-limit": "40000", "anthropic-ratelimit-input-tokens-remaining": "39000",
+               "anthropic-ratelimit-input-tokens-reset": "2024-05-01T12:00:05Z",
+               "anthropic-ratelimit-output-tokens-limit": "8000", "anthropic-ratelimit-output-tokens-remaining": "0",
+               "anthropic-ratelimit-output-tokens-reset": "2024-05-01T12:00:33Z"}
+    assert sorted(read_limits(headers, wall), key=lambda r: r.dimension) == [
+        Reading("input_tokens", 39000, 40000, 2.0), Reading("output_tokens", 0, 8000, 30.0),
+        Reading("requests", 49, 50, 1.0), Reading("tokens", 38000, None, 7.5)]
+
+
+def test_headers_that_cannot_be_read_are_left_out() -> None:
+    headers = {"x-ratelimit-remaining-requests": "many", "x-ratelimit-remaining-tokens": "-5",
+               "x-ratelimit-reset-tokens": "later", "anthropic-ratelimit-requests-limit": "9"}
+    assert read_limits(headers, 0.0) == [Reading("tokens", 0, None, None)]
+
+
+def test_a_budget_reported_twice_keeps_the_tighter_word() -> None:
+    headers = {"x-ratelimit-remaining-requests": "5", "anthropic-ratelimit-requests-remaining": "2"}
+    assert read_limits(headers, 0.0) == [Reading("requests", 2, None, None)]
+
+
+# ---------------------------------------------------------------------------------------------
+# The budgets, on a fake clock
+# ---------------------------------------------------------------------------------------------
+
+
+def test_a_sliding_window_budget() -> None:
+    window = Window(3)
+    for at in (0.0, 10.0, 20.0):
+        assert window.wait(1, at) == 0
+        window.add(1, at)
+    assert window.wait(1, 30.0) == 30.0  # the first one leaves the window at 60
+    assert window.wait(1, 60.0) == 0
+    tokens = Window(1000)
+    tokens.add(600, 0.0)
+    tokens.add(300, 5.0)
+    assert tokens.wait(100, 6.0) == 0
+    assert tokens.wait(500, 6.0) == 54.0  # the 600 must go
+    assert tokens.wait(5000, 6.0) == 59.0  # larger than the budget: alone, once the window is empty
+    assert Window(1000).wait(5000, 6.0) == 0
+
+
+def test_rpm_and_tpm_from_the_config() -> None:
+    governor = Governor("e", Limits(rpm=2, tpm=400))
+    governor.release(governor.take(NEED, 0.0))  # 150 tokens
+    assert governor.delay(NEED, 1.0) == 0
+    governor.release(governor.take(NEED, 1.0))
+    assert governor.delay(NEED, 2.0) == 58.0  # the third request of the minute
+    assert governor.delay(Need(300, 50), 61.0) == 0.0  # 150 + 350 > 400 until the second one leaves
+    assert Governor("e", Limits(tpm=400)).delay(Need(300, 50), 0) == 0
+
+
+def test_the_servers_remaining_counts_every_request_sent_since() -> None:
+    governor = Governor("e")
+    first, second, _third = (governor.take(NEED, 0.0) for _ in range(3))
+    # The answer to the first request: 3 left. The two sent after it may not be counted yet.
+    first.observe({"x-ratelimit-remaining-requests": "3", "x-ratelimit-reset-requests": "10s"}, 200, now=1.0)
+    governor.release(first)
+    assert governor.delay(NEED, 1.0) == 0  # 3 - 2 = 1 left
+    governor.take(NEED, 1.0)
+    assert governor.delay(NEED, 1.5) == 9.5  # none left: wait for the reset
+    assert governor.delay(NEED, 11.0) == 0  # reset: unknown again
+    second.observe({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "1s"}, 200, now=2.0)
+    assert governor.delay(NEED, 2.0) == 1.0
+
+
+def test_a_reset_fills_the_budget_to_its_limit() -> None:
+    governor = Governor("e", Limits(max_concurrency=10))
+    ticket = governor.take(NEED, 0.0)
+    ticket.observe({"x-ratelimit-limit-requests": "2", "x-ratelimit-remaining-requests": "0",
+                    "x-ratelimit-reset-requests": "5s"}, 200, now=0.5)
+    assert governor.delay(NEED, 1.0) == 4.5
+    governor.take(NEED, 5.5)
+    governor.take(NEED, 5.5)  # the limit: two from the reset on
+    assert governor.delay(NEED, 5.6) == math.inf  # until an answer says when it resets
+
+
+def test_older_news_does_not_undo_newer() -> None:
+    governor = Governor("e")
+    early, late = governor.take(NEED, 0.0), governor.take(NEED, 0.0)
+    late.observe({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "8s"}, 200, now=1.0)
+    early.observe({"x-ratelimit-remaining-requests": "7", "x-ratelimit-reset-requests": "8s"}, 200, now=1.1)
+    assert governor.delay(NEED, 1.1) == pytest.approx(7.9)
+
+
+def test_a_stale_reset_adds_no_constraint() -> None:
+    governor = Governor("e")
+    ticket = governor.take(NEED, 0.0)
+    ticket.observe({"anthropic-ratelimit-requests-remaining": "0",
+                    "anthropic-ratelimit-requests-reset": "2000-01-01T00:00:00Z"}, 200, now=1.0)
+    governor.release(ticket)
+    assert governor.delay(NEED, 1.0) == 0
+
+
+def test_token_budgets_count_the_prompt_and_the_answer_it_may_take() -> None:
+    governor = Governor("e")
+    ticket = governor.take(Need(1000, 500), 0.0)
+    wall = time.time()
+    stamp = datetime.fromtimestamp(wall + 20, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    ticket.observe({"anthropic-ratelimit-input-tokens-remaining": "5000",
+                    "anthropic-ratelimit-input-tokens-reset": stamp,
+                    "anthropic-ratelimit-output-tokens-remaining": "1000",
+                    "anthropic-ratelimit-output-tokens-reset": stamp}, 200, now=0.0)
+    assert governor.delay(Need(4000, 1000), 0.0) == 0
+    assert governor.delay(Need(4000, 1001), 0.0) == pytest.approx(20, abs=1.5)  # the output budget
+    assert governor.delay(Need(5001, 10), 0.0) == pytest.approx(20, abs=1.5)  # the input budget
+
+
+def test_a_request_larger_than_the_servers_limit_is_not_held_forever() -> None:
+    governor = Governor("e")
+    ticket = governor.take(NEED, 0.0)
+    ticket.observe({"x-ratelimit-limit-tokens": "1000", "x-ratelimit-remaining-tokens": "900",
+                    "x-ratelimit-reset-tokens": "1m"}, 200, now=0.0)
+    assert governor.delay(Need(5000, 100), 0.0) == 0  # it can never fit: the server decides
+
+
+def test_unknown_reset_waits_for_an_answer_only_while_one_is_coming() -> None:
+    governor = Governor("e")
+    ticket = governor.take(NEED, 0.0)
+    ticket.observe({"x-ratelimit-remaining-requests": "0"}, 200, now=0.0)
+    other = governor.take(NEED, 0.0)
+    governor.release(ticket)
+    assert governor.delay(NEED, 0.0) == math.inf
+    governor.release(other)
+    assert governor.delay(NEED, 0.0) == 0
+
+
+def test_a_429_pauses_the_whole_endpoint() -> None:
+    governor = Governor("e")
+    ticket = governor.take(NEED, 0.0)
+    ticket.observe({"retry-after": "7"}, 429, now=1.0)
+    governor.release(ticket)
+    assert governor.delay(Need(1, 1), 1.0) == 7.0
+    assert governor.delay(NEED, 8.0) == 0
+    assert governor.rejected == 1
+    # no Retry-After: the reset of the budget that ran out, else a second
+    ticket = governor.take(NEED, 10.0)
+    ticket.observe({"x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "3s",
+                    "x-ratelimit-remaining-requests": "4", "x-ratelimit-reset-requests": "30s"}, 429, now=10.0)
+    assert governor.delay(Need(0, 0), 10.0) == 3.0
+    ticket = governor.take(NEED, 20.0)
+    ticket.observe({}, 429, now=20.0)
+    assert governor.delay(Need(0, 0), 20.0) == 1.0
+
+
+def test_the_slowest_answer_is_remembered() -> None:
+    governor = Governor("e")
+    governor.take(NEED, 0.0).observe({}, 200, now=3.0)
+    governor.take(NEED, 5.0).observe({}, 200, now=6.0)
+    governor.take(NEED, 7.0).observe({}, 500, now=60.0)  # not an answer worth timing
+    assert governor.slowest == 3.0
+
+
+def spec(**fields: object) -> LlmAgent:
+    base: dict[str, object] = {"id": "a", "name": "a", "description": "d", "kind": "llm", "provider": "openai",
+                               "model": "m", "instructions": "i.md", "base_url": "https://llm.example/v1",
+                               "api_key_env": "KEY_A"}
+    return LlmAgent.model_validate(base | fields)
+
+
+def test_agents_sharing_an_endpoint_share_a_governor_with_the_strictest_limits() -> None:
+    governors = Governors([spec(rpm=100, tpm=9000), spec(id="b", rpm=20, max_concurrency=8),
+                           spec(id="c", rpm=1, enabled=False), spec(id="d", max_concurrency=2, api_key_env="KEY_B")])
+    shared = governors.get(spec())
+    assert governors.get(spec(id="b")) is shared
+    assert shared.limits == Limits(rpm=20, tpm=9000, max_concurrency=8)
+    assert shared.name == "https://llm.example/v1"  # the URL names it; the key is never read
+    other = governors.get(spec(id="d", api_key_env="KEY_B"))
+    assert other is not shared and other.concurrency == 2
+    assert Governors().get(spec()).concurrency == 4
+    governors.get(spec(id="e", max_concurrency=3))  # joins later: tightens, never loosens
+    assert shared.concurrency == 3
+    governors.get(spec(id="f", max_concurrency=30))
+    assert shared.concurrency == 3
+
+
+# ---------------------------------------------------------------------------------------------
+# The async turn
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_no_more_requests_in_flight_than_the_cap() -> None:
+    governor = Governor("e", Limits(max_concurrency=3))
+    inside = 0
+    most = 0
+    release = anyio.Event()
+
+    async def request() -> None:
+        nonlocal inside, most
+        async with governor.slot(10, 10):
+            inside += 1
+            most = max(most, inside)
+            await release.wait()
+            inside -= 1
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            for _ in range(10):
+                group.start_soon(request)
+            await anyio.wait_all_tasks_blocked()
+            assert (inside, most) == (3, 3)
+            release.set()
+    assert most == 3 and governor.in_flight == 0
+
+
+@pytest.mark.anyio
+async def test_a_429_holds_every_waiting_request_until_its_retry_after() -> None:
+    governor = Governor("e", Limits(max_concurrency=1))
+    order: list[str] = []
+
+    async def request(name: str, status: int) -> None:
+        async with governor.slot(1, 1) as ticket:
+            order.append(f"{name}@{anyio.current_time() - start:.1f}")
+            ticket.observe({"retry-after-ms": "300"} if status == 429 else {}, status)
+
+    start = anyio.current_time()
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            group.start_soon(request, "first", 429)
+            await anyio.wait_all_tasks_blocked()
+            group.start_soon(request, "second", 200)
+    assert order[0].startswith("first@") and order[1].startswith("second@")
+    assert float(order[1].split("@")[1]) >= 0.3  # it waited for the pause, not just for the slot
+
+
+@pytest.mark.anyio
+async def test_a_turn_that_comes_after_the_deadline_is_refused_at_once() -> None:
+    governor = Governor("e")
+    ticket = governor.take(NEED, anyio.current_time())
+    ticket.observe({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "60s"}, 200)
+    governor.release(ticket)
+    with anyio.fail_after(5), pytest.raises(NoTurn):  # no wait for the reset, nor for the deadline
+        async with governor.slot(1, 1, deadline=anyio.current_time() + 30):
+            pass
+    with anyio.move_on_after(0.1) as waiting:  # a later deadline: it waits for the reset
+        async with governor.slot(1, 1, deadline=anyio.current_time() + 120):
+            pytest.fail("sent before the reset")
+    assert waiting.cancelled_caught
+
+
+@pytest.mark.anyio
+async def test_the_reserve_is_the_slowest_answer_seen() -> None:
+    governor = Governor("e", Limits(max_concurrency=1))
+    governor.slowest = 50.0
+    with anyio.fail_after(5), pytest.raises(NoTurn):
+        async with governor.slot(1, 1, deadline=anyio.current_time() + 40, reserve=1.0):
+            pass
+    async with governor.slot(1, 1, deadline=anyio.current_time() + 60, reserve=1.0):
+        pass
+
+
+@pytest.mark.anyio
+async def test_waiting_is_cancellable_and_leaves_nothing_behind() -> None:
+    governor = Governor("e", Limits(max_concurrency=1))
+    async with governor.slot(1, 1):
+        with anyio.move_on_after(0.05) as scope:
+            async with governor.slot(1, 1):
+                pass
+        assert scope.cancelled_caught
+        assert governor.in_flight == 1
+    assert governor.in_flight == 0
+    with anyio.fail_after(5):
+        async with governor.slot(1, 1):
+            assert governor.in_flight == 1
