@@ -17,7 +17,7 @@ DIFF_OPTIONS = ("--no-color", "--no-ext-diff", "--full-index", "-M",
                 "--src-prefix=a/", "--dst-prefix=b/")
 
 
-_OBJECT_ID = re.compile(r"[0-9a-f]{7,64}")
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1, SHA-256
 BLOB_GROUP = 8_000_000  # bytes of blobs one `git cat-file --batch` reads at most
 
 
@@ -128,11 +128,12 @@ def show(root: Path, commit: str, path: str) -> bytes | None:
 
 def blobs(root: Path, ids: Sequence[str], limit: int) -> Iterator[tuple[str, bytes]]:
     """(id, content) of each blob named in ``ids`` that the object store holds in at most ``limit``
-    bytes; other names (not hex, missing, ambiguous, not a blob, larger) are left out.
+    bytes; other names (not a full hex object id, missing, not a blob, larger) are left out.
 
-    ``ids`` come from a diff, so only hex object ids (full or abbreviated) are passed to git,
-    never a revision expression such as ``HEAD:secret``. One process asks the sizes, then one
-    per BLOB_GROUP bytes reads the contents, so memory stays bounded whatever the count.
+    ``ids`` come from a diff, so only full object ids are passed to git, never a revision
+    expression such as ``HEAD:secret`` nor an abbreviation that could name another object.
+    One process asks the sizes, then one per BLOB_GROUP bytes reads the contents, so memory
+    stays bounded whatever the count.
     """
     names = [name for name in dict.fromkeys(ids) if _OBJECT_ID.fullmatch(name)]
     if not names:
@@ -140,13 +141,11 @@ def blobs(root: Path, ids: Sequence[str], limit: int) -> Iterator[tuple[str, byt
     sizes = _git(["cat-file", "--batch-check"], root, check=False, stdin="".join(f"{n}\n" for n in names).encode())
     if sizes.returncode != 0:
         return
-    found: dict[str, str] = {}  # full id -> the name asked for
     group: list[tuple[str, int]] = []
     for name, line in zip(names, sizes.stdout.decode("ascii", "replace").splitlines(), strict=False):
         parts = line.split()
-        if (len(parts) == 3 and parts[1] == "blob" and parts[0].startswith(name) and parts[2].isdigit()
+        if (len(parts) == 3 and parts[1] == "blob" and parts[0] == name and parts[2].isdigit()
                 and int(parts[2]) <= limit):
-            found[parts[0]] = name
             group.append((parts[0], int(parts[2])))
     start = 0
     while start < len(group):
@@ -154,8 +153,7 @@ def blobs(root: Path, ids: Sequence[str], limit: int) -> Iterator[tuple[str, byt
         while end < len(group) and (end == start or total + group[end][1] <= BLOB_GROUP):
             total += group[end][1]
             end += 1
-        for full, data in _read_blobs(root, [full for full, _ in group[start:end]]):
-            yield found[full], data
+        yield from _read_blobs(root, [name for name, _ in group[start:end]])
         start = end
 
 

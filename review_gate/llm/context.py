@@ -53,7 +53,7 @@ HEADER_LINES = 6  # rows of a long signature shown
 OUTER_HEADERS = 3  # enclosing functions or classes outside the nearest one whose first line is shown
 PARSE_SECONDS = 0.5  # parsing one file longer than this gives up on it
 WIDEN_SECONDS = 2.0  # ... and all files of one call: the rest are shown as the diff has them
-MIN_ID = 7  # hex digits of the shortest blob id trusted (git's default abbreviation)
+ID_LENGTHS = (40, 64)  # a full SHA-1 or SHA-256 blob id: an abbreviation is not a content key
 
 # file suffix -> language
 LANGUAGES: dict[str, str] = {
@@ -188,7 +188,7 @@ def _contents(root: Path, changes: Iterable[FileChange]) -> Iterable[tuple[FileC
     by_id: dict[str, list[FileChange]] = {}
     for change in changes:
         by_id.setdefault(change.content_sha or "", []).append(change)
-    usable = {i: c for i, c in by_id.items() if len(i) >= MIN_ID}
+    usable = {i: c for i, c in by_id.items() if len(i) in ID_LENGTHS}
     seen: set[str] = set()
     try:
         for name, data in git.blobs(root, list(usable), MAX_BYTES):
@@ -206,8 +206,8 @@ def _contents(root: Path, changes: Iterable[FileChange]) -> Iterable[tuple[FileC
 
 
 def _is_blob(data: bytes, name: str) -> bool:
-    """``data`` has the git blob id ``name`` (full or abbreviated)."""
-    return any(full.startswith(name) for full in blob_ids(data))
+    """``data`` has the git blob id ``name``."""
+    return name.lower() in blob_ids(data)
 
 
 def _worktree_file(root: Path, path: str, blob_id: str) -> bytes | None:

@@ -220,9 +220,18 @@ def test_git_is_asked_for_object_ids_only_never_a_revision(repo: GitRepo) -> Non
     repo.commit("secret")
     [real] = [i for i in blob_ids(b"KEY = 1\n") if len(i) == 40]
     assert list(git.blobs(repo.root, [real], 100)) == [(real, b"KEY = 1\n")]
-    assert list(git.blobs(repo.root, [real[:7]], 100)) == [(real[:7], b"KEY = 1\n")]
-    assert list(git.blobs(repo.root, ["HEAD:secret.py", "HEAD", "--batch", real[:6]], 100)) == []
+    assert list(git.blobs(repo.root, ["HEAD:secret.py", "HEAD", "--batch", real[:7], real.upper()], 100)) == []
     assert list(git.blobs(repo.root, [real], 3)) == []  # larger than the limit
+
+
+def test_blobs_are_read_in_groups_of_bounded_size(repo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    contents = [f"value_{n} = {'x' * 50 * n}\n".encode() for n in range(1, 6)]
+    for n, data in enumerate(contents):
+        repo.write(f"f{n}.py", data)
+    repo.commit("five files")
+    ids = [next(i for i in blob_ids(data) if len(i) == 40) for data in contents]
+    monkeypatch.setattr(git, "BLOB_GROUP", 120)  # a group or two of these small blobs at a time
+    assert dict(git.blobs(repo.root, [*ids, "0" * 40], 1000)) == dict(zip(ids, contents, strict=True))
 
 
 def test_no_widening_through_a_symlink_out_of_the_repository(repo: GitRepo, tmp_path: Path) -> None:
