@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from review_gate.errors import DiffError
-from review_gate.models import FileChange, Hunk, Line
+from review_gate.models import FileChange, Hunk, Line, Removed
 from review_gate.models.facts import FileStatus
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
@@ -243,9 +243,9 @@ def _parse_hunk(lines: list[bytes], i: int, current: _FileBuilder) -> int:
     old_count = int(match.group(2)) if match.group(2) is not None else 1
     new_count = int(match.group(4)) if match.group(4) is not None else 1
     old_left, new_left = old_count, new_count
-    number = new_start
+    number, old_number = new_start, old_start
     kept: list[Line] = []
-    removed = 0
+    gone: list[Removed] = []
     start = i
     i += 1
     n = len(lines)
@@ -259,11 +259,13 @@ def _parse_hunk(lines: list[bytes], i: int, current: _FileBuilder) -> int:
             number += 1
             new_left -= 1
         elif tag == b"-":
-            removed += 1
+            gone.append(Removed(old_number, _decode(raw[1:], current), len(kept)))
+            old_number += 1
             old_left -= 1
         elif tag == b" " or raw == b"":
             kept.append(Line(number, _decode(raw[1:], current), False))
             number += 1
+            old_number += 1
             old_left -= 1
             new_left -= 1
         elif tag == b"\\":
@@ -282,8 +284,8 @@ def _parse_hunk(lines: list[bytes], i: int, current: _FileBuilder) -> int:
         i += 1
     added = sum(1 for ln in kept if ln.added)
     current.added += added
-    current.removed += removed
+    current.removed += len(gone)
     current.hunks.append(Hunk.model_construct(
         header=header.decode("utf-8", "replace"), old_start=old_start, old_count=old_count,
-        new_start=new_start, new_count=new_count, lines=kept, removed=removed))
+        new_start=new_start, new_count=new_count, lines=kept, removed=len(gone), removed_lines=gone))
     return i

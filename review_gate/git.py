@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from review_gate.errors import GitError
@@ -16,12 +17,16 @@ DIFF_OPTIONS = ("--no-color", "--no-ext-diff", "--full-index", "-M",
                 "--src-prefix=a/", "--dst-prefix=b/")
 
 
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1, SHA-256
+BLOB_GROUP = 8_000_000  # bytes of blobs one `git cat-file --batch` reads at most
+
+
 def _git(args: Sequence[str], cwd: Path, env: dict[str, str] | None = None,
-         check: bool = True) -> subprocess.CompletedProcess[bytes]:
+         check: bool = True, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
     if shutil.which("git") is None:
         raise GitError("git is not installed or not on PATH", fix="install git, or pass --diff FILE")
     full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", **(env or {})}
-    result = subprocess.run(["git", *args], cwd=cwd, env=full_env, capture_output=True, check=False)
+    result = subprocess.run(["git", *args], cwd=cwd, env=full_env, capture_output=True, check=False, input=stdin)
     if check and result.returncode != 0:
         message = result.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitError(f"git {' '.join(args[:2])} failed: {message[-1] if message else result.returncode}")
@@ -119,6 +124,50 @@ def show(root: Path, commit: str, path: str) -> bytes | None:
     """The content of ``path`` in ``commit`` (a commit or tree id), None when it has no such file."""
     result = _git(["cat-file", "blob", f"{commit}:{path}"], root, check=False)
     return result.stdout if result.returncode == 0 else None
+
+
+def blobs(root: Path, ids: Sequence[str], limit: int) -> Iterator[tuple[str, bytes]]:
+    """(id, content) of each blob named in ``ids`` that the object store holds in at most ``limit``
+    bytes; other names (not a full hex object id, missing, not a blob, larger) are left out.
+
+    ``ids`` come from a diff, so only full object ids are passed to git, never a revision
+    expression such as ``HEAD:secret`` nor an abbreviation that could name another object.
+    One process asks the sizes, then one per BLOB_GROUP bytes reads the contents, so memory
+    stays bounded whatever the count.
+    """
+    names = [name for name in dict.fromkeys(ids) if _OBJECT_ID.fullmatch(name)]
+    if not names:
+        return
+    sizes = _git(["cat-file", "--batch-check"], root, check=False, stdin="".join(f"{n}\n" for n in names).encode())
+    if sizes.returncode != 0:
+        return
+    group: list[tuple[str, int]] = []
+    for name, line in zip(names, sizes.stdout.decode("ascii", "replace").splitlines(), strict=False):
+        parts = line.split()
+        if (len(parts) == 3 and parts[1] == "blob" and parts[0] == name and parts[2].isdigit()
+                and int(parts[2]) <= limit):
+            group.append((parts[0], int(parts[2])))
+    start = 0
+    while start < len(group):
+        end, total = start, 0
+        while end < len(group) and (end == start or total + group[end][1] <= BLOB_GROUP):
+            total += group[end][1]
+            end += 1
+        yield from _read_blobs(root, [name for name, _ in group[start:end]])
+        start = end
+
+
+def _read_blobs(root: Path, ids: list[str]) -> Iterator[tuple[str, bytes]]:
+    result = _git(["cat-file", "--batch"], root, check=False, stdin="".join(f"{i}\n" for i in ids).encode())
+    out, at = result.stdout, 0
+    for full in ids:
+        end = out.find(b"\n", at)
+        parts = out[at:end].split() if end >= 0 else []
+        if len(parts) != 3 or parts[0].decode("ascii", "replace") != full or not parts[2].isdigit():
+            return  # a short or unexpected answer: what follows cannot be trusted
+        size = int(parts[2])
+        yield full, out[end + 1:end + 1 + size]
+        at = end + 1 + size + 1
 
 
 def unpushed_base(root: Path, head: str, remote: str | None) -> str:

@@ -35,6 +35,7 @@ from review_gate.config.locations import builtin_dir
 from review_gate.errors import AgentFault, TransientAgentFault
 from review_gate.llm import chunking, prompt
 from review_gate.llm.answer import ParsedAnswer, UnusableAnswer, parse_answer
+from review_gate.llm.context import widen
 from review_gate.llm.governor import Governor, NoTurn, Ticket
 from review_gate.llm.providers import anthropic, openai
 from review_gate.llm.providers.common import Reply, Unusable, check_status, decode, read_bounded
@@ -113,7 +114,7 @@ def build(spec: LlmAgent, task: AgentTask, context: AgentContext) -> Request:
     if fixed >= spec.max_input_tokens:
         raise AgentFault(f"its instructions, rules and standards alone take about {fixed} tokens, "
                          f"more than max_input_tokens ({spec.max_input_tokens})")
-    plan = chunking.split(task.files, spec.max_input_tokens - fixed)
+    plan = chunking.split(task.files, spec.max_input_tokens - fixed, widen(task.files, task.repo_root))
     users = [prompt.user_message(c.sections, boundary) for c in plan.chunks]
     return Request(system=system, users=users, files=[c.files for c in plan.chunks], unreviewed=plan.unreviewed)
 

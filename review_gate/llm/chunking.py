@@ -5,14 +5,23 @@ than the budget is split between its hunks; a hunk larger than the budget is cut
 of whole lines that overlap by a few lines, and a single line larger than a window into
 pieces. Size alone never leaves a line unshown; only a budget too small to hold a file header
 and one character of code does (the file is then reported unreviewed). Nothing is clipped.
+
+What is shown beside the new-side lines gives way first, in this order: the unchanged lines
+around a hunk (its enclosing function or class, ``llm.context``), then its removed lines (back
+to a note that counts them); only then is a hunk cut into windows.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from review_gate.llm.prompt import file_header, removed_note, render_hunk, render_line
 from review_gate.models import FileChange, Hunk
+
+if TYPE_CHECKING:
+    from review_gate.llm.context import Around
 
 CHARS_PER_TOKEN = 4
 OVERLAP_LINES = 3  # lines a window repeats from the one before, so nothing is read out of context
@@ -43,8 +52,9 @@ class Plan:
     unreviewed: list[str]
 
 
-def split(files: list[FileChange], budget_tokens: int) -> Plan:
-    """Chunks whose rendered diff fits ``budget_tokens`` each, and the files that cannot fit."""
+def split(files: list[FileChange], budget_tokens: int, around: Mapping[tuple[str, int], Around] | None = None) -> Plan:
+    """Chunks whose rendered diff fits ``budget_tokens`` each, and the files that cannot fit.
+    ``around``: (path, hunk index) -> unchanged lines to show around that hunk when they fit."""
     budget = max(0, budget_tokens) * CHARS_PER_TOKEN
     chunks: list[Chunk] = []
     unreviewed: list[str] = []
@@ -61,14 +71,15 @@ def split(files: list[FileChange], budget_tokens: int) -> Plan:
         if not change.hunks:
             continue  # nothing on the new side to read (a deletion, a binary or mode-only change)
         header = file_header(change)
-        rendered = [render_hunk(h) for h in change.hunks]
-        whole = "\n".join([header, *rendered])
-        if len(whole) + 2 <= budget:
+        arounds = [(around or {}).get((change.path, i)) for i in range(len(change.hunks))]
+        whole = _whole(header, change, arounds, budget)
+        if whole is not None:
             place(change.path, whole)
             continue
-        for hunk, hunk_text in zip(change.hunks, rendered, strict=True):
-            section = f"{header} (part)\n{hunk_text}"
-            pieces = [section] if len(section) + 2 <= budget else windows(f"{header} (part)", hunk, budget - 2)
+        for hunk, hunk_around in zip(change.hunks, arounds, strict=True):
+            fits = (f"{header} (part)\n{text}" for text in _levels(hunk, hunk_around))
+            section = next((s for s in fits if len(s) + 2 <= budget), None)
+            pieces = [section] if section is not None else windows(f"{header} (part)", hunk, budget - 2)
             if pieces is None:
                 if change.path not in unreviewed:
                     unreviewed.append(change.path)
@@ -78,6 +89,26 @@ def split(files: list[FileChange], budget_tokens: int) -> Plan:
     if current.sections:
         chunks.append(current)
     return Plan(chunks=chunks, unreviewed=unreviewed)
+
+
+def _whole(header: str, change: FileChange, arounds: list[Around | None], budget: int) -> str | None:
+    """The file in one section, with the lines around its hunks if they fit, else without."""
+    tries: list[list[Around | None]] = [arounds, [None] * len(arounds)] if any(arounds) else [arounds]
+    for level in tries:
+        whole = "\n".join([header, *(render_hunk(h, around=a) for h, a in zip(change.hunks, level, strict=True))])
+        if len(whole) + 2 <= budget:
+            return whole
+    return None
+
+
+def _levels(hunk: Hunk, around: Around | None) -> Iterator[str]:
+    """A hunk's renderings from the most shown to the least: with the lines around it and its
+    removed lines, without the lines around it, without its removed lines either."""
+    if around is not None:
+        yield render_hunk(hunk, around=around)
+    if hunk.removed_lines:
+        yield render_hunk(hunk)
+    yield render_hunk(hunk, removed=False)
 
 
 def windows(header: str, hunk: Hunk, size: int) -> list[str] | None:

@@ -1,14 +1,21 @@
 """The messages an llm agent sends: a system message (its instructions, its rules as a checklist,
 the constitution's Standards, how to answer) and a user message holding the diff hunks of its
-scope, rendered with new-file line numbers and fenced as data between random boundary lines."""
+scope, fenced as data between random boundary lines. A hunk is rendered with new-file line
+numbers, its removed lines where they stood (marked ``-`` with their old-file number after
+``old``, so neither number passes for the other), and, when known, unchanged lines of the
+function or class around it (``llm.context``)."""
 
 from __future__ import annotations
 
 import re
 import secrets
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from review_gate.models import FileChange, Hunk, Line, Rule
+from review_gate.models import FileChange, Hunk, Line, Removed, Rule
+
+if TYPE_CHECKING:
+    from review_gate.llm.context import Around
 
 ANSWER_GUIDE = """\
 ## How to answer
@@ -18,7 +25,13 @@ with the JSON object {"findings": [...]} and nothing else; an empty list means y
 nothing worth reporting. For each finding give the file path exactly as shown after "file:",
 the new-file line number printed at the start of the line, a severity (critical, major,
 warning or info), a one-sentence message and, when it helps, a recommendation. Use the rule
-id from the checklist when a finding matches a rule."""
+id from the checklist when a finding matches a rule.
+
+In the code, lines marked + were added and lines marked - were removed; a removed line shows
+its old-file number after "old", which is not a new-file number. Unmarked lines are unchanged
+context, some of it from the function or class around the change ("..." stands for lines left
+out). Findings use new-file numbers only: a finding about a removed line goes on the nearest
+new line after it (before it when none follows)."""
 
 
 @dataclass(frozen=True)
@@ -70,18 +83,49 @@ def render_line(line: Line) -> str:
     return f"{line.number:>6} {'+' if line.added else ' '} {line.text}"
 
 
-def removed_note(hunk: Hunk) -> str | None:
-    if not hunk.removed:
+def render_removed(line: Removed) -> str:
+    """A removed line: ``-`` and its old-file number after "old" (``old 12 - text``)."""
+    return f"{'old ' + str(line.number):>6} - {line.text}"
+
+
+GAP = f"{'...':>6}"  # new-file lines left out between two shown
+
+
+def removed_note(hunk: Hunk, shown: int = 0) -> str | None:
+    count = hunk.removed - shown
+    if count <= 0:
         return None
-    return f"       - ({hunk.removed} removed line{'s' if hunk.removed != 1 else ''} not shown)"
+    return f"       - ({count} removed line{'s' if count != 1 else ''} not shown)"
 
 
-def render_hunk(hunk: Hunk) -> str:
-    """A hunk with the new-file number before each line; ``+`` marks added lines."""
-    out = [hunk.header.rstrip("\n"), *(render_line(line) for line in hunk.lines)]
-    note = removed_note(hunk)
+def render_hunk(hunk: Hunk, *, removed: bool = True, around: Around | None = None) -> str:
+    """A hunk with the new-file number before each line (``+`` marks added lines), its removed
+    lines where they stood (else a note counting them), and the lines ``around`` it."""
+    out = [hunk.header.rstrip("\n")]
+    previous = 0
+
+    def put(line: Line) -> None:
+        nonlocal previous
+        if previous and line.number > previous + 1:
+            out.append(GAP)
+        out.append(render_line(line))
+        previous = line.number
+
+    for line in around.before if around else ():
+        put(line)
+    gone = hunk.removed_lines if removed else []
+    at = 0
+    for index, line in enumerate(hunk.lines):
+        while at < len(gone) and gone[at].before <= index:
+            out.append(render_removed(gone[at]))
+            at += 1
+        put(line)
+    out.extend(render_removed(line) for line in gone[at:])
+    note = removed_note(hunk, len(gone))
     if note:
         out.append(note)
+    for line in around.after if around else ():
+        put(line)
     return "\n".join(out)
 
 

@@ -27,7 +27,7 @@ from review_gate.models.config import (
     Severity,
     Trigger,
 )
-from review_gate.models.facts import Commit, FileChange, Hunk, Line, PRFacts
+from review_gate.models.facts import Commit, FileChange, Hunk, Line, PRFacts, Removed
 from review_gate.models.findings import Finding, RawFinding
 from review_gate.models.manifest import AgentManifest, Gap, ManifestEntry
 from review_gate.models.plan import Plan
@@ -68,6 +68,7 @@ __all__ = [
     "PrType",
     "Price",
     "RawFinding",
+    "Removed",
     "ReviewConfig",
     "ReviewReport",
     "RiskLevel",

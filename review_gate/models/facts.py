@@ -26,14 +26,30 @@ class Line:
     added: bool
 
 
+@dataclass(frozen=True, slots=True)
+class Removed:
+    """One line a hunk removes (``-``), kept because a deleted check is often the bug.
+
+    ``before``: where it stood, as the index in ``Hunk.lines`` of the new-side line it came
+    before (``len(lines)`` when it came after them all). Kept apart from ``lines`` so everyone
+    who reads ``lines`` as the new file's lines still does.
+    """
+
+    number: Annotated[int, Field(ge=0, description="Line number in the old file.")]
+    text: str
+    before: Annotated[int, Field(ge=0)]
+
+
 class Hunk(Frozen):
     header: str
     old_start: int = Field(ge=0)
     old_count: int = Field(ge=0)
     new_start: int = Field(ge=0)
     new_count: int = Field(ge=0)
-    lines: list[Line] = Field(repr=False, description="New-side lines; removed lines are counted, not kept.")
+    lines: list[Line] = Field(repr=False, description="New-side lines: added and context.")
     removed: int = Field(default=0, ge=0)
+    removed_lines: list[Removed] = Field(default_factory=list, repr=False,
+                                         description="The removed lines, in order (empty in older bundles).")
 
 
 class FileChange(Frozen):
