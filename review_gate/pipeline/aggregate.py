@@ -15,6 +15,7 @@ from review_gate.models import (
     FilterMode,
     Finding,
     GateCondition,
+    Hunk,
     Metrics,
     PRClassification,
     PRFacts,
@@ -81,9 +82,22 @@ def _index(facts: PRFacts) -> dict[str, _Changed]:
     index = {}
     for f in facts.files:
         hunks = _merged([(h.new_start, h.new_start + max(h.new_count, 1)) for h in f.hunks])
-        index[f.path] = _Changed(added=sorted({ln.number for h in f.hunks for ln in h.lines if ln.added}),
-                                 starts=[start for start, _ in hunks], ends=[end for _, end in hunks])
+        changed = {ln.number for h in f.hunks for ln in h.lines if ln.added}
+        for h in f.hunks:
+            if h.removed_lines or h.removed:
+                changed |= _removal_anchors(h)
+        index[f.path] = _Changed(added=sorted(changed), starts=[start for start, _ in hunks],
+                                 ends=[end for _, end in hunks])
     return index
+
+
+def _removal_anchors(hunk: Hunk) -> set[int]:
+    """The new lines where findings about removed lines go (the one after each removal, else the
+    one before): a change that only deletes a check is changed there, and a finding about it
+    counts under the default filter mode."""
+    if not hunk.lines:
+        return {max(hunk.new_start, 1)}
+    return {hunk.lines[min(r.before, len(hunk.lines) - 1)].number for r in hunk.removed_lines}
 
 
 def _clamped(finding: Finding, index: Mapping[str, _Changed]) -> Finding:

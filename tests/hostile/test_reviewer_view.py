@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import GitRepo
 from tests.llm.conftest import KEY, llm_agent, write_config
-from tests.llm.server import LlmServer
+from tests.llm.server import LlmServer, Step
 
 VIEWS = '''\
 import logging
@@ -65,3 +65,22 @@ def test_a_deleted_check_and_its_enclosing_signature_reach_the_model(
     assert "    12       @requires_login" in user
     assert "     6   class AccountViews:" in user
     assert "old-file number" in request.prompt  # the answer guide says which numbers findings use
+
+
+def test_a_finding_about_a_deleted_check_counts(cli: Any, repo: GitRepo, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reviewer puts a finding about removed lines on the nearest new line, a context line:
+    the default filter (findings on added lines) must still count it, or the gate passes a
+    change that only deletes an authorisation check."""
+    monkeypatch.setenv("TEST_LLM_KEY", KEY)
+    repo.write("views.py", VIEWS)
+    repo.commit("account views")
+    repo.write("views.py", VIEWS.replace(CHECK, ""))
+    with LlmServer() as server:
+        server.default = Step(findings=[{"severity": "critical", "file": "views.py", "line": 18,
+                                         "message": "the administrators-only check was deleted"}])
+        cfg = write_config(tmp_path, [llm_agent("reviewer", server)])
+        result = cli("--config", str(cfg), "--format", "json")
+    report = json.loads(result.out)
+    assert [f["message"] for f in report["findings"]] == ["the administrators-only check was deleted"]
+    assert (result.code, report["decision"], report["coverage"]["findings_filtered"]) == (1, "fail", 0)
