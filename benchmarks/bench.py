@@ -222,7 +222,7 @@ def bench_dedupe(table: Table) -> None:
 
 
 def _llm_dispatch(work: Path, server: Any, agents: int, concurrency: int, name: str, diff: bytes | None = None,
-                  **fields: Any) -> tuple[float, list[Any]]:
+                  packing: str = "per_agent", **fields: Any) -> tuple[float, list[Any]]:
     """Dispatch ``agents`` llm agents (openai wire format) at the test server, in-process, over
     ``diff`` (default: a small one); ``fields`` go into every agent's entry. The agents share the
     endpoint, so its governor lets ``max_concurrency`` requests in flight (default: ``concurrency``)."""
@@ -250,7 +250,8 @@ def _llm_dispatch(work: Path, server: Any, agents: int, concurrency: int, name: 
     facts = PRFacts(source="bench", files=parse_diff(diff if diff is not None else small_diff(SEED + 2)))
     paths = [f.path for f in facts.files]
     manifest = AgentManifest(entries=[ManifestEntry(agent=i, files=paths, policies=["all"], priority=50) for i in ids])
-    options = DispatchOptions(concurrency=concurrency, default_timeout_s=30, config_dir=str(directory))
+    options = DispatchOptions(concurrency=concurrency, default_timeout_s=120, config_dir=str(directory),
+                              packing=packing)
     started = time.perf_counter()
     results = anyio.run(dispatch, manifest, facts, config, options)
     return time.perf_counter() - started, results
@@ -297,6 +298,106 @@ def bench_llm(table: Table, work: Path) -> None:
     except Exception as exc:
         table.error(name, "< 1.5 s", exc)
     bench_rate_limited(table, work)
+    bench_packing(table, work)
+
+
+PACK_REVIEWERS = 5
+PACK_BIG = (800, 2_200_000)  # files, bytes: the change the issue measured
+PACK_GOAL = 1.5  # input tokens of a packed review, at most this many times the diff's own tokens
+
+
+def bench_packing(table: Table, work: Path) -> None:
+    """Five llm reviewers of one endpoint over an 800-file and a 3-file diff, each agent in its own
+    requests (per_agent) and packed into shared ones (agent_packed), against a test-server model
+    that reports every file it is shown: requests, input tokens against the diff's own, findings
+    kept, wall at 0 s and 2 s latency."""
+    from tests.llm.server import LlmServer, Recorded, Step, every_file
+
+    diffs = {"800 files, 2.2 MB": DiffWriter(SEED + 3).diff(*PACK_BIG),
+             "3 files": b"".join(_first_files(small_diff(SEED + 4), 3))}
+    for label, diff in diffs.items():
+        own = len(diff) // 4
+        for latency in (0.0, 2.0):
+            measured: dict[str, tuple[int, int, int, float]] = {}
+            for packing in ("per_agent", "agent_packed"):
+                name = f"{PACK_REVIEWERS} reviewers, {label}, {packing}, {latency:g} s latency"
+                try:
+                    with LlmServer() as server:
+                        def answer(request: Recorded, delay: float = latency) -> Step:
+                            step = every_file(request)
+                            step.delay = delay
+                            return step
+
+                        server.default = answer
+                        seconds, results = _llm_dispatch(work, server, PACK_REVIEWERS, 16, f"pack-{packing}", diff,
+                                                          packing=packing, max_concurrency=16, timeout_s=600)
+                        requests = len(server.requests)
+                    if any(r.status != "completed" for r in results):
+                        bad = next(r for r in results if r.status != "completed")
+                        raise BenchError(f"{bad.id} {bad.status}: {bad.error}")
+                    tokens = sum(r.tokens_in for r in results)
+                    found = sum(len(r.findings) for r in results)
+                    measured[packing] = (requests, tokens, found, seconds)
+                except Exception as exc:
+                    table.error(name, "-", exc)
+            if len(measured) < 2:
+                continue
+            alone = measured["per_agent"]
+            for packing, (requests, tokens, found, seconds) in measured.items():
+                name = f"{PACK_REVIEWERS} reviewers, {label}, {packing}, {latency:g} s latency"
+                ratio = tokens / own
+                detail = (f"{requests} requests, {tokens:,} input tokens = {ratio:.2f}x the diff's {own:,}, "
+                          f"{found} findings, {seconds:.1f} s")
+                if packing == "agent_packed":
+                    ok = ratio <= PACK_GOAL and found == alone[2]
+                    table.rows.append(Row(name, f"<= {PACK_GOAL:g}x diff tokens, all findings", detail,
+                                          "ok" if ok else "FAIL"))
+                else:
+                    table.info(name, detail)
+    bench_prompt_cache(table, work)
+
+
+def _first_files(diff: bytes, count: int) -> list[bytes]:
+    sections = diff.split(b"diff --git ")
+    return [b"diff --git " + s for s in sections[1:count + 1]]
+
+
+def bench_prompt_cache(table: Table, work: Path) -> None:
+    """The same change reviewed twice (no run state: both runs ask), Anthropic wire format, packed:
+    the second run's requests repeat the first's fixed prefix, which the server reports as read
+    from its prompt cache (it caches the system message it was told to, as Anthropic does)."""
+    from tests.llm.server import LlmServer, Recorded, Step, every_file
+
+    name = "unchanged diff asked again, anthropic, cached input tokens"
+    seen: set[str] = set()
+
+    def cache(request: Recorded) -> Step:
+        step = every_file(request)
+        block = request.body["system"][0]
+        prefix = len(block["text"]) // 4 if block.get("cache_control") else 0
+        key = "cached" if block["text"] in seen else "written"
+        seen.add(block["text"])
+        step.usage = {"cache_read_input_tokens": prefix if key == "cached" else 0,
+                      "cache_creation_input_tokens": prefix if key == "written" else 0}
+        step.tokens = (step.tokens[0] - prefix, step.tokens[1])  # input_tokens: what the cache did not hold
+        return step
+
+    diff = b"".join(_first_files(small_diff(SEED + 4), 3))
+    os.environ.setdefault("BENCH_ANTHROPIC_KEY", "bench-key-not-secret")
+    try:
+        with LlmServer() as server:
+            server.default = cache
+            _llm_dispatch(work, server, PACK_REVIEWERS, 8, "cache-1", diff, packing="agent_packed",
+                          provider="anthropic", base_url=server.url, api_key_env="BENCH_ANTHROPIC_KEY")
+            _, again = _llm_dispatch(work, server, PACK_REVIEWERS, 8, "cache-2", diff, packing="agent_packed",
+                                     provider="anthropic", base_url=server.url, api_key_env="BENCH_ANTHROPIC_KEY")
+    except Exception as exc:
+        table.error(name, "> 0 cached", exc)
+        return
+    cached = sum(r.cached_tokens_in for r in again)
+    total = sum(r.tokens_in for r in again)
+    table.rows.append(Row(name, "> 0 cached", f"{cached:,} of {total:,} input tokens read from the cache",
+                          "ok" if cached > 0 else "FAIL"))
 
 
 RATE_AGENTS = 8

@@ -342,10 +342,15 @@ class DiffWriter:
         return f"{self.rng.getrandbits(28):07x}"
 
     def paths(self, total: int) -> list[tuple[Kind, str]]:
+        """``total`` paths, each kind's share as in KINDS (which counts 600): scaled, the largest
+        kind taking what rounding leaves over."""
+        base = sum(k.count for k in KINDS)
+        counts = [round(k.count * total / base) for k in KINDS]
+        counts[max(range(len(KINDS)), key=lambda i: KINDS[i].count)] += total - sum(counts)
         out: list[tuple[Kind, str]] = []
         seen: set[str] = set()
-        for kind in KINDS:
-            for i in range(kind.count):
+        for kind, count in zip(KINDS, counts, strict=True):
+            for i in range(count):
                 path = kind.path(self.rng, i)
                 for _ in range(50):  # a name clash: draw again
                     if path not in seen:

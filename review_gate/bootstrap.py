@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from review_gate import baseline, git
+from review_gate.config.locations import config_file
 from review_gate.errors import UsageError
-from review_gate.models import LlmAgent, PRFacts, ReviewConfig
+from review_gate.models import LlmAgent, Packing, PRFacts, ReviewConfig
 from review_gate.own_files import OwnFiles, locate, relative
 from review_gate.pipeline.dispatch import DispatchOptions
 from review_gate.pipeline.normalize import DiffRequest
@@ -63,28 +64,38 @@ class Setup:
                 lambda commit, path: git.show(root, commit, path) if root is not None else None)
         return found.waivers() if found is not None else {}
 
+    def networked(self) -> bool:
+        """Whether the run may talk to a model: not offline, and an llm agent that can run (its key
+        set) or a gap detector. Otherwise no HTTP client is made (nor httpx imported)."""
+        if self.options.offline:
+            return False
+        from review_gate.llm.client import missing_key
+
+        settings = self.config.settings
+        return any(isinstance(a, LlmAgent) and a.enabled and (missing_key(a) is None or a.id == settings.gap_detector)
+                   for a in self.config.agents.agents)
+
     def extras(self) -> dict[str, str]:
         """Agent id -> what else its answer depends on: an llm agent's instructions and the
         Standards. Folded into its freshness key, so editing them reviews again."""
-        from review_gate.agents.llm import instructions_path
-
         out = {}
         for agent in self.config.agents.agents:
             if isinstance(agent, LlmAgent):
-                path = instructions_path(agent, self.config.directory)
+                path = config_file(agent.instructions, self.config.directory)
                 text = path.read_text(encoding="utf-8", errors="replace") if path is not None else ""
-                out[agent.id] = text + "\0" + (self.options.standards or "")
+                # a packed request asks differently: its answers are not those of the agent alone
+                out[agent.id] = "\0".join([text, self.options.standards or "", self.options.packing])
         return out
 
 
 def setup(*, root: Path | None, config: ReviewConfig, request: DiffRequest, offline: bool = False,
           concurrency: int | None = None, timeout_s: float | None = None, constitution: str | None = None,
-          baseline_file: str | None = None, no_baseline: bool = False) -> Setup:
+          baseline_file: str | None = None, no_baseline: bool = False, packing: Packing | None = None) -> Setup:
     settings = config.settings
     options = DispatchOptions(
         concurrency=concurrency or settings.concurrency, timeout_s=timeout_s, default_timeout_s=settings.timeout_s,
         offline=offline, repo_root=str(root) if root else None, config_dir=config.directory,
-        standards=standards(config, root, constitution))
+        standards=standards(config, root, constitution), packing=packing or settings.packing)
     return Setup(root=root, config=config, request=request, options=options,
                  state_path=state_file(config, root),
                  baselines=baseline.candidates(baseline_file, no_baseline, config.directory, root),

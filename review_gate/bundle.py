@@ -9,7 +9,7 @@
     gaps.json              stage 4 gaps
     config/                the five effective config files, as JSON
     agents/<id>.json       each AgentResult with its findings and its raw answer
-    prompts/               what LLM agents were sent (none yet)
+    prompts/<id>.json      what each llm agent sent: a system and a user message a request
     report.json            the report of the run
 
 ``review-gate replay DIR`` reads it back (``read``) and aggregates again.
@@ -45,8 +45,9 @@ from review_gate.models.base import Frozen
 MARKER = "bundle.json"
 _ATTRS = {"review-rules.json": "rules", "review-domains.json": "domains", "review-agents.json": "agents",
           "review-composition.json": "composition", "review-gate.json": "settings"}
-PROMPTS_README = ("LLM agents will write the prompts they send here, one file per agent; "
-                  "the agents of this version send none.\n")
+PROMPTS_README = ("One file per llm agent that sent requests in this run: a JSON list of the requests, "
+                  "each its system and user message. Agents of other kinds send no prompt; a cached "
+                  "agent sent nothing this run.\n")
 
 
 class BundleInfo(Frozen):
@@ -114,6 +115,7 @@ def write(directory: Path, *, facts: PRFacts, classification: PRClassification, 
           for name, attr in _ATTRS.items()),
         *((directory / "agents" / f"{r.id}.json", _json(result_data(r))) for r in report.agents),
         (directory / "prompts" / "README.md", PROMPTS_README.encode("utf-8")),
+        *((directory / "prompts" / f"{r.id}.json", _json(r.prompts)) for r in report.agents if r.prompts),
         (directory / "report.json", _json(_dump(report))),
         (directory / MARKER, _json(_dump(info))),  # last: a bundle with its marker is complete
     ]

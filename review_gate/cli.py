@@ -88,6 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--concurrency", type=int, metavar="N", help="agents running at once")
     run.add_argument("--timeout", type=float, metavar="S", help="deadline of every agent, retries included")
     run.add_argument("--offline", action="store_true", help="run only agents that need no network")
+    run.add_argument("--packing", choices=("per_agent", "agent_packed"),
+                     help="llm agents of one provider, model and endpoint: each in its own requests, or "
+                          "packed into shared requests (default: packing in review-gate.json)")
     run.add_argument("--constitution", metavar="FILE",
                      help="Markdown file whose Standards section LLM agents get (overrides review-gate.json)")
     run.add_argument("--no-state", action="store_true",

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import uuid
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from datetime import datetime, timezone
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from review_gate import __version__
 from review_gate.models import (
@@ -28,7 +29,10 @@ from review_gate.pipeline.dispatch import DispatchOptions, Listener, dispatch
 from review_gate.pipeline.gap_detect import gap_detect
 from review_gate.pipeline.normalize import DiffRequest, normalize
 
-__all__ = ["Plan", "Reuse", "new_run_id", "plan", "read_change", "review"]
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["Plan", "Reuse", "connect", "new_run_id", "plan", "read_change", "review"]
 
 
 class Reuse(Protocol):
@@ -46,7 +50,7 @@ async def read_change(request: DiffRequest) -> PRFacts:
 
 
 async def plan(facts: PRFacts, config: ReviewConfig, *, own: OwnFiles | None = None,
-               offline: bool = False) -> Plan:
+               offline: bool = False, http: httpx.AsyncClient | None = None) -> Plan:
     """Stages 2-4 on the change without the gate's own files (``own``), whose changes become gaps.
     The LLM gap detector (``gap_detector`` in review-gate.json) runs after the deterministic
     part unless ``offline``."""
@@ -57,25 +61,36 @@ async def plan(facts: PRFacts, config: ReviewConfig, *, own: OwnFiles | None = N
     gaps = [*own_gaps, *gaps]
     detector = next((a for a in config.agents.agents if a.id == config.settings.gap_detector), None)
     if isinstance(detector, LlmAgent) and not offline:
-        manifest, added = await _detect_gaps(facts, classification, manifest, config, detector)
+        manifest, added = await _detect_gaps(facts, classification, manifest, config, detector, http)
         gaps = [*gaps, *added]
     return Plan(facts=facts, classification=classification, manifest=manifest, gaps=gaps)
 
 
 async def _detect_gaps(facts: PRFacts, classification: PRClassification, manifest: AgentManifest,
-                       config: ReviewConfig, detector: LlmAgent) -> tuple[AgentManifest, list[Gap]]:
-    """The LLM gap detector, over an HTTP client of its own (closed here), bounded by its timeout."""
+                       config: ReviewConfig, detector: LlmAgent,
+                       http: httpx.AsyncClient | None) -> tuple[AgentManifest, list[Gap]]:
+    """The LLM gap detector over the run's HTTP client (or one of its own, closed here), bounded
+    by its timeout."""
     import anyio
-    import httpx
 
+    from review_gate.llm.client import new_client
     from review_gate.llm.gap_detector import detect, failed
 
     deadline = detector.timeout_s or config.settings.timeout_s
-    async with httpx.AsyncClient(timeout=httpx.Timeout(None, connect=30), follow_redirects=False,
-                                 trust_env=True) as client:
+    async with contextlib.AsyncExitStack() as stack:
+        client = http if http is not None else await stack.enter_async_context(new_client())
         with anyio.move_on_after(deadline):
             return await detect(facts, classification, manifest, config, detector, client)
     return manifest, [failed(detector, f"timed out after {deadline:g} s")]
+
+
+@contextlib.asynccontextmanager
+async def connect() -> AsyncIterator[httpx.AsyncClient]:
+    """The run's one HTTP client, for the gap detector and every llm agent alike."""
+    from review_gate.llm.client import new_client
+
+    async with new_client() as client:
+        yield client
 
 
 def new_run_id() -> str:
@@ -93,12 +108,13 @@ async def review(
     waivers: Mapping[str, str] | None = None,
     run_id: str | None = None,
     reuse: Reuse | None = None,
+    http: httpx.AsyncClient | None = None,
 ) -> ReviewReport:
     """Stages 5-6: dispatch the plan's manifest (only its stale part, with ``reuse``) and aggregate."""
     if reuse is None:
-        results = await dispatch(the_plan.manifest, the_plan.facts, config, options, listener)
+        results = await dispatch(the_plan.manifest, the_plan.facts, config, options, listener, http)
     else:
-        results = reuse.merge(await dispatch(reuse.manifest, the_plan.facts, config, options, listener))
+        results = reuse.merge(await dispatch(reuse.manifest, the_plan.facts, config, options, listener, http))
     return aggregate(
         the_plan.facts, the_plan.classification, the_plan.manifest.entries, the_plan.gaps, results,
         config, run_id=run_id or new_run_id(), tool_version=__version__, filter_mode=filter_mode, fail_on=fail_on,

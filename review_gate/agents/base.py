@@ -88,6 +88,10 @@ class AgentOutput(Frozen):
         default=None, repr=False,
         description="The agent's answer as it gave it (a program's stdout, capped), kept for replay bundles.",
     )
+    prompts: list[dict[str, str]] = Field(
+        default_factory=list, repr=False,
+        description="What an llm agent sent, a system and a user message a request; kept for replay bundles.",
+    )
 
     @field_validator("raw")
     @classmethod

@@ -66,10 +66,9 @@ def agents_command(args: argparse.Namespace) -> int:
 
 def check_command(args: argparse.Namespace) -> int:
     import anyio
-    import httpx
 
-    from review_gate.agents import llm
     from review_gate.errors import UsageError
+    from review_gate.llm import client
     from review_gate.models import LlmAgent
 
     check_timeout(args.timeout)
@@ -80,19 +79,19 @@ def check_command(args: argparse.Namespace) -> int:
         raise UsageError(f"unknown agent {args.agent!r}", fix=f"use an llm agent id from review-agents.json ({known})")
     if not isinstance(spec, LlmAgent):
         raise UsageError(f"agent {spec.id!r} is a {spec.kind} agent; check sends a request to an llm agent's API")
-    reason = llm.unavailable(spec)
+    reason = client.missing_key(spec)
     if reason:
         raise UsageError(reason, fix=f"export {spec.api_key_env}=... before running review-gate")
 
-    async def probe() -> llm.CheckResult:
-        async with httpx.AsyncClient(timeout=httpx.Timeout(args.timeout, connect=min(args.timeout, 30))) as client:
+    async def probe() -> client.CheckResult:
+        async with client.new_client() as http:  # the run's client; the deadline is the check's own
             with anyio.fail_after(args.timeout):
-                return await llm.check(spec, client)
+                return await client.check(spec, http)
 
     try:
         result = anyio.run(probe)
     except TimeoutError:
-        result = llm.CheckResult(False, args.timeout, None, False, f"no answer within {args.timeout:g} s")
+        result = client.CheckResult(False, args.timeout, None, False, f"no answer within {args.timeout:g} s")
     # the model name and the error come from the server: escaped, like everything it says
     console.out(f"agent:      {spec.id} ({spec.provider}, {sanitize(spec.url)})")
     console.out(f"latency:    {result.latency_s * 1000:.0f} ms")

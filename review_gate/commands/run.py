@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.to_thread
@@ -17,6 +19,9 @@ from review_gate.models import Plan, PRFacts, ReviewReport
 from review_gate.outputs.progress import Progress
 from review_gate.own_files import blob_ids, relative
 from review_gate.state.session import NoState, run_state
+
+if TYPE_CHECKING:
+    import httpx
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -32,7 +37,7 @@ def run_command(args: argparse.Namespace) -> int:
     setup = bootstrap.setup(
         root=root, config=config_for(args, root), request=diff_request(args, root), offline=args.offline,
         concurrency=args.concurrency, timeout_s=args.timeout, constitution=args.constitution,
-        baseline_file=args.baseline, no_baseline=args.no_baseline)
+        baseline_file=args.baseline, no_baseline=args.no_baseline, packing=args.packing)
     bundle_dir = Path(args.bundle) if args.bundle else None
     if bundle_dir is not None:
         bundle.check_target(bundle_dir)  # before any agent runs
@@ -45,22 +50,26 @@ def run_command(args: argparse.Namespace) -> int:
         # The run state is opened only once the change is known not to bring its own.
         state = run_state(setup.config, root, enabled=not args.no_state and setup.state_trusted(facts),
                           use_cache=not args.no_cache)
+        # One HTTP client for the run (the gap detector and every llm agent), when it may use one.
+        connection = runner.connect() if setup.networked() else contextlib.nullcontext()
         with state:  # cache, acceptances, history; --no-state skips it
-            await review(facts, state)
+            async with connection as http:
+                await review(facts, state, http)
             the_plan, report, waivers = done[0]
             files = _write(report, the_plan, waivers)
             await anyio.to_thread.run_sync(state.record_written, report.run_id, files)
 
-    async def review(facts: PRFacts, state: NoState) -> None:
+    async def review(facts: PRFacts, state: NoState, http: httpx.AsyncClient | None) -> None:
         config = setup.config
-        the_plan = await runner.plan(facts, config, own=setup.own_files(state.written()), offline=args.offline)
+        the_plan = await runner.plan(facts, config, own=setup.own_files(state.written()), offline=args.offline,
+                                     http=http)
         waivers = setup.waivers(facts)
         run_id = runner.new_run_id()
-        reuse = await anyio.to_thread.run_sync(state.start, the_plan, run_id, setup.extras())
+        reuse = await anyio.to_thread.run_sync(state.start, the_plan, run_id, setup.extras(), setup.options.packing)
         with Progress(live=console.is_interactive(sys.stderr)) as progress:
             report = await runner.review(
                 the_plan, config, setup.options, filter_mode=args.filter_mode, fail_on=args.fail_on,
-                listener=progress, waivers={**waivers, **state.waivers}, run_id=run_id, reuse=reuse)
+                listener=progress, waivers={**waivers, **state.waivers}, run_id=run_id, reuse=reuse, http=http)
         await anyio.to_thread.run_sync(state.finish, report)
         done.append((the_plan, report, waivers))
 

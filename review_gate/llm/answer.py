@@ -33,6 +33,7 @@ class ParsedAnswer:
     findings: list[RawFinding]
     notes: list[str] = field(default_factory=list)  # what was repaired or dropped, bounded
     dropped: int = 0  # findings too malformed to keep
+    owners: list[str] = field(default_factory=list)  # a packed review: the lens of each finding
 
 
 _FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n(.*?)```", re.DOTALL)
@@ -64,8 +65,9 @@ def extract_json(text: str) -> Any:
     raise UnusableAnswer(f"the answer is not valid JSON ({last_error})")
 
 
-def parse_answer(answer: str | dict[str, Any] | list[Any]) -> ParsedAnswer:
-    """Findings from an answer: text to search for JSON, or JSON already decoded (a tool call)."""
+def parse_answer(answer: str | dict[str, Any] | list[Any], lenses: list[str] | None = None) -> ParsedAnswer:
+    """Findings from an answer: text to search for JSON, or JSON already decoded (a tool call).
+    ``lenses``: a packed review's reviewers; each finding must name one in ``agent``."""
     data = extract_json(answer) if isinstance(answer, str) else answer
     if isinstance(data, list):
         data = {"findings": data}
@@ -77,18 +79,29 @@ def parse_answer(answer: str | dict[str, Any] | list[Any]) -> ParsedAnswer:
         raise UnusableAnswer(f"findings: expected a list, not {_kind(items)}")
     notes: list[str] = []
     reasons: list[str] = []
-    if len(items) > MAX_FINDINGS:
-        notes.append(f"kept the first {MAX_FINDINGS} of {len(items)} findings")
+    limit = MAX_FINDINGS * max(1, len(lenses or ()))
+    if len(items) > limit:
+        notes.append(f"kept the first {limit} of {len(items)} findings")
     findings = []
-    for index, item in enumerate(items[:MAX_FINDINGS]):
-        finding = _finding(f"findings[{index}]", item, notes, reasons)
+    owners: list[str] = []
+    for index, item in enumerate(items[:limit]):
+        where = f"findings[{index}]"
+        owner = item.get("agent") if isinstance(item, dict) else None
+        if lenses is not None and owner not in lenses:
+            reason = f"{where}.agent must be one of the lenses: {', '.join(lenses)}"
+            reasons.append(reason)
+            notes.append(f"{reason}; the finding was dropped")
+            continue
+        finding = _finding(where, item, notes, reasons)
         if finding is not None:
             findings.append(finding)
+            if lenses is not None:
+                owners.append(str(owner))
     if reasons and not findings:
         more = f" (and {len(reasons) - 1} more findings like it)" if len(reasons) > 1 else ""
         raise UnusableAnswer(f"no finding is usable: {reasons[0]}{more}")
     dropped = len(items) - len(findings)
-    return ParsedAnswer(findings, bounded_notes(notes), dropped)
+    return ParsedAnswer(findings, bounded_notes(notes), dropped, owners)
 
 
 def _finding(where: str, item: Any, notes: list[str], reasons: list[str]) -> RawFinding | None:

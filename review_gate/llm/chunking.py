@@ -52,9 +52,11 @@ class Plan:
     unreviewed: list[str]
 
 
-def split(files: list[FileChange], budget_tokens: int, around: Mapping[tuple[str, int], Around] | None = None) -> Plan:
+def split(files: list[FileChange], budget_tokens: int, around: Mapping[tuple[str, int], Around] | None = None,
+          notes: Mapping[str, str] | None = None) -> Plan:
     """Chunks whose rendered diff fits ``budget_tokens`` each, and the files that cannot fit.
-    ``around``: (path, hunk index) -> unchanged lines to show around that hunk when they fit."""
+    ``around``: (path, hunk index) -> unchanged lines to show around that hunk when they fit;
+    ``notes``: path -> what its file header adds (which lenses of a packed review read it)."""
     budget = max(0, budget_tokens) * CHARS_PER_TOKEN
     chunks: list[Chunk] = []
     unreviewed: list[str] = []
@@ -70,7 +72,7 @@ def split(files: list[FileChange], budget_tokens: int, around: Mapping[tuple[str
     for change in files:
         if not change.hunks:
             continue  # nothing on the new side to read (a deletion, a binary or mode-only change)
-        header = file_header(change)
+        header = file_header(change) + (f" {notes[change.path]}" if notes and change.path in notes else "")
         arounds = [(around or {}).get((change.path, i)) for i in range(len(change.hunks))]
         whole = _whole(header, change, arounds, budget)
         if whole is not None:

@@ -7,9 +7,8 @@ function or class around it (``llm.context``)."""
 
 from __future__ import annotations
 
+import hashlib
 import re
-import secrets
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from review_gate.models import FileChange, Hunk, Line, Removed, Rule
@@ -34,10 +33,23 @@ out). Findings use new-file numbers only: a finding about a removed line goes on
 new line after it (before it when none follows)."""
 
 
-@dataclass(frozen=True)
-class Messages:
-    system: str
-    user: str
+PACKED_GUIDE = """\
+## How to answer
+
+You review the change with each of the lenses above, one after another; each lens reads only the
+files whose header names it ("lenses: ..."). Report problems only in the changed code shown in
+the user message, each finding under the lens that found it: give the lens id exactly as
+written after "Lens" in "agent". Call the tool or answer with the JSON object {"findings": [...]}
+and nothing else; an empty list means no lens found anything worth reporting. For each finding
+give the file path exactly as shown after "file:", the new-file line number printed at the start
+of the line, a severity (critical, major, warning or info), a one-sentence message and, when it
+helps, a recommendation. Use the rule id from the lens's checklist when a finding matches a rule.
+
+In the code, lines marked + were added and lines marked - were removed; a removed line shows
+its old-file number after "old", which is not a new-file number. Unmarked lines are unchanged
+context, some of it from the function or class around the change ("..." stands for lines left
+out). Findings use new-file numbers only: a finding about a removed line goes on the nearest
+new line after it (before it when none follows)."""
 
 
 def checklist(rules: list[Rule]) -> str:
@@ -66,6 +78,23 @@ def standards_section(markdown: str) -> str | None:
             text = "\n".join(body).strip()
             return text or None
     return None
+
+
+def packed_system_message(lenses: list[tuple[str, str, list[Rule]]], standards: str | None) -> str:
+    """One system message for several reviewers (``lenses``: id, instructions, rules), each in its
+    own section, in a fixed order: the same lenses give the same message, a prefix every
+    request of the review shares (prompt caching)."""
+    parts = ["You are several code reviewers at once. Each lens below is one reviewer: its own "
+             "instructions and its own checklist."]
+    for lens_id, instructions, rules in lenses:
+        part = f"# Lens {lens_id}\n\n{instructions.strip()}"
+        if rules:
+            part += "\n\n" + checklist(rules)
+        parts.append(part)
+    if standards:
+        parts.append("## Standards of this project (every lens)\n\n" + standards.strip())
+    parts.append(PACKED_GUIDE)
+    return "\n\n".join(parts)
 
 
 def system_message(instructions: str, rules: list[Rule], standards: str | None) -> str:
@@ -134,8 +163,14 @@ def file_header(change: FileChange) -> str:
     return f"file: {change.path} [{change.status}]{renamed}"
 
 
-def new_boundary() -> str:
-    return secrets.token_hex(12)
+def boundary(sections: list[str]) -> str:
+    """The fence of a user message, from a hash of what it fences: no diff can contain it (its
+    author would have to write the hash of the text holding it), and the same diff gets the
+    same fence, so a repeated request is the same request (prompt caching, replays)."""
+    return hashlib.sha256("\n\n".join(sections).encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+
+BOUNDARY_SIZE = 24  # characters of a boundary, for the size of the fixed part of a request
 
 
 def user_message(sections: list[str], boundary: str) -> str:
@@ -150,9 +185,9 @@ def user_message(sections: list[str], boundary: str) -> str:
     )
 
 
-def preamble_size(boundary: str) -> int:
+def preamble_size() -> int:
     """Characters of the user message that are not the diff."""
-    return len(user_message([], boundary))
+    return len(user_message([], "0" * BOUNDARY_SIZE))
 
 
 def retry_note(error: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-MAX_FINDINGS = 50
+MAX_FINDINGS = 50  # a reviewer's findings in one answer (a packed answer holds this many a lens)
 MAX_MESSAGE = 1000
 MAX_TEXT = 2000
 MAX_PATH = 500
@@ -36,9 +36,13 @@ FINDING_PROPERTIES: dict[str, Any] = {
 }
 
 
-def findings_schema(*, strict: bool = True) -> dict[str, Any]:
-    """The answer's JSON Schema; ``strict=False`` requires only severity and message."""
-    required = list(FINDING_PROPERTIES) if strict else ["severity", "message"]
+def findings_schema(*, strict: bool = True, lenses: list[str] | None = None) -> dict[str, Any]:
+    """The answer's JSON Schema; ``strict=False`` requires only severity and message. ``lenses``:
+    the reviewers of a packed review, whose id each finding names in ``agent``."""
+    properties = dict(FINDING_PROPERTIES)
+    if lenses:
+        properties = {"agent": {"type": "string", "enum": list(lenses)}, **properties}
+    required = list(properties) if strict else ["severity", "message", *(["agent"] if lenses else [])]
     return {
         "type": "object",
         "additionalProperties": False,
@@ -46,12 +50,12 @@ def findings_schema(*, strict: bool = True) -> dict[str, Any]:
         "properties": {
             "findings": {
                 "type": "array",
-                "maxItems": MAX_FINDINGS,
+                "maxItems": MAX_FINDINGS * max(1, len(lenses or ())),  # a packed answer: each lens its share
                 "items": {
                     "type": "object",
                     "additionalProperties": False,
                     "required": required,
-                    "properties": FINDING_PROPERTIES,
+                    "properties": properties,
                 },
             },
         },

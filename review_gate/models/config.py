@@ -11,6 +11,7 @@ from review_gate.models.base import Frozen
 Severity = Literal["critical", "major", "warning", "info"]
 Decision = Literal["fail", "incomplete", "needs_fixes", "pass_with_warnings", "pass"]
 FilterMode = Literal["added", "diff_context", "file", "nofilter"]
+Packing = Literal["per_agent", "agent_packed"]
 FailOn = Literal["pass_with_warnings", "needs_fixes", "fail", "never"]
 PrType = Literal["feature", "fix", "refactor", "docs", "test", "config", "deps", "mixed"]
 Metric = Literal[
@@ -302,6 +303,12 @@ class GateFile(ConfigFile):
     state_max_mb: int = Field(
         default=256, ge=1, le=100_000,
         description="After each run the oldest runs are dropped until the run state holds at most this much data.")
+    packing: Packing = Field(
+        default="agent_packed",
+        description="agent_packed (the default): llm agents that share provider, model and endpoint review each "
+                    "chunk together in one request, each keeping its own findings, status and tokens (a share of "
+                    "each request); per_agent: every llm agent sends the change in its own requests.",
+    )
     gap_detector: Id | None = Field(
         default=None, description="Registry id of an agent that may add agents (LLM gap detection)."
     )

@@ -64,6 +64,10 @@ class AgentResult(Frozen):
         default=None, exclude=True, repr=False,
         description="The agent's raw answer (a command's stdout, capped); written to replay bundles only.",
     )
+    prompts: list[dict[str, str]] = Field(
+        default_factory=list, exclude=True, repr=False,
+        description="What an llm agent sent (system and user message a request); written to replay bundles only.",
+    )
 
     @property
     def usage(self) -> Usage:
@@ -122,6 +126,19 @@ class Usage(Frozen):
     def rounded(self) -> Usage:
         """Its cost to the micro-dollar, as reports show it (sums are kept exact until then)."""
         return self.model_copy(update={"cost_usd": round(self.cost_usd, 6)})
+
+    def split(self, parts: int) -> list[Usage]:
+        """``parts`` shares that add up to it exactly (a request several agents shared): tokens as
+        evenly as whole numbers allow, the first shares taking the remainder; cost in proportion.
+
+        >>> [u.tokens_in for u in Usage(tokens_in=10).split(3)]
+        [4, 3, 3]
+        """
+        counted = ("tokens_in", "tokens_out", "cached_tokens_in", "cache_write_tokens_in", "reasoning_tokens")
+        values = self.model_dump()
+        return [Usage(cost_usd=self.cost_usd / parts,
+                      **{name: values[name] // parts + (1 if index < values[name] % parts else 0) for name in counted})
+                for index in range(parts)]
 
 
 class Coverage(Frozen):

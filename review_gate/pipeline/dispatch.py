@@ -9,6 +9,11 @@ When an agent of a network kind is dispatched (and the run is not offline), disp
 one HTTP client for all of them and closes it at the end. A run budget (``max_cost_usd``,
 ``max_tokens`` of review-gate.json) is checked before each such agent starts: what the run has
 spent or reserved so far plus the agent's own estimate must fit, or the agent is skipped.
+
+With ``packing: agent_packed``, agents whose kind can share requests (``pack_key``: llm agents
+of one provider, model and endpoint) run as one unit: one task, one slot, the shortest deadline
+and fewest retries of its members, one packed review (``review_pack``) whose outcome becomes
+each member's own result.
 """
 
 from __future__ import annotations
@@ -16,14 +21,15 @@ from __future__ import annotations
 import contextlib
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Hashable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 from tenacity.wait import wait_exponential, wait_random
 
-from review_gate.agents import KINDS, AgentContext, AgentOutput, AgentTask
+from review_gate.agents import KINDS, AgentContext, AgentKind, AgentOutput, AgentSpec, AgentTask
 from review_gate.errors import AgentFault, TransientAgentFault
 from review_gate.fingerprint import fingerprint, message_anchor
 from review_gate.llm.governor import Governors
@@ -34,6 +40,7 @@ from review_gate.models import (
     FileChange,
     Finding,
     ManifestEntry,
+    Packing,
     PRFacts,
     RawFinding,
     ReviewConfig,
@@ -58,6 +65,7 @@ class DispatchOptions(Frozen):
     repo_root: str | None = None
     config_dir: str | None = None
     standards: str | None = None  # the constitution's Standards section (resolved by the bootstrap)
+    packing: Packing = "agent_packed"  # agents that can share requests run as one unit (per_agent: never)
 
 
 def _wait(state: RetryCallState) -> float:
@@ -73,8 +81,10 @@ async def dispatch(
     config: ReviewConfig,
     options: DispatchOptions,
     listener: Listener | None = None,
+    http: httpx.AsyncClient | None = None,
 ) -> list[AgentResult]:
-    """Run every manifest entry; return one result per entry, in manifest order.
+    """Run every manifest entry; return one result per entry, in manifest order. ``http``: the
+    run's HTTP client, when its caller made one (else dispatch makes one if it needs one).
 
     >>> # results = await dispatch(manifest, facts, config, DispatchOptions(concurrency=4, default_timeout_s=60))
     """
@@ -84,29 +94,39 @@ async def dispatch(
     line_text = _line_index(facts)
     results: dict[str, AgentResult] = {}
     budget = _Budget(config.settings.max_tokens, config.settings.max_cost_usd)
+    members: list[_Member] = []
+    for entry in manifest.entries:
+        notify(entry.agent, "queued", None)
+        member, refused = _prepare(entry, config, options, by_path)
+        if member is not None:
+            members.append(member)
+        else:
+            assert refused is not None
+            results[entry.agent] = refused
+            notify(entry.agent, "done", refused)
 
-    async with _client(manifest, config, options) as client:
+    async with _client(manifest, config, options, http) as client:
         context = AgentContext(client=client, offline=options.offline, config_dir=options.config_dir,
                                repo_root=options.repo_root, prices=config.settings.prices,
                                standards=options.standards,
                                governors=Governors(config.agents.agents) if client is not None else None)
 
-        async def run(entry: ManifestEntry) -> None:
-            notify(entry.agent, "queued", None)
-            result = await _run_entry(entry, config, options, limiter, by_path, line_text, notify, context, budget)
-            results[entry.agent] = result
-            notify(entry.agent, "done", result)
+        async def run(unit: list[_Member]) -> None:
+            for result in await _run_unit(unit, options, limiter, line_text, notify, context, budget):
+                results[result.id] = result
+                notify(result.id, "done", result)
 
         async with anyio.create_task_group() as group:
-            for entry in manifest.entries:
-                group.start_soon(run, entry)
+            for unit in _units(members, options.packing):
+                group.start_soon(run, unit)
     return [results[e.agent] for e in manifest.entries]
 
 
 @contextlib.asynccontextmanager
-async def _client(manifest: AgentManifest, config: ReviewConfig,
-                  options: DispatchOptions) -> AsyncIterator[httpx.AsyncClient | None]:
-    """One HTTP client for the run, only when an agent that needs the network will run."""
+async def _client(manifest: AgentManifest, config: ReviewConfig, options: DispatchOptions,
+                  given: httpx.AsyncClient | None) -> AsyncIterator[httpx.AsyncClient | None]:
+    """The run's HTTP client (``given``, or one made here and closed after), only when an agent
+    that needs the network will run."""
     def networked(agent_id: str) -> bool:
         spec = config.agent(agent_id)
         kind = KINDS.get(spec.kind) if spec is not None else None
@@ -118,11 +138,12 @@ async def _client(manifest: AgentManifest, config: ReviewConfig,
     if options.offline or not any(networked(e.agent) for e in manifest.entries):
         yield None
         return
-    import httpx
+    if given is not None:
+        yield given
+        return
+    from review_gate.llm.client import new_client
 
-    limits = httpx.Limits(max_connections=None, max_keepalive_connections=max(20, options.concurrency))
-    async with httpx.AsyncClient(timeout=httpx.Timeout(None, connect=30), limits=limits,
-                                 follow_redirects=False, trust_env=True) as client:
+    async with new_client(options.concurrency) as client:
         yield client
 
 
@@ -156,99 +177,147 @@ class _Budget:
         self.cost += spent[1] - reserved[1]
 
 
-async def _run_entry(
-    entry: ManifestEntry,
-    config: ReviewConfig,
-    options: DispatchOptions,
-    limiter: anyio.CapacityLimiter,
-    by_path: dict[str, FileChange],
-    line_text: dict[tuple[str, int], str],
-    notify: Listener,
-    context: AgentContext,
-    budget: _Budget,
-) -> AgentResult:
+@dataclass
+class _Member:
+    """An entry ready to run: its agent and kind found, enabled, able to run."""
+
+    entry: ManifestEntry
+    spec: AgentSpec
+    kind: AgentKind
+    task: AgentTask
+
+
+def _prepare(entry: ManifestEntry, config: ReviewConfig, options: DispatchOptions,
+             by_path: dict[str, FileChange]) -> tuple[_Member | None, AgentResult | None]:
+    """The entry ready to run, or its result when it cannot run at all."""
     spec = config.agent(entry.agent)
-
-    spent = Usage()  # what attempts that raised a fault used (AgentFault.spent): billed all the same
-
-    def result(status: AgentStatus, attempts: int = 0, duration: float = 0.0, error: str | None = None,
-               output: AgentOutput | None = None, kind: str = "unknown", required: bool = True,
-               unreviewed: list[str] | None = None) -> AgentResult:
-        findings = _findings(entry.agent, output.findings, line_text) if output else []
-        usage = spent + output.usage if output else spent
-        return AgentResult(
-            id=entry.agent, kind=kind, status=status, required=required, attempts=attempts,
-            duration_s=round(duration, 3), files=entry.files, error=error,
-            **usage.rounded().model_dump(), findings=findings,
-            unreviewed=output.unreviewed if output else (unreviewed or []),
-            out_of_scope=output.out_of_scope if output else 0,
-            dropped_findings=output.dropped_findings if output else 0, notes=output.notes if output else [],
-            raw=output.raw if output else None)
-
     if spec is None:
-        return result("failed", error=f"agent {entry.agent!r} is not in the registry (review-agents.json)")
+        return None, _result(entry, "failed", error=f"agent {entry.agent!r} is not in the registry "
+                                                   "(review-agents.json)")
     kind = KINDS.get(spec.kind)
     if kind is None:
-        return result("failed", kind=spec.kind, required=spec.required,
-                      error=f"agent kind {spec.kind!r} is not available in this version")
+        return None, _result(entry, "failed", kind=spec.kind, required=spec.required,
+                             error=f"agent kind {spec.kind!r} is not available in this version")
     if not spec.enabled:
         # The configuration turned it off: nothing requires it to run. Any other skip of a
         # required agent (no key, --offline, the run budget) makes the run incomplete.
-        return result("skipped", kind=spec.kind, required=False,
-                      error="disabled in review-agents.json (enabled: false)")
+        return None, _result(entry, "skipped", kind=spec.kind, required=False,
+                             error="disabled in review-agents.json (enabled: false)")
     if options.offline and kind.needs_network:
-        return result("skipped", kind=spec.kind, required=spec.required, error="needs the network; --offline")
+        return None, _result(entry, "skipped", kind=spec.kind, required=spec.required,
+                             error="needs the network; --offline")
     unavailable: Any = getattr(kind, "unavailable", None)
     reason = unavailable(spec) if unavailable is not None else None
     if reason:
-        return result("skipped", kind=spec.kind, required=spec.required, error=reason)
-
+        return None, _result(entry, "skipped", kind=spec.kind, required=spec.required, error=reason)
     task = AgentTask(files=[by_path[p] for p in entry.files], rules=config.rules_for(spec.id),
                      repo_root=options.repo_root, config_dir=options.config_dir)
-    deadline = options.timeout_s or spec.timeout_s or options.default_timeout_s
+    return _Member(entry, spec, kind, task), None
+
+
+def _units(members: list[_Member], packing: Packing) -> list[list[_Member]]:
+    """What runs together: every member alone, or, packed, the members whose kind gives the same
+    ``pack_key`` in one unit."""
+    if packing != "agent_packed":
+        return [[m] for m in members]
+    groups: dict[tuple[str, Hashable], list[_Member]] = {}
+    units: list[list[_Member]] = []
+    for member in members:
+        pack_key: Any = getattr(member.kind, "pack_key", None)
+        key = pack_key(member.spec) if pack_key is not None else None
+        if key is None:
+            units.append([member])
+        elif (member.spec.kind, key) in groups:
+            groups[(member.spec.kind, key)].append(member)
+        else:
+            units.append(groups.setdefault((member.spec.kind, key), [member]))
+    return units
+
+
+def _result(entry: ManifestEntry, status: AgentStatus, attempts: int = 0, duration: float = 0.0,
+            error: str | None = None, output: AgentOutput | None = None, kind: str = "unknown",
+            required: bool = True, spent: Usage | None = None,
+            line_text: dict[tuple[str, int], str] | None = None) -> AgentResult:
+    findings = _findings(entry.agent, output.findings, line_text or {}) if output else []
+    usage = (spent or Usage()) + output.usage if output else (spent or Usage())
+    return AgentResult(
+        id=entry.agent, kind=kind, status=status, required=required, attempts=attempts,
+        duration_s=round(duration, 3), files=entry.files, error=error,
+        **usage.rounded().model_dump(), findings=findings,
+        unreviewed=output.unreviewed if output else [],
+        out_of_scope=output.out_of_scope if output else 0,
+        dropped_findings=output.dropped_findings if output else 0, notes=output.notes if output else [],
+        raw=output.raw if output else None, prompts=output.prompts if output else [])
+
+
+async def _run_unit(unit: list[_Member], options: DispatchOptions, limiter: anyio.CapacityLimiter,
+                    line_text: dict[tuple[str, int], str], notify: Listener, context: AgentContext,
+                    budget: _Budget) -> list[AgentResult]:
+    """Run one agent, or a pack of them, under the unit's deadline and retries."""
+    kind = unit[0].kind
+    deadline = min(options.timeout_s or m.spec.timeout_s or options.default_timeout_s for m in unit)
+    spent = Usage()  # what attempts that raised a fault used (AgentFault.spent): billed all the same
     attempts = 0
+
+    def each(status: AgentStatus, started: float, error: str | None = None,
+             outputs: list[AgentOutput] | None = None) -> list[AgentResult]:
+        shares = spent.split(len(unit))
+        return [_result(m.entry, status, attempts, time.monotonic() - started if started else 0.0, error,
+                        outputs[i] if outputs else None, m.spec.kind, m.spec.required, shares[i], line_text)
+                for i, m in enumerate(unit)]
+
     estimate: Any = getattr(kind, "estimate", None)
     reserved = (0, 0.0)
     async with limiter:
         if budget.limited and estimate is not None:
-            reserved = estimate(spec, task, context)
+            estimates = [estimate(m.spec, m.task, context) for m in unit]
+            reserved = (sum(e[0] for e in estimates), sum(e[1] for e in estimates))
             over = budget.reserve(*reserved)
             if over:
-                return result("skipped", kind=spec.kind, required=spec.required, error=over)
-        notify(entry.agent, "running", None)
+                return each("skipped", 0.0, over)
+        _tell(unit, notify, "running")
         started = time.monotonic()
         try:
             with anyio.fail_after(deadline) as scope:
-                task = task.model_copy(update={"deadline": scope.deadline})  # a kind may finish early
+                tasks = [m.task.model_copy(update={"deadline": scope.deadline}) for m in unit]  # may finish early
                 retrying = AsyncRetrying(
-                    stop=stop_after_attempt(spec.retries + 1),
+                    stop=stop_after_attempt(min(m.spec.retries for m in unit) + 1),
                     retry=retry_if_exception_type(TransientAgentFault),
                     wait=_wait, sleep=anyio.sleep, reraise=True,
-                    before_sleep=lambda _s: notify(entry.agent, "retrying", None),
+                    before_sleep=lambda _state: _tell(unit, notify, "retrying"),
                 )
                 async for attempt in retrying:
                     with attempt:
                         attempts += 1
                         try:
-                            output = await kind.review(spec, task, context)
+                            outputs = await _review(unit, tasks, context)
                         except AgentFault as fault:
                             spent += fault.spent or Usage()
                             raise
         except TimeoutError:
             budget.settle(reserved, reserved)  # what it spent is unknown: keep the reservation
-            return result("timed_out", attempts, time.monotonic() - started, kind=spec.kind,
-                          required=spec.required, error=f"no usable answer within its {deadline:g} s deadline")
+            return each("timed_out", started, f"no usable answer within its {deadline:g} s deadline")
         except AgentFault as fault:
             budget.settle(reserved, reserved)
-            return result("failed", attempts, time.monotonic() - started, kind=spec.kind,
-                          required=spec.required, error=str(fault))
+            return each("failed", started, str(fault))
         except Exception as exc:  # a bug in a kind must not take the other agents down
-            return result("failed", attempts, time.monotonic() - started, kind=spec.kind,
-                          required=spec.required, error=f"internal error: {type(exc).__name__}: {exc}")
-    budget.settle(reserved, (output.tokens_in + output.tokens_out + spent.tokens_in + spent.tokens_out,
-                             output.cost_usd + spent.cost_usd))
-    return result("completed", attempts, time.monotonic() - started, output=output, kind=spec.kind,
-                  required=spec.required)
+            return each("failed", started, f"internal error: {type(exc).__name__}: {exc}")
+    used = sum((o.usage for o in outputs), spent)
+    budget.settle(reserved, (used.tokens_in + used.tokens_out, used.cost_usd))
+    return each("completed", started, outputs=outputs)
+
+
+def _tell(unit: list[_Member], notify: Listener, event: Event) -> None:
+    for member in unit:
+        notify(member.entry.agent, event, None)
+
+
+async def _review(unit: list[_Member], tasks: list[AgentTask], context: AgentContext) -> list[AgentOutput]:
+    if len(unit) == 1:
+        return [await unit[0].kind.review(unit[0].spec, tasks[0], context)]
+    review_pack: Any = getattr(unit[0].kind, "review_pack", None)  # only kinds with a pack_key form packs
+    outputs: list[AgentOutput] = await review_pack([m.spec for m in unit], tasks, context)
+    return outputs
 
 
 def _line_index(facts: PRFacts) -> dict[tuple[str, int], str]:

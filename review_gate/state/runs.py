@@ -18,7 +18,7 @@ from review_gate.state.times import parse, utc_now
 FOREIGN_HOST_GRACE = timedelta(hours=24)
 
 
-def begin(store: Store, run_id: str, facts: PRFacts, config_sha: str) -> int:
+def begin(store: Store, run_id: str, facts: PRFacts, config_sha: str, packing: str = "per_agent") -> int:
     """Record the run as running; first mark runs whose process is gone as abandoned.
 
     Returns how many abandoned runs were marked.
@@ -27,10 +27,10 @@ def begin(store: Store, run_id: str, facts: PRFacts, config_sha: str) -> int:
     with store.write() as db:
         marked = mark_abandoned(db, run_id)
         db.execute(
-            "INSERT INTO review_runs (id, started_at, base, head, source, config_sha, status, pid, host, proc_start) "
-            "VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)",
+            "INSERT INTO review_runs (id, started_at, base, head, source, config_sha, status, pid, host, proc_start, "
+            "packing) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?)",
             (run_id, utc_now(), facts.base, facts.head, facts.source, config_sha, pid, socket.gethostname(),
-             process_start(pid)))
+             process_start(pid), packing))
     return marked
 
 
@@ -61,10 +61,12 @@ def mark_abandoned(db: sqlite3.Connection, current: str | None = None) -> int:
 def finish(store: Store, report: ReviewReport, duration_s: float) -> None:
     agents = report.agents
     with store.write() as db:
+        # A run whose decision is incomplete did not review everything: it is recorded as such.
         db.execute(
-            "UPDATE review_runs SET status = 'completed', finished_at = ?, decision = ?, metrics = ?, "
+            "UPDATE review_runs SET status = ?, finished_at = ?, decision = ?, metrics = ?, "
             "tokens_in = ?, tokens_out = ?, cost_usd = ?, duration_s = ?, report = ? WHERE id = ?",
-            (utc_now(), report.decision, report.metrics.model_dump_json(), sum(a.tokens_in for a in agents),
+            ("incomplete" if report.decision == "incomplete" else "completed", utc_now(), report.decision,
+             report.metrics.model_dump_json(), sum(a.tokens_in for a in agents),
              sum(a.tokens_out for a in agents), sum(a.cost_usd for a in agents), round(duration_s, 3),
              report.model_dump_json(), report.run_id))
 

@@ -35,7 +35,8 @@ class NoState:
     def written(self) -> dict[str, list[str]]:
         return {}
 
-    def start(self, plan: Plan, run_id: str, extras: Mapping[str, str] | None = None) -> Reuse | None:
+    def start(self, plan: Plan, run_id: str, extras: Mapping[str, str] | None = None,
+              packing: str = "per_agent") -> Reuse | None:
         return None
 
     def finish(self, report: ReviewReport) -> None:
@@ -80,13 +81,14 @@ class RunState(NoState):
         assert self.store is not None
         return written.load(self.store)
 
-    def start(self, plan: Plan, run_id: str, extras: Mapping[str, str] | None = None) -> Reuse:
+    def start(self, plan: Plan, run_id: str, extras: Mapping[str, str] | None = None,
+              packing: str = "per_agent") -> Reuse:
         """Before dispatch: record the run with its pending and cached pairs; read the acceptances.
         ``extras``: agent id -> other text its answer depends on (freshness)."""
         assert self.store is not None
         store = self.store
         self.run_id = run_id
-        runs.begin(store, run_id, plan.facts, config_sha(self.config))
+        runs.begin(store, run_id, plan.facts, config_sha(self.config), packing)
         self.waivers = acceptance.waivers(store)
         lookup = pairs.lookup(store) if self.use_cache else None
         self.reuse = plan_reuse(plan.manifest, plan.facts, self.config, lookup, extras)

@@ -19,7 +19,7 @@ from review_gate.models import ReviewConfig
 from review_gate.userdirs import cache_dir
 
 APPLICATION = "review-gate"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BUSY_TIMEOUT_MS = 10_000
 SQLITE_HEADER = b"SQLite format 3\x00"
 SIDE_FILES = ("-wal", "-shm", "-journal")
@@ -90,6 +90,10 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
             run_id TEXT,
             written_at TEXT NOT NULL
         )""",
+    ),
+    3: (
+        # How the run's llm agents were asked (seed 003: packing is provenance on the run).
+        "ALTER TABLE review_runs ADD COLUMN packing TEXT NOT NULL DEFAULT 'per_agent'",
     ),
 }
 

@@ -52,7 +52,7 @@ def test_many_agents_over_many_chunks_stay_under_the_limits_and_none_fails(
     server.default = by_file
     agents = [llm_agent(f"{provider}-{n}", server, provider, max_input_tokens=1000, timeout_s=60)
               for provider, count in AGENTS.items() for n in range(count)]
-    cfg = write_config(tmp_path, agents)
+    cfg = write_config(tmp_path, agents, packing="per_agent")  # every agent its own requests: a storm
     _, report = run(cli, cfg, many_files())
     statuses = {a["id"]: (a["status"], a["attempts"], a["error"]) for a in report["agents"]}
     assert all(s == ("completed", 1, None) for s in statuses.values()), statuses
@@ -120,7 +120,7 @@ def test_an_agent_whose_every_request_misses_its_turn_fails_and_says_why(
     server.rate_limit = limit = RateLimit(requests=1, window_s=30.0)
     server.default = by_file
     agents = [llm_agent(name, server, timeout_s=5) for name in ("first", "second")]
-    cfg = write_config(tmp_path, agents, concurrency=1)
+    cfg = write_config(tmp_path, agents, concurrency=1, packing="per_agent")
     _, report = run(cli, cfg, make_diff("app.py", ["x = 1"]))
     outcome = sorted((a["status"], a["error"] or "") for a in report["agents"])
     assert [status for status, _ in outcome] == ["completed", "failed"]

@@ -38,6 +38,12 @@ AGENT = """\
         write_pid(os.path.join(out, "grandchild.pid"))
         time.sleep(300)
         os._exit(0)
+    # The grandchild first tells its pid, then the agent goes on: the gate may kill the
+    # grandchild as soon as the agent is done, and the test must know whom to look for.
+    for _ in range(1000):
+        if os.path.exists(os.path.join(out, "grandchild.pid")):
+            break
+        time.sleep(0.01)
     write_pid(os.path.join(out, "agent.pid"))
     if sys.argv[2] == "hang":
         time.sleep(300)

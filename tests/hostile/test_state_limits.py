@@ -32,7 +32,7 @@ SCANNER = {"id": "scan", "name": "scan", "description": "a pattern agent that co
 
 def _starved_instructions(cfg: Path) -> None:
     """Instructions so long that the 1000-token budget keeps room for no code at all."""
-    fixed = len(prompt.system_message("", [], None)) + prompt.preamble_size(prompt.new_boundary())
+    fixed = len(prompt.system_message("", [], None)) + prompt.preamble_size()
     (cfg / "instructions" / "reviewer.md").write_text("x" * ((1000 - 64 - 6) * 4 - fixed))
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import threading
 import time
 from collections import deque
@@ -54,7 +55,10 @@ class Recorded:
     @property
     def prompt(self) -> str:
         """Every message text of the request, system included."""
-        parts = [self.body.get("system") or ""]
+        system = self.body.get("system") or ""
+        if isinstance(system, list):  # Anthropic system blocks
+            system = "\n".join(str(block.get("text", "")) for block in system if isinstance(block, dict))
+        parts = [system]
         parts += [m["content"] if isinstance(m["content"], str) else json.dumps(m["content"])
                   for m in self.body.get("messages", [])]
         return "\n".join(parts)
@@ -284,3 +288,35 @@ def _handler(owner: LlmServer) -> type[BaseHTTPRequestHandler]:
                 pass  # the client gave up (its deadline); nothing to answer
 
     return Handler
+
+
+LENS_HEADING = re.compile(r"^# Lens (\S+)$", re.MULTILINE)
+FILE_HEADER = re.compile(r"^file: (\S+) \[\w+\](?: \(renamed from [^)]*\))?(?: \(lenses: ([^)]*)\))?", re.MULTILINE)
+
+
+def every_file(request: Recorded, severity: str = "warning") -> Step:
+    """A reviewer that reports one finding on line 1 of every file shown to it, under every lens
+    that reads the file (a packed request), tokens counted from the prompt's length: what a
+    model that misses nothing would answer, to measure what packing keeps and costs."""
+    system, user = _messages(request)
+    packed = bool(LENS_HEADING.search(system))
+    findings: dict[tuple[str, str | None], dict[str, Any]] = {}
+    for match in FILE_HEADER.finditer(user):
+        path, readers = match.group(1), match.group(2)
+        for lens in (readers.split(", ") if packed and readers else [None]):
+            finding: dict[str, Any] = {"severity": severity, "message": f"look at {path}", "file": path, "line": 1}
+            if lens is not None:
+                finding["agent"] = lens
+            findings[(path, lens)] = finding
+    return Step(findings=list(findings.values()), tokens=(len(system + user) // 4, 30 * len(findings) + 10))
+
+
+def _messages(request: Recorded) -> tuple[str, str]:
+    body = request.body
+    system = body.get("system") or ""
+    if isinstance(system, list):
+        system = "\n".join(str(b.get("text", "")) for b in system if isinstance(b, dict))
+    messages = body.get("messages", [])
+    if messages and messages[0].get("role") == "system":
+        system, messages = str(messages[0]["content"]), messages[1:]
+    return system, "\n".join(str(m["content"]) for m in messages)

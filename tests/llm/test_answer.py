@@ -163,3 +163,11 @@ def test_a_long_hunk_is_cut_into_overlapping_windows() -> None:
 def test_a_budget_too_small_for_any_code_leaves_the_file_unreviewed() -> None:
     [change] = parse_diff(make_diff("x.py", ["a = 1"] * 50).encode())
     assert chunking.split([change], 10).unreviewed == ["x.py"]
+
+
+def test_a_packed_answer_holds_each_lens_share_of_findings() -> None:
+    items = [{"agent": lens, "severity": "info", "message": f"m{n}"} for lens in ("a", "b") for n in range(45)]
+    parsed = parse_answer({"findings": items}, lenses=["a", "b"])
+    assert len(parsed.findings) == 90 and parsed.owners.count("a") == 45 and parsed.dropped == 0
+    alone = parse_answer({"findings": [{k: v for k, v in i.items() if k != "agent"} for i in items]})
+    assert len(alone.findings) == 50  # one reviewer's answer keeps 50

@@ -223,7 +223,7 @@ def test_chunks_are_sent_in_parallel_merged_and_a_huge_hunk_is_cut_into_windows(
 def test_run_budget_skips_agents_that_would_pass_it(cli: Any, tmp_path: Path, server: LlmServer) -> None:
     server.default = Step(findings=[FINDING], tokens=(1000, 100))
     agents = [llm_agent("first", server, max_output_tokens=500), llm_agent("second", server, max_output_tokens=500)]
-    cfg = write_config(tmp_path, agents, concurrency=1, max_tokens=1500)
+    cfg = write_config(tmp_path, agents, concurrency=1, max_tokens=1500, packing="per_agent")
     _, report = run(cli, cfg, DIFF)
     statuses = {a["id"]: a["status"] for a in report["agents"]}
     assert sorted(statuses.values()) == ["completed", "skipped"]

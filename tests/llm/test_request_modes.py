@@ -33,7 +33,7 @@ def test_prompted_json_modes_carry_the_schema_and_read_a_text_answer(
     assert agent_result(report, "llm")["status"] == "completed"
     assert [f["message"] for f in report["findings"]] == ["eval of user input"]
     [request] = server.requests
-    system = request.body["messages"][0]["content"] if provider == "openai" else request.body["system"]
+    system = request.body["messages"][0]["content"] if provider == "openai" else request.body["system"][0]["text"]
     schema = json.loads(system.split("It must validate against this JSON Schema:\n\n", 1)[1])
     assert schema["properties"]["findings"]["items"]["properties"]["severity"]["enum"][0] == "critical"
     if provider == "openai":

@@ -15,8 +15,6 @@ from review_gate.llm.providers.common import Reply, Unusable, as_int, decode, sy
 from review_gate.llm.schema import findings_schema
 from review_gate.models import LlmAgent
 
-NAME = "openai"
-
 
 def request(spec: LlmAgent, key: str | None, system: str, user: str, *, schema: dict[str, Any] | None = None,
             name: str = "review_findings") -> tuple[str, dict[str, str], dict[str, Any]]:
@@ -79,4 +77,4 @@ def _object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-__all__ = ["NAME", "decode", "reply", "request"]
+__all__ = ["decode", "reply", "request"]

@@ -1,0 +1,243 @@
+"""Reviewing a change with one reviewer (a lens) or several at once (a packed review).
+
+A lens is an llm agent's instructions and rules over its scope of files. One lens sends the
+scope in as many requests as its token budget needs. Several lenses that share provider,
+model and endpoint (``packing: agent_packed``) review each chunk of the files they have in
+scope together: one request holds every lens (each one's instructions and rules as its own
+section, in a fixed order, so that every request of the review starts with the same prefix and
+a provider's prompt cache can serve it), each file shown once with the lenses that read it,
+and each finding names the lens that found it. A lens never keeps a finding about a file
+outside its scope. The tokens of a request are shared out evenly among the lenses that had
+files in it.
+
+Requests are sent as the endpoint's rate governor gives them turns; near the deadline a chunk
+whose turn comes too late is not sent, and its files are reported unreviewed for every lens
+that had them, with the findings of the chunks that were answered kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from review_gate.errors import AgentFault, TransientAgentFault
+from review_gate.llm import chunking, client, prompt
+from review_gate.llm.answer import ParsedAnswer, parse_answer
+from review_gate.llm.context import widen
+from review_gate.llm.governor import Governors, NoTurn
+from review_gate.llm.schema import TOOL_NAME, findings_schema, format_note
+from review_gate.models import FileChange, LlmAgent, Price, RawFinding, Rule, Usage
+from review_gate.models.report import bounded_notes
+
+if TYPE_CHECKING:
+    import httpx
+
+CUTOFF_S = 0.5  # a review returns what it has this long before its deadline (at most a tenth of it)
+
+
+@dataclass(frozen=True)
+class Lens:
+    spec: LlmAgent
+    instructions: str
+    rules: list[Rule]
+    files: list[FileChange]  # its scope: the files it reads and may report on
+
+
+@dataclass
+class LensResult:
+    findings: list[RawFinding] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    unreviewed: list[str] = field(default_factory=list)
+    out_of_scope: int = 0
+    dropped: int = 0
+    notes: list[str] = field(default_factory=list)
+    raws: list[str] = field(default_factory=list)
+    prompts: list[dict[str, str]] = field(default_factory=list)
+
+
+@dataclass
+class Requests:
+    """What a review sends: one system message, one user message a chunk."""
+
+    spec: LlmAgent  # the agent settings the requests go out with
+    system: str
+    users: list[str]
+    files: list[list[str]]  # the files of each chunk
+    unreviewed: list[str]  # files no chunk can hold
+    lenses: list[str] | None  # packed: the lens ids findings name; None for one lens
+
+    @property
+    def schema(self) -> dict[str, Any] | None:
+        return findings_schema(lenses=self.lenses) if self.lenses else None
+
+
+def packed_spec(lenses: list[Lens]) -> LlmAgent:
+    """The settings a packed review's requests go out with: the members share provider, model and
+    endpoint; the budget per request is the smallest, the answer may be as long as the longest."""
+    first = lenses[0].spec
+    if len(lenses) == 1:
+        return first
+    return first.model_copy(update={"max_input_tokens": min(lens.spec.max_input_tokens for lens in lenses),
+                                    "max_output_tokens": max(lens.spec.max_output_tokens for lens in lenses)})
+
+
+def plan_requests(lenses: list[Lens], standards: str | None, repo_root: str | None) -> Requests:
+    spec = packed_spec(lenses)
+    packed = len(lenses) > 1
+    if packed:
+        system = prompt.packed_system_message([(lens.spec.id, lens.instructions, lens.rules) for lens in lenses],
+                                              standards)
+    else:
+        system = prompt.system_message(lenses[0].instructions, lenses[0].rules, standards)
+    ids = [lens.spec.id for lens in lenses] if packed else None
+    schema = findings_schema(lenses=ids)
+    # json_object and none: the provider adds the schema to the system message
+    added = 0 if spec.answer_format == "json_schema" else len(format_note(schema)) + 2
+    fixed = chunking.estimate_tokens(len(system) + added + prompt.preamble_size()) + client.MARGIN_TOKENS
+    if fixed >= spec.max_input_tokens:
+        raise AgentFault(f"its instructions, rules and standards alone take about {fixed} tokens, "
+                         f"more than max_input_tokens ({spec.max_input_tokens})")
+    files: dict[str, FileChange] = {}
+    readers: dict[str, list[str]] = {}
+    for lens in lenses:
+        for change in lens.files:
+            files.setdefault(change.path, change)
+            readers.setdefault(change.path, []).append(lens.spec.id)
+    notes = {path: f"(lenses: {', '.join(ids)})" for path, ids in readers.items()} if packed else None
+    scope = list(files.values())
+    plan = chunking.split(scope, spec.max_input_tokens - fixed, widen(scope, repo_root), notes)
+    users = [prompt.user_message(c.sections, prompt.boundary(c.sections)) for c in plan.chunks]
+    return Requests(spec=spec, system=system, users=users, files=[c.files for c in plan.chunks],
+                    unreviewed=plan.unreviewed, lenses=ids)
+
+
+def estimate(lenses: list[Lens], standards: str | None, repo_root: str | None,
+             prices: Mapping[str, Price]) -> tuple[int, float]:
+    """The most tokens (and their cost) the review may spend: every prompt plus a full answer each."""
+    try:
+        requests = plan_requests(lenses, standards, repo_root)
+    except AgentFault:
+        return 0, 0.0
+    tokens_in = sum(chunking.estimate_tokens(len(requests.system) + len(u)) for u in requests.users)
+    tokens_out = requests.spec.max_output_tokens * len(requests.users)
+    return tokens_in + tokens_out, client.cost(requests.spec.model, tokens_in, tokens_out, prices)
+
+
+@dataclass
+class _Chunk:
+    parsed: ParsedAnswer
+    usage: Usage
+    raw: str
+
+
+async def review(lenses: list[Lens], *, http: httpx.AsyncClient, standards: str | None,
+                 prices: Mapping[str, Price], governors: Governors | None, deadline: float | None,
+                 repo_root: str | None) -> list[LensResult]:
+    """One result a lens, in order; a fault of any request fails the review (every lens), carrying
+    the tokens spent."""
+    requests = plan_requests(lenses, standards, repo_root)
+    spec = requests.spec
+    key = client.api_key(spec)
+    pacing = client.pace(governors, spec, deadline)
+
+    async def one(user: str) -> _Chunk:
+        asked = await client.ask(http, spec, key, requests.system, user, prices,
+                                 lambda answer: parse_answer(answer, requests.lenses), schema=requests.schema,
+                                 name=TOOL_NAME if requests.lenses else None, pacing=pacing)
+        return _Chunk(asked.answer, asked.usage, asked.raw)
+
+    try:
+        chunks, faults = await _schedule(requests.users, deadline, one)
+        return _results(lenses, requests, chunks, faults, key)
+    except TransientAgentFault as fault:
+        raise TransientAgentFault(client.scrub(str(fault), key), retry_after=fault.retry_after,
+                                  spent=fault.spent) from None
+    except AgentFault as fault:
+        raise AgentFault(client.scrub(str(fault), key), spent=fault.spent) from None
+
+
+def _results(lenses: list[Lens], requests: Requests, chunks: list[_Chunk | None], faults: list[AgentFault],
+             key: str | None) -> list[LensResult]:
+    done = [c for c in chunks if c is not None]
+    usage = sum((c.usage for c in done), Usage())
+    if faults:
+        # Every chunk's tokens were billed, those of the chunks that finished and of the failed one.
+        usage = sum((f.spent for f in faults if f.spent is not None), usage)
+        permanent = [f for f in faults if not isinstance(f, TransientAgentFault)]
+        if permanent:
+            permanent[0].spent = usage
+            raise permanent[0]
+        waits = [f.retry_after for f in faults if isinstance(f, TransientAgentFault) and f.retry_after is not None]
+        raise TransientAgentFault(str(faults[0]), retry_after=max(waits) if waits else None, spent=usage)
+    if requests.users and not done:
+        raise AgentFault(f"none of its {len(requests.users)} request(s) could be sent early enough to be answered "
+                         f"before its deadline: {requests.spec.url} is at its rate limits or answering too slowly",
+                         spent=usage)
+    results = {lens.spec.id: LensResult() for lens in lenses}
+    scopes = {lens.spec.id: {f.path for f in lens.files} for lens in lenses}
+    for chunk, files, user in zip(chunks, requests.files, requests.users, strict=True):
+        present = [lens_id for lens_id, scope in scopes.items() if scope.intersection(files)]
+        for lens_id in present:
+            result = results[lens_id]
+            result.prompts.append({"system": requests.system, "user": user})
+            if chunk is None:
+                result.unreviewed += [f for f in files if f in scopes[lens_id]]
+        if chunk is None:
+            continue
+        for lens_id, share in zip(present, chunk.usage.split(len(present)), strict=True):
+            results[lens_id].usage += share
+            results[lens_id].raws.append(chunk.raw)
+        owners = chunk.parsed.owners or [lenses[0].spec.id] * len(chunk.parsed.findings)
+        for owner, finding in zip(owners, chunk.parsed.findings, strict=True):
+            if finding.file is None or finding.file in scopes[owner]:
+                results[owner].findings.append(finding)
+            else:
+                results[owner].out_of_scope += 1
+        for lens_id in present:  # a malformed finding may name no lens: every lens of the chunk hears of it
+            results[lens_id].dropped += chunk.parsed.dropped
+            results[lens_id].notes += chunk.parsed.notes
+    for lens_id, result in results.items():
+        result.unreviewed = list(dict.fromkeys([*(f for f in requests.unreviewed if f in scopes[lens_id]),
+                                                *result.unreviewed]))
+        result.notes = bounded_notes(result.notes)
+        result.raws = [client.scrub(raw, key) for raw in result.raws]
+    return [results[lens.spec.id] for lens in lenses]
+
+
+async def _schedule(users: list[str], deadline: float | None, review_one: Callable[[str], Awaitable[_Chunk]],
+                    ) -> tuple[list[_Chunk | None], list[AgentFault]]:
+    """Review every chunk concurrently (the governor paces the requests); a chunk whose turn
+    comes too late stays None. The first fault cancels the others. Just before ``deadline``,
+    once a chunk is answered, the ones still in flight are given up (None); while none is,
+    the deadline takes its course and the review times out."""
+    results: list[_Chunk | None] = [None] * len(users)
+    faults: list[AgentFault] = []
+    chunks = anyio.CancelScope()
+
+    async def one(index: int, user: str) -> None:
+        try:
+            results[index] = await review_one(user)
+        except NoTurn:
+            pass
+        except AgentFault as fault:
+            faults.append(fault)
+            chunks.cancel()
+
+    async def cut_short(at: float) -> None:
+        await anyio.sleep_until(at)
+        if any(r is not None for r in results):
+            chunks.cancel()
+
+    async with anyio.create_task_group() as watch:
+        if deadline is not None:
+            left = deadline - anyio.current_time()
+            watch.start_soon(cut_short, deadline - max(0.0, min(CUTOFF_S, left / 10)))
+        with chunks:
+            async with anyio.create_task_group() as group:
+                for index, user in enumerate(users):
+                    group.start_soon(one, index, user)
+        watch.cancel_scope.cancel()
+    return results, faults
