@@ -32,8 +32,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from review_gate.console import sanitize
 from review_gate.errors import InputError
+from review_gate.escape import sanitize
 from review_gate.models.base import Frozen
 
 OPEN = "@@@REVIEW_META"

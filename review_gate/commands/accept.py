@@ -7,8 +7,8 @@ from datetime import date
 
 from review_gate import console
 from review_gate.commands.state_common import state_path, who
-from review_gate.console import sanitize
 from review_gate.errors import StateError, UsageError
+from review_gate.escape import sanitize
 from review_gate.state import acceptance
 from review_gate.state.store import Store, open_store
 

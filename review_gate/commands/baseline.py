@@ -10,8 +10,8 @@ import anyio
 
 from review_gate import __version__, baseline, bootstrap, console, runner
 from review_gate.commands.common import config_for, diff_request, find_repo_root
-from review_gate.console import sanitize
 from review_gate.errors import ReviewGateError, UsageError
+from review_gate.escape import sanitize
 from review_gate.models import ReviewReport
 
 

@@ -7,8 +7,8 @@ import json
 
 from review_gate import console
 from review_gate.commands.common import config_for, find_repo_root
-from review_gate.console import sanitize
 from review_gate.errors import ConfigError
+from review_gate.escape import sanitize
 from review_gate.models import ReviewConfig
 
 MAX_SHOWN = 50

@@ -6,7 +6,7 @@ import argparse
 
 from review_gate import console
 from review_gate.commands.common import config_for, find_repo_root
-from review_gate.console import sanitize
+from review_gate.escape import sanitize
 from review_gate.globs import Globs
 from review_gate.models import Policy, ReviewConfig
 

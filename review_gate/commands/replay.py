@@ -13,7 +13,7 @@ from review_gate import __version__, bundle, console, runner
 from review_gate.commands.common import output_targets
 from review_gate.commands.emit import emit
 from review_gate.config import load_config, locate_config_dir
-from review_gate.console import sanitize
+from review_gate.escape import sanitize
 from review_gate.models import ReviewReport
 from review_gate.pipeline.aggregate import aggregate
 

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
 
-from review_gate.console import sanitize
 from review_gate.errors import ConfigProblem
+from review_gate.escape import sanitize
 
 _JSON_TYPES = {
     "string": "a string", "integer": "an integer", "number": "a number", "boolean": "true or false",

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from review_gate.config.locations import builtin_dir
 from review_gate.config.messages import show, suggest
-from review_gate.console import sanitize
 from review_gate.errors import ConfigProblem
+from review_gate.escape import sanitize
 from review_gate.globs import GlobError, Globs, check_glob
 from review_gate.models import LlmAgent, ReviewConfig
 from review_gate.patterns import PatternError, compile_pattern

@@ -18,9 +18,9 @@ line, last. Untrusted text in them cannot start a command (see ``plain``).
 
 from __future__ import annotations
 
+from review_gate.escape import sanitize
 from review_gate.models import Finding, ReviewReport
 from review_gate.outputs import markdown
-from review_gate.outputs.markdown import visible
 from review_gate.outputs.summary import summary_line
 
 LEVELS = {"critical": "error", "major": "error", "warning": "warning", "info": "notice"}
@@ -33,7 +33,7 @@ def data(value: str) -> str:
     """A workflow command's message: % CR LF percent-encoded, other control characters (and lone
     surrogates, which cannot be written as UTF-8) made visible."""
     value = value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return visible(value)
+    return sanitize(value)
 
 
 def prop(value: str) -> str:
@@ -43,7 +43,7 @@ def prop(value: str) -> str:
 
 def plain(value: str) -> str:
     """Untrusted text on a line that must stay plain: one line, and no ``::`` or ``##[`` command in it."""
-    return visible(value).replace("::", ":\u200b:").replace("##[", "#\u200b#[")
+    return sanitize(value).replace("::", ":\u200b:").replace("##[", "#\u200b#[")
 
 
 def annotation(finding: Finding) -> str:

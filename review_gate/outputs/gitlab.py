@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from review_gate.console import json_safe
+from review_gate.escape import json_safe
 from review_gate.models import Finding, ReviewReport
 from review_gate.outputs.sarif import rule_id_of
 

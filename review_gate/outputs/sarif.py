@@ -27,7 +27,7 @@ import re
 from typing import Any
 from urllib.parse import quote
 
-from review_gate.console import json_safe
+from review_gate.escape import json_safe
 from review_gate.models import Finding, ReviewReport, RuleInfo
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"

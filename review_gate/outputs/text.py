@@ -18,7 +18,7 @@ from rich.segment import Segment, Segments
 from rich.table import Table
 from rich.text import Text
 
-from review_gate.console import make_console, sanitize
+from review_gate.escape import sanitize
 from review_gate.models import AgentResult, Finding, ReviewReport
 from review_gate.outputs.ids import short_ids
 from review_gate.outputs.summary import summary_line
@@ -38,9 +38,10 @@ def plural(count: int, word: str, many: str | None = None) -> str:
 
 
 def render(report: ReviewReport) -> str:
-    """Plain text, for ``--output FILE``."""
+    """Plain text, for ``--output FILE``: no colour, every item on one line."""
     buffer = io.StringIO()
-    show(report, make_console(buffer, interactive=False, width=120))
+    show(report, Console(file=buffer, force_terminal=False, no_color=True, highlight=False, emoji=False,
+                         markup=False, soft_wrap=True, width=120))
     return buffer.getvalue()
 
 
