@@ -130,3 +130,37 @@ def test_every_layer_exists_or_is_planned() -> None:
     planned = {"review_gate.mcp", "review_gate.api", "review_gate.loop"}
     missing = [layer for layer in RULES if layer not in MODULES and layer not in planned]
     assert not missing
+
+
+# One place per fact: the models own the severity order and what a broken agent is.
+SEVERITY_NAMES = {"critical", "major", "warning", "info"}
+FACTS_KNOWN = {
+    "review_gate.llm.schema",  # removed by the LLM seam work (its SEVERITIES list)
+}
+
+
+def _spelled_out(tree: ast.AST) -> list[int]:
+    """Lines where a tuple, list or set lists every severity, or a dict ranks them (name -> int),
+    or a tuple names the broken statuses."""
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            names = {e.value for e in node.elts if isinstance(e, ast.Constant)}
+            if names >= SEVERITY_NAMES or names == {"failed", "timed_out"}:
+                lines.append(node.lineno)
+        elif isinstance(node, ast.Dict):
+            keys = {k.value for k in node.keys if isinstance(k, ast.Constant)}
+            ranks = all(isinstance(v, ast.Constant) and isinstance(v.value, int) for v in node.values)
+            if keys >= SEVERITY_NAMES and ranks:
+                lines.append(node.lineno)
+    return lines
+
+
+def test_severity_order_and_broken_statuses_live_in_the_models() -> None:
+    found = {name: _spelled_out(ast.parse(path.read_text(encoding="utf-8"))) for name, path in MODULES.items()
+             if not _in(name, "review_gate.models") and name not in FACTS_KNOWN}
+    assert not {name: lines for name, lines in found.items() if lines}
+
+
+def test_facts_known_are_still_there() -> None:
+    assert all(_spelled_out(ast.parse(MODULES[name].read_text(encoding="utf-8"))) for name in FACTS_KNOWN)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from review_gate.models.classification import FileDomains, PRClassification, RiskLevel
 from review_gate.models.config import (
+    SEVERITIES,
+    SEVERITY_RANK,
     Agent,
     AgentsFile,
     CommandAgent,
@@ -34,6 +36,8 @@ from review_gate.models.plan import Plan
 from review_gate.models.report import AgentResult, AgentStatus, Coverage, Metrics, ReviewReport, RuleInfo, Usage
 
 __all__ = [
+    "SEVERITIES",
+    "SEVERITY_RANK",
     "Agent",
     "AgentManifest",
     "AgentResult",

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import ConfigDict, Field
 
 from review_gate.models.base import Frozen
 
 Severity = Literal["critical", "major", "warning", "info"]
+SEVERITIES: tuple[Severity, ...] = get_args(Severity)
+"""Most severe first: the order reports list findings in and the gate counts them."""
+SEVERITY_RANK: dict[str, int] = {severity: rank for rank, severity in enumerate(SEVERITIES)}
 Decision = Literal["fail", "incomplete", "needs_fixes", "pass_with_warnings", "pass"]
 FilterMode = Literal["added", "diff_context", "file", "nofilter"]
 FailOn = Literal["pass_with_warnings", "needs_fixes", "fail", "never"]
 PrType = Literal["feature", "fix", "refactor", "docs", "test", "config", "deps", "mixed"]
-Metric = Literal[
-    "critical", "major", "warning", "info", "total", "missing_inputs", "unreviewed_files",
-    "risk_score",
-]
+Metric = Literal[Severity, "total", "missing_inputs", "unreviewed_files", "risk_score"]
 
 Id = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
 Text = Annotated[str, Field(min_length=1)]

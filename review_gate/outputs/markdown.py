@@ -20,12 +20,11 @@ import re
 from collections.abc import Callable, Sequence
 
 from review_gate.escape import sanitize
-from review_gate.models import AgentResult, Finding, ReviewReport
+from review_gate.models import SEVERITIES, SEVERITY_RANK, AgentResult, Finding, ReviewReport
 from review_gate.outputs.ids import short_ids
 from review_gate.outputs.summary import VERDICTS, summary_line
 
 COMMENT_LIMIT = 65_536
-SEVERITIES = ("critical", "major", "warning", "info")
 TITLES = {"critical": "Critical", "major": "Major", "warning": "Warning", "info": "Info"}
 DECISIONS = {
     "fail": "Critical findings were reported.",
@@ -89,8 +88,7 @@ def _number(value: int) -> str:
 def render(report: ReviewReport, limit: int | None = COMMENT_LIMIT, *,
            size: Callable[[str], int] = len) -> str:
     """The comment; with ``limit``, no longer than that as measured by ``size``."""
-    rank = {s: i for i, s in enumerate(SEVERITIES)}
-    ordered = sorted(report.findings, key=lambda f: rank[f.severity])
+    ordered = sorted(report.findings, key=lambda f: SEVERITY_RANK[f.severity])
     full = _compose(report, ordered, len(ordered))
     if limit is None or size(full) <= limit:
         return full
@@ -120,7 +118,7 @@ def _cut(whole: str, limit: int, size: Callable[[str], int]) -> str:
 def _compose(report: ReviewReport, ordered: Sequence[Finding], shown: int) -> str:
     ids = short_ids(f.fingerprint for f in [*report.findings, *report.waived])
     kept = ordered[:shown]
-    left_out = {s: 0 for s in SEVERITIES}
+    left_out: dict[str, int] = {s: 0 for s in SEVERITIES}
     for finding in ordered[shown:]:
         left_out[finding.severity] += 1
     out: list[str] = [HEADER]

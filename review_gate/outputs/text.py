@@ -19,7 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from review_gate.escape import sanitize
-from review_gate.models import AgentResult, Finding, ReviewReport
+from review_gate.models import SEVERITIES, AgentResult, Finding, ReviewReport
 from review_gate.outputs.ids import short_ids
 from review_gate.outputs.summary import summary_line
 
@@ -28,7 +28,6 @@ DECISION_STYLES = {"pass": "bold green", "pass_with_warnings": "bold yellow", "n
                    "fail": "bold white on red", "incomplete": "bold magenta"}
 STATUS_STYLES = {"completed": "green", "cached": "green", "skipped": "dim", "failed": "red",
                  "timed_out": "red"}
-SEVERITIES = ("critical", "major", "warning", "info")
 MAX_GAPS = 10
 MAX_UNREVIEWED = 10
 
