@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from review_gate.agents.base import capped
-from review_gate.config.load import CONFIG_FILES, read_json
+from review_gate.config.load import read_json
 from review_gate.config.messages import pointer
 from review_gate.errors import ConfigError, ConfigProblem, InputError, ReviewGateError, UsageError
 from review_gate.models import (
@@ -43,8 +43,6 @@ from review_gate.models import (
 from review_gate.models.base import Frozen
 
 MARKER = "bundle.json"
-_ATTRS = {"review-rules.json": "rules", "review-domains.json": "domains", "review-agents.json": "agents",
-          "review-composition.json": "composition", "review-gate.json": "settings"}
 PROMPTS_README = ("LLM agents will write the prompts they send here, one file per agent; "
                   "the agents of this version send none.\n")
 
@@ -110,8 +108,8 @@ def write(directory: Path, *, facts: PRFacts, classification: PRClassification, 
         (directory / "classification.json", _json(_dump(classification))),
         (directory / "manifest.json", _json([_dump(e) for e in manifest])),
         (directory / "gaps.json", _json([_dump(g) for g in gaps])),
-        *((directory / "config" / name, _json(getattr(config, attr).model_dump(mode="json", by_alias=True)))
-          for name, attr in _ATTRS.items()),
+        *((directory / "config" / name, _json(config.file(name).model_dump(mode="json", by_alias=True)))
+          for name in config.FILES),
         *((directory / "agents" / f"{r.id}.json", _json(result_data(r))) for r in report.agents),
         (directory / "prompts" / "README.md", PROMPTS_README.encode("utf-8")),
         (directory / "report.json", _json(_dump(report))),
@@ -165,7 +163,7 @@ def read(directory: Path) -> Bundle:
 
 def config_dir(directory: Path) -> Path:
     path = directory / "config"
-    if not all((path / name).is_file() for name in CONFIG_FILES):
+    if not all((path / name).is_file() for name in ReviewConfig.FILES):
         raise InputError(f"bundle {directory}: config/ lacks some of the five config files",
                          fix="write the bundle again, or judge it with --config DIR")
     return path

@@ -11,28 +11,16 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from review_gate.config.locations import builtin_dir
 from review_gate.config.messages import describe, pointer, shown_errors
 from review_gate.config.validate import check_references
 from review_gate.errors import ConfigError, ConfigProblem, UsageError
-from review_gate.models import (
-    AgentsFile,
-    CompositionFile,
-    DomainsFile,
-    GateFile,
-    ReviewConfig,
-    RulesFile,
-)
+from review_gate.models import ReviewConfig
+from review_gate.models.config import ConfigFile
 
-CONFIG_FILES: dict[str, type[BaseModel]] = {
-    "review-rules.json": RulesFile,
-    "review-domains.json": DomainsFile,
-    "review-agents.json": AgentsFile,
-    "review-composition.json": CompositionFile,
-    "review-gate.json": GateFile,
-}
+CONFIG_FILES = tuple(ReviewConfig.FILES)  # the five file names, in the order they load
 
 
 def locate_config_dir(explicit: str | None, repo_root: Path | None) -> Path | None:
@@ -148,16 +136,16 @@ def _read_regular(path: Path, display: str, limit: int) -> bytes:
 def _validator(name: str) -> Any:
     from jsonschema import Draft202012Validator
 
-    return Draft202012Validator(CONFIG_FILES[name].model_json_schema(by_alias=True))
+    return Draft202012Validator(ReviewConfig.FILES[name].model.model_json_schema(by_alias=True))
 
 
-def parse_file(name: str, data: Any, display: str) -> BaseModel:
+def parse_file(name: str, data: Any, display: str) -> ConfigFile:
     """Build one file's model; when that fails, explain why with its JSON Schema.
 
     A valid file (the common case) never pays for building the schema and its validator. The
     model is validated strictly, so it accepts nothing its published schema rejects.
     """
-    model = CONFIG_FILES[name]
+    model = ReviewConfig.FILES[name].model
     try:
         return model.model_validate(data, strict=True)
     except ValidationError:
@@ -182,7 +170,7 @@ def load_config(directory: Path | None) -> ReviewConfig:
     """
     builtin = builtin_dir("config")
     present = _listing(directory)
-    parsed: dict[str, BaseModel] = {}
+    parsed: dict[str, ConfigFile] = {}
     sources: dict[str, str] = {}
     problems: list[ConfigProblem] = []
     for name in CONFIG_FILES:
@@ -203,15 +191,10 @@ def load_config(directory: Path | None) -> ReviewConfig:
                                           "flatten the file: no setting nests that deep"))
     if problems:
         raise _config_error(problems, directory)
-    config = ReviewConfig(
-        rules=parsed["review-rules.json"],
-        domains=parsed["review-domains.json"],
-        agents=parsed["review-agents.json"],
-        composition=parsed["review-composition.json"],
-        settings=parsed["review-gate.json"],
-        directory=str(directory) if directory is not None else None,
-        sources=sources,
-    )
+    config = ReviewConfig.model_validate({
+        **{kind.field: parsed[name] for name, kind in ReviewConfig.FILES.items()},
+        "directory": str(directory) if directory is not None else None, "sources": sources,
+    })
     problems = check_references(config)
     if problems:
         raise _config_error(problems, directory)

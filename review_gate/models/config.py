@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, get_args
+from typing import Annotated, ClassVar, Literal, NamedTuple, get_args
 
 from pydantic import ConfigDict, Field
 
@@ -288,7 +288,9 @@ class Price(Frozen):
     )
 
 
-class GateFile(ConfigFile):
+class SettingsFile(ConfigFile):
+    """review-gate.json: the gate (its conditions and threshold) and how a run goes."""
+
     gate: Gate = Field(default_factory=Gate)
     filter_mode: FilterMode = "added"
     concurrency: int = Field(default=8, ge=1, le=256)
@@ -321,16 +323,47 @@ class GateFile(ConfigFile):
     )
 
 
+RULES_FILE = "review-rules.json"
+DOMAINS_FILE = "review-domains.json"
+AGENTS_FILE = "review-agents.json"
+COMPOSITION_FILE = "review-composition.json"
+SETTINGS_FILE = "review-gate.json"
+
+
+class FileKind(NamedTuple):
+    field: str  # the ReviewConfig field that holds the file
+    model: type[ConfigFile]
+
+
 class ReviewConfig(Frozen):
     """The five files, loaded and checked, with where each one came from."""
+
+    FILES: ClassVar[dict[str, FileKind]] = {
+        RULES_FILE: FileKind("rules", RulesFile),
+        DOMAINS_FILE: FileKind("domains", DomainsFile),
+        AGENTS_FILE: FileKind("agents", AgentsFile),
+        COMPOSITION_FILE: FileKind("composition", CompositionFile),
+        SETTINGS_FILE: FileKind("settings", SettingsFile),
+    }
+    """File name -> where it goes: the one table of the config files, in the order they load."""
 
     rules: RulesFile
     domains: DomainsFile
     agents: AgentsFile
     composition: CompositionFile
-    settings: GateFile
+    settings: SettingsFile
     directory: str | None = Field(description="The config directory, None for the built-in one.")
     sources: dict[str, str] = Field(description="File name -> path it was read from.")
+
+    def file(self, name: str) -> ConfigFile:
+        """The model of config file ``name`` (``review-gate.json`` -> ``settings``).
+
+        >>> from review_gate.config import load_config
+        >>> type(load_config(None).file("review-gate.json")).__name__
+        'SettingsFile'
+        """
+        model: ConfigFile = getattr(self, self.FILES[name].field)
+        return model
 
     def agent(self, agent_id: str) -> PatternAgent | CommandAgent | LlmAgent | None:
         return next((a for a in self.agents.agents if a.id == agent_id), None)

@@ -9,9 +9,6 @@ from pathlib import PurePosixPath
 from review_gate.models import AgentManifest, Gap, PRClassification, ReviewConfig
 from review_gate.pipeline.compose import policy_scope
 
-CONFIG_NAMES = frozenset({"review-rules.json", "review-domains.json", "review-agents.json",
-                          "review-composition.json", "review-gate.json"})
-
 
 def _snippet(obj: object) -> str:
     return json.dumps(obj, separators=(", ", ": "))
@@ -64,7 +61,7 @@ def gap_detect(
                 reason=f"policies {', '.join(entry.policies)} dispatch {entry.agent!r}, which is not in the registry",
                 suggestion=f"add an agent with id {entry.agent!r} to review-agents.json",
             ))
-    named = [item.path for item in classification.files if PurePosixPath(item.path).name in CONFIG_NAMES]
+    named = [item.path for item in classification.files if PurePosixPath(item.path).name in ReviewConfig.FILES]
     if named:
         # The diff is untrusted: a change that edits a gate's policy must not slip by. (The
         # configuration in use is never reviewed at all; see review_gate.own_files.)
