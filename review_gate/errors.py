@@ -6,7 +6,7 @@
     └── InputError             the diff, the git range or a review file cannot be read
         ├── DiffError          malformed or truncated unified diff
         ├── GitError           not a repository, unknown ref, git failed
-        ├── MetaError          a @@@REVIEW_META block is missing or malformed (review_gate.meta)
+        ├── MetaError          a @@@REVIEW_META block is missing or malformed (review_gate.review_meta)
         └── StateError         the run-state database is not ours, unreadable or unwritable
 
     AgentFault                 an agent could not produce usable output (never reaches the CLI:
@@ -78,6 +78,16 @@ class DiffError(InputError):
 
 class GitError(InputError):
     pass
+
+
+class MetaError(InputError):
+    """The @@@REVIEW_META block is missing or malformed; the message names the problem and where."""
+
+    FIX = ("start the text with the block: @@@REVIEW_META, then the lines verdict: PASS or FAIL, "
+           "issues_total: N, issues_critical: N, missing_inputs: N, then @@@")
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, fix=self.FIX)
 
 
 class StateError(InputError):

@@ -9,9 +9,9 @@ from urllib.parse import unquote, urlparse
 
 from pydantic import ValidationError
 
-from review_gate.errors import AgentFault
-from review_gate.meta import MetaError, parse_meta
+from review_gate.errors import AgentFault, MetaError
 from review_gate.models import SEVERITIES, RawFinding, Severity
+from review_gate.review_meta import parse_meta
 
 _ENGINE_FIELDS = {"agent", "fingerprint", "also_reported_by"}
 _RAW_FIELDS = set(RawFinding.model_fields)
