@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from review_gate.config.load import read_json
 from review_gate.config.messages import pointer
-from review_gate.errors import ConfigError, ConfigProblem, ReviewGateError, UsageError
+from review_gate.errors import BaselineError, ConfigProblem, ReviewGateError, UsageError
 from review_gate.models import Finding, Severity
 from review_gate.models.base import Frozen
 
@@ -88,8 +88,8 @@ def save(baseline: Baseline, path: Path) -> None:
 
 
 def load(path: Path) -> Baseline:
-    """Read and check a baseline file; a problem is a ConfigError (exit 2) naming the file."""
-    return parse(read_json(path, str(path)), str(path))
+    """Read and check a baseline file; a problem is a BaselineError (exit 2) naming the file."""
+    return parse(read_json(path, str(path), error=BaselineError), str(path))
 
 
 def parse(data: object, display: str) -> Baseline:
@@ -97,7 +97,7 @@ def parse(data: object, display: str) -> Baseline:
         return Baseline.model_validate(data)
     except ValidationError as exc:
         problems = [ConfigProblem(display, pointer(e["loc"]), e["msg"], _FIX) for e in exc.errors()]
-        raise ConfigError(problems) from exc
+        raise BaselineError(problems) from exc
 
 
 def candidates(explicit: str | None, disabled: bool, config_dir: str | None, repo_root: Path | None) -> list[Path]:
@@ -149,4 +149,4 @@ def json_from_bytes(data: bytes, display: str) -> object:
     with tempfile.TemporaryDirectory(prefix="review-gate-") as tmp:
         copy = Path(tmp) / FILE_NAME
         copy.write_bytes(data)
-        return read_json(copy, display)
+        return read_json(copy, display, error=BaselineError)

@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from review_gate.agents.base import capped
 from review_gate.config.load import read_json
 from review_gate.config.messages import pointer
-from review_gate.errors import ConfigError, ConfigProblem, InputError, ReviewGateError, UsageError
+from review_gate.errors import BundleError, ConfigProblem, InputError, ReviewGateError, UsageError
 from review_gate.models import (
     AgentResult,
     FailOn,
@@ -134,12 +134,12 @@ def _load(directory: Path, name: str, model: Any) -> Any:
     if not os.path.lexists(path):  # anything else there (a FIFO, a device) read_json refuses by name
         raise InputError(f"bundle {directory}: {name} is missing",
                          fix="replay a directory written by `review-gate run --bundle DIR`")
-    data = read_json(path, str(path))
+    data = read_json(path, str(path), error=BundleError)
     try:
         return TypeAdapter(model).validate_python(data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise ConfigError([ConfigProblem(str(path), pointer(first["loc"]), first["msg"],
+        raise BundleError([ConfigProblem(str(path), pointer(first["loc"]), first["msg"],
                                          "write the bundle again with `review-gate run --bundle DIR`")]) from exc
 
 

@@ -164,3 +164,18 @@ def test_severity_order_and_broken_statuses_live_in_the_models() -> None:
 
 def test_facts_known_are_still_there() -> None:
     assert all(_spelled_out(ast.parse(MODULES[name].read_text(encoding="utf-8"))) for name in FACTS_KNOWN)
+
+
+def test_errors_are_whole_when_raised() -> None:
+    """An error's message, fix and exit code are set where it is made (errors.py), never
+    changed afterwards: the class says what the user sees."""
+    changed = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+            for target in targets:
+                if isinstance(target, ast.Attribute) and target.attr in ("exit_code", "message", "fix") \
+                        and not (isinstance(target.value, ast.Name) and target.value.id == "self"):
+                    changed.append(f"{name}:{node.lineno}")
+    assert not changed

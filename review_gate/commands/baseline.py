@@ -10,7 +10,7 @@ import anyio
 
 from review_gate import __version__, baseline, bootstrap, console, runner
 from review_gate.commands.common import config_for, diff_request, find_repo_root
-from review_gate.errors import ReviewGateError, UsageError
+from review_gate.errors import IncompleteError, UsageError
 from review_gate.escape import sanitize
 from review_gate.models import ReviewReport
 
@@ -53,12 +53,10 @@ def baseline_command(args: argparse.Namespace) -> int:
     [report] = reports
     missing = [a.id for a in report.agents if a.missing_input]
     if missing:
-        error = ReviewGateError(
+        raise IncompleteError(
             f"baseline not written: required agent{'s' if len(missing) > 1 else ''} "
             f"{', '.join(missing)} did not review the whole change, so the baseline would miss their findings",
             fix="run `review-gate run --format text` to see why, fix it, and try again")
-        error.exit_code = 3
-        raise error
     written = baseline.from_findings(report.findings, __version__, expires)
     baseline.save(written, target)
     until = f", until {expires.isoformat()}" if expires else ""

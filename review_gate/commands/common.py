@@ -28,7 +28,13 @@ def find_repo_root() -> Path | None:
 
 
 def config_for(args: argparse.Namespace, root: Path | None) -> ReviewConfig:
-    return load_config(locate_config_dir(getattr(args, "config", None), root))
+    return load_config_dir(locate_config_dir(getattr(args, "config", None), root))
+
+
+def load_config_dir(directory: Path | None) -> ReviewConfig:
+    """The configuration in ``directory``; its error points to the command that lists every problem."""
+    where = f" --config {directory}" if directory is not None else ""
+    return load_config(directory, listed_by=f"review-gate config validate{where}")
 
 
 def diff_request(args: argparse.Namespace, root: Path | None) -> DiffRequest:

@@ -7,6 +7,8 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.cli.todo_agent import todo_config
 from tests.conftest import GitRepo
 
@@ -167,3 +169,27 @@ def test_the_config_directory_baseline_comes_first(cli: Any, repo: GitRepo, tmp_
     repo.write(".review-gate/baseline.json", "not json")  # not used: the config directory has one
     repo.commit("a broken one at the root")
     assert cli("--config", str(cfg), "--base", "main").code == 0
+
+
+def test_a_baseline_problem_is_a_baseline_error_not_a_config_error(tmp_path: Path) -> None:
+    """`config validate` and the config hint catch ConfigError: a baseline is not configuration."""
+    from review_gate import baseline
+    from review_gate.errors import BaselineError, ConfigError
+
+    path = tmp_path / "baseline.json"
+    for text in ("{\"version\": 1,", json.dumps({"version": 1})):
+        path.write_text(text)
+        with pytest.raises(BaselineError) as caught:
+            baseline.load(path)
+        assert not isinstance(caught.value, ConfigError)
+        assert str(path) in caught.value.message
+
+
+def test_no_baseline_is_written_when_a_required_agent_broke(cli: Any, repo: GitRepo, tmp_path: Path) -> None:
+    cfg, _ = todo_config(tmp_path)
+    feature(repo)
+    (tmp_path / "scripts" / "todo.py").unlink()  # the agent's program is gone: it fails
+    result = cli("baseline", "--config", str(cfg), "--base", "main")
+    assert result.code == 3
+    assert "baseline not written: required agent todo did not review the whole change" in result.err
+    assert not baseline_file(repo).exists()
