@@ -2,8 +2,8 @@
 
 ``review-gate baseline`` writes ``.review-gate/baseline.json``; every ``run`` loads it and
 passes the fingerprints of its unexpired entries to aggregation as waivers (reason
-``baselined``), so those findings are reported under ``waived`` and do not count. An entry with
-``expires`` counts again from that date on.
+``baselined``), so those findings are reported under ``waived`` and do not count. An entry's
+``expires`` is the last day it applies (as for an acceptance); its finding counts again the day after.
 
 The file is meant to be committed: entries are sorted and the JSON is written the same way
 every time, so a regenerated baseline diffs cleanly.
@@ -41,8 +41,14 @@ class BaselineEntry(Frozen):
     expires: date | None = None
 
     def expired(self, today: date) -> bool:
-        """An entry counts again from its expiry date on."""
-        return self.expires is not None and today >= self.expires
+        """``expires`` is the last day the entry applies; its finding counts again the day after.
+
+        >>> entry = BaselineEntry(fingerprint="f", rule_id=None, agent="a", severity="info", file=None,
+        ...                       line=None, message="m", expires=date(2030, 1, 31))
+        >>> entry.expired(date(2030, 1, 31)), entry.expired(date(2030, 2, 1))
+        (False, True)
+        """
+        return self.expires is not None and today > self.expires
 
 
 class Baseline(Frozen):

@@ -135,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     baseline = sub.add_parser("baseline", help="record the findings of the change as accepted debt "
                                                "(.review-gate/baseline.json, to commit)")
     _input_options(baseline, ())
-    baseline.add_argument("--expires", metavar="YYYY-MM-DD", help="the entries count again from this date on")
+    baseline.add_argument("--expires", metavar="YYYY-MM-DD", help="the last day the entries apply")
     baseline.add_argument("--output", "-o", metavar="FILE",
                           help="where to write (default: .review-gate/baseline.json at the repository root)")
     baseline.add_argument("--filter-mode", choices=FILTER_MODES, help="which findings to record (as for run)")
@@ -310,7 +310,7 @@ def _sigterm_as_interrupt(received: list[int]) -> Iterator[None]:
 # Subcommand -> module in review_gate.commands, imported only when that command runs.
 HANDLERS = {
     "run": "run", "plan": "plan", "config": "config_cmd", "init": "init", "explain": "explain",
-    "agents": "agents_cmd", "meta": "meta_cmd", "baseline": "baseline", "replay": "replay",
+    "agents": "agents_cmd", "meta": "meta_cmd", "baseline": "baseline_cmd", "replay": "replay",
     **{name: name for name in STATE_COMMANDS},
 }
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
+from datetime import date
 from pathlib import Path
 
 from review_gate import git
@@ -21,6 +23,21 @@ def check_timeout(seconds: float | None) -> None:
     if seconds is not None and not 0 < seconds <= MAX_TIMEOUT_S:
         raise UsageError(f"--timeout {seconds:g}: must be more than 0 and at most {MAX_TIMEOUT_S} seconds",
                          fix="give the deadline of each agent in seconds, e.g. --timeout 300")
+
+
+def expiry(text: str) -> date:
+    """--expires of ``accept`` and ``baseline``: the last day the waiver applies (inclusive), a
+    YYYY-MM-DD date, today or later."""
+    try:
+        day = date.fromisoformat(text) if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text) else None
+    except ValueError:
+        day = None
+    if day is None:
+        raise UsageError(f"--expires {text}: not a date", fix="give it as YYYY-MM-DD")
+    if day < date.today():
+        raise UsageError(f"--expires {text}: that day has passed; the waiver would never apply",
+                         fix="give the last day it should apply: today or later")
+    return day
 
 
 def find_repo_root() -> Path | None:

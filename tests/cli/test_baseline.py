@@ -94,20 +94,27 @@ def test_an_expired_entry_counts_again(cli: Any, repo: GitRepo, tmp_path: Path) 
     assert data["findings"][0]["expires"] == tomorrow
     assert cli("--config", str(cfg), "--base", "main", "--baseline", str(kept)).code == 0
 
+    # expires is the last day an entry applies, as for `accept --expires`
     data["findings"][0]["expires"] = date.today().isoformat()
+    kept.write_text(json.dumps(data))
+    assert cli("--config", str(cfg), "--base", "main", "--baseline", str(kept)).code == 0
+
+    data["findings"][0]["expires"] = (date.today() - timedelta(days=1)).isoformat()
     kept.write_text(json.dumps(data))
     result = cli("--config", str(cfg), "--base", "main", "--baseline", str(kept), "--format", "json")
     assert result.code == 1
     assert result.json()["waived"] == []
 
 
-def test_expires_must_be_a_future_date(cli: Any, repo: GitRepo, tmp_path: Path) -> None:
+def test_expires_is_today_or_later(cli: Any, repo: GitRepo, tmp_path: Path) -> None:
     cfg, _ = todo_config(tmp_path)
     feature(repo)
     assert cli("baseline", "--config", str(cfg), "--base", "main", "--expires", "soon").code == 2
     past = cli("baseline", "--config", str(cfg), "--base", "main", "--expires", "2000-01-01")
     assert past.code == 2 and "--expires 2000-01-01" in past.err
     assert not baseline_file(repo).exists()
+    today = cli("baseline", "--config", str(cfg), "--base", "main", "--expires", date.today().isoformat())
+    assert today.code == 0, today.err  # the last day it applies may be today, as for an acceptance
 
 
 def test_a_malformed_baseline_is_exit_2_naming_the_file(cli: Any, repo: GitRepo, tmp_path: Path) -> None:

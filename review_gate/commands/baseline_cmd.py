@@ -3,32 +3,19 @@
 from __future__ import annotations
 
 import argparse
-from datetime import date
 from pathlib import Path
 
 import anyio
 
 from review_gate import __version__, baseline, bootstrap, console, runner
-from review_gate.commands.common import config_for, diff_request, find_repo_root
+from review_gate.commands.common import config_for, diff_request, expiry, find_repo_root
 from review_gate.errors import IncompleteError, UsageError
 from review_gate.escape import sanitize
 from review_gate.models import ReviewReport
 
 
-def _expiry(value: str | None) -> date | None:
-    if value is None:
-        return None
-    try:
-        return date.fromisoformat(value)
-    except ValueError as exc:
-        raise UsageError(f"--expires {value}: not a date", fix="write it as YYYY-MM-DD") from exc
-
-
 def baseline_command(args: argparse.Namespace) -> int:
-    expires = _expiry(args.expires)
-    if expires is not None and expires <= date.today():
-        raise UsageError(f"--expires {args.expires}: that date has come; the entries would count at once",
-                         fix="give a date in the future")
+    expires = expiry(args.expires) if args.expires is not None else None
     root = find_repo_root()
     if args.output is not None:
         target = Path(args.output)
