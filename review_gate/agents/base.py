@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -106,25 +106,47 @@ class AgentOutput(Frozen):
                      reasoning_tokens=self.reasoning_tokens)
 
 
+Estimate = Callable[[AgentSpec, "AgentTask", AgentContext], tuple[int, float]]
+"""The most tokens, and their cost in USD, an agent may spend on its task."""
+
+
+def always_available(spec: AgentSpec) -> str | None:
+    """The shared ``unavailable``: nothing outside the config stops the agent from running."""
+    return None
+
+
+SPENDS_NOTHING: Estimate | None = None
+"""The shared ``estimate``: a kind that calls no model spends nothing the run budget counts,
+so dispatch never holds it back for the budget (a zero estimate could still be refused once
+other agents have overspent)."""
+
+
 class AgentKind(Protocol):
-    """A kind of agent: a module with these two names, listed in ``review_gate.agents.KINDS``.
+    """A kind of agent: a module with these names, listed in ``review_gate.agents.KINDS``.
 
     ``review`` raises AgentFault when it cannot produce usable output and TransientAgentFault
-    when trying again may help; dispatch owns retries and the deadline.
+    when trying again may help; dispatch owns retries and the deadline. ``unavailable(spec)``
+    gives a reason the agent cannot run at all (its API key is not set), which makes it
+    ``skipped`` rather than failed. ``estimate(spec, task, context)``, when not None, gives the
+    tokens and cost it may spend, which dispatch checks against the run budget before starting
+    it. Kinds that need neither take the shared defaults, as pre-commit's languages take
+    ``lang_base``'s.
 
     Example, a kind that never finds anything::
 
         needs_network = False
+        unavailable = base.always_available
+        estimate = base.SPENDS_NOTHING
 
         async def review(spec: AgentSpec, task: AgentTask, context: AgentContext) -> AgentOutput:
             return AgentOutput(findings=[])
-
-    A kind may also define ``unavailable(spec) -> str | None``: a reason the agent cannot run
-    at all (its API key is not set), which makes it ``skipped`` rather than failed, and
-    ``estimate(spec, task, context) -> tuple[int, float]``: the tokens and cost it may spend,
-    which dispatch checks against the run budget before starting it.
     """
 
     needs_network: bool
+
+    @property
+    def estimate(self) -> Estimate | None: ...
+
+    def unavailable(self, spec: AgentSpec) -> str | None: ...
 
     async def review(self, spec: AgentSpec, task: AgentTask, context: AgentContext) -> AgentOutput: ...
