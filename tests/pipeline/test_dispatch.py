@@ -2,7 +2,8 @@
 
 The agents are real command agents (Python scripts that record when they ran), loaded from a
 config directory written here; retry timing uses a small agent kind registered for the test in
-the explicit ``KINDS`` plugin registry.
+the explicit ``KINDS`` plugin registry. Every test runs on both of anyio's backends, asyncio
+and trio: dispatch is written against anyio alone.
 """
 
 from __future__ import annotations
@@ -26,9 +27,11 @@ from review_gate.pipeline.dispatch import DispatchOptions, dispatch
 from tests.conftest import make_diff
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    """Dispatch is written against anyio alone: every test runs on both of its backends."""
+    backend: str = request.param
+    return backend
 
 
 FILES = ["app.py", "lib/util.py"]
