@@ -79,8 +79,7 @@ def from_findings(findings: Iterable[Finding], tool_version: str, expires: date 
 def render(baseline: Baseline) -> str:
     """The exact text written: sorted entries, two-space indent, a final newline."""
     data = baseline.model_dump(mode="json")
-    data["findings"] = sorted(data["findings"], key=lambda e: (
-        e["file"] or "", e["line"] or 0, e["rule_id"] or "", e["agent"], e["fingerprint"]))
+    data["findings"] = [e.model_dump(mode="json") for e in sorted(baseline.findings, key=_sort_key)]
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 

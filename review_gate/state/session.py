@@ -15,7 +15,7 @@ from types import TracebackType
 
 from review_gate.models import Plan, ReviewConfig, ReviewReport
 from review_gate.state import acceptance, pairs, runs, written
-from review_gate.state.freshness import Reuse, config_sha, plan_reuse
+from review_gate.state.freshness import CacheSplit, config_sha, plan_reuse
 from review_gate.state.store import Store, open_store, state_file
 
 
@@ -35,7 +35,7 @@ class NoState:
     def written(self) -> dict[str, list[str]]:
         return {}
 
-    def start(self, plan: Plan, run_id: str, extras: Mapping[str, str] | None = None) -> Reuse | None:
+    def start(self, plan: Plan, run_id: str, extras: Mapping[str, str] | None = None) -> CacheSplit | None:
         return None
 
     def finish(self, report: ReviewReport) -> None:
@@ -54,7 +54,7 @@ class RunState(NoState):
         self.use_cache = use_cache
         self.store: Store | None = None
         self.run_id: str | None = None
-        self.reuse: Reuse | None = None
+        self.reuse: CacheSplit | None = None
         self.started = time.monotonic()
 
     def __enter__(self) -> RunState:
@@ -80,7 +80,7 @@ class RunState(NoState):
         assert self.store is not None
         return written.load(self.store)
 
-    def start(self, plan: Plan, run_id: str, extras: Mapping[str, str] | None = None) -> Reuse:
+    def start(self, plan: Plan, run_id: str, extras: Mapping[str, str] | None = None) -> CacheSplit:
         """Before dispatch: record the run with its pending and cached pairs; read the acceptances.
         ``extras``: agent id -> other text its answer depends on (freshness)."""
         assert self.store is not None
