@@ -179,3 +179,21 @@ def test_errors_are_whole_when_raised() -> None:
                         and not (isinstance(target.value, ast.Name) and target.value.id == "self"):
                     changed.append(f"{name}:{node.lineno}")
     assert not changed
+
+
+def test_stages_name_no_command_line_flag_in_their_errors() -> None:
+    """A stage serves every caller (the CLI, a library user, the loop): the flag wording of an
+    error belongs to the command that has the flag."""
+    import re
+
+    flag = re.compile(r"(?<![\w-])--[a-z][a-z-]+")
+    found = []
+    for name, path in MODULES.items():
+        if not _in(name, "review_gate.pipeline"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Raise) and node.exc is not None:
+                texts = [c.value for c in ast.walk(node.exc)
+                         if isinstance(c, ast.Constant) and isinstance(c.value, str)]
+                found += [f"{name}:{node.lineno}: {t}" for t in texts if flag.search(t)]
+    assert not found

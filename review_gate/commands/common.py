@@ -11,7 +11,7 @@ from pathlib import Path
 
 from review_gate import git
 from review_gate.config import load_config, locate_config_dir
-from review_gate.errors import ReviewGateError, UsageError
+from review_gate.errors import GitError, InputError, ReviewGateError, UsageError
 from review_gate.models import ReviewConfig
 from review_gate.pipeline.normalize import DiffRequest
 
@@ -65,8 +65,15 @@ def diff_request(args: argparse.Namespace, root: Path | None) -> DiffRequest:
         if args.diff == "-":
             return DiffRequest(mode="stdin", stdin_data=sys.stdin.buffer.read(),
                                repo_root=str(root) if root else None)
+        if not Path(args.diff).is_file():
+            what = "not a file" if Path(args.diff).exists() else "no such file"
+            raise InputError(f"--diff {args.diff}: {what}",
+                             fix="pass the path of a unified diff file, or - for standard input")
         return DiffRequest(mode="file", path=args.diff, repo_root=str(root) if root else None)
-    root_str = str(root) if root else None
+    if root is None:
+        raise GitError("not inside a git repository",
+                       fix="run review-gate inside a git repository, or pass --diff FILE (- for stdin)")
+    root_str = str(root)
     if getattr(args, "pre_push", False):
         return _pre_push(args, root_str)
     if args.staged:
