@@ -197,3 +197,8 @@ def test_stages_name_no_command_line_flag_in_their_errors() -> None:
                          if isinstance(c, ast.Constant) and isinstance(c.value, str)]
                 found += [f"{name}:{node.lineno}: {t}" for t in texts if flag.search(t)]
     assert not found
+
+
+def test_the_package_says_it_is_typed() -> None:
+    """PEP 561: a user's mypy reads our annotations only when the package ships py.typed."""
+    assert (PACKAGE / "py.typed").is_file()
