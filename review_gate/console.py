@@ -10,7 +10,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING, TextIO
 
-from review_gate.escape import json_safe, sanitize
+from review_gate.escape import sanitize
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -84,4 +84,4 @@ def _line(stream: TextIO, rich_console: Callable[[], Console], text: str) -> Non
         stream.flush()
 
 
-__all__ = ["err", "is_interactive", "json_safe", "make_console", "out", "reset", "sanitize", "stderr", "stdout"]
+__all__ = ["err", "is_interactive", "make_console", "out", "reset", "sanitize", "stderr", "stdout"]
