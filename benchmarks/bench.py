@@ -562,7 +562,7 @@ def bench_store_write(table: Table, work: Path, big: Path) -> None:
 
         from review_gate import runner
         from review_gate.config import load_config
-        from review_gate.models import AgentManifest, AgentResult, Finding, ManifestEntry
+        from review_gate.models import AgentManifest, AgentResult, Finding, ManifestEntry, Plan
         from review_gate.pipeline.aggregate import aggregate
         from review_gate.pipeline.normalize import DiffRequest
         from review_gate.state import pairs, runs
@@ -573,10 +573,11 @@ def bench_store_write(table: Table, work: Path, big: Path) -> None:
         return
     try:
         config = load_config(None)
-        plans: list[runner.Plan] = []
+        plans: list[Plan] = []
 
         async def make_plan() -> None:
-            plans.append(await runner.plan(DiffRequest(mode="file", path=str(big)), config))
+            facts = await runner.read_change(DiffRequest(mode="file", path=str(big)))
+            plans.append(await runner.plan(facts, config))
 
         anyio.run(make_plan)
         [plan] = plans

@@ -2,8 +2,8 @@
 
 ``review-gate baseline`` writes ``.review-gate/baseline.json``; every ``run`` loads it and
 passes the fingerprints of its unexpired entries to aggregation as waivers (reason
-``baselined``), so those findings are reported under ``waived`` and do not count. An entry with
-``expires`` counts again from that date on.
+``baselined``), so those findings are reported under ``waived`` and do not count. An entry's
+``expires`` is the last day it applies (as for an acceptance); its finding counts again the day after.
 
 The file is meant to be committed: entries are sorted and the JSON is written the same way
 every time, so a regenerated baseline diffs cleanly.
@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from review_gate.config.load import read_json
 from review_gate.config.messages import pointer
-from review_gate.errors import ConfigError, ConfigProblem, ReviewGateError, UsageError
+from review_gate.errors import BaselineError, ConfigProblem, ReviewGateError, UsageError
 from review_gate.models import Finding, Severity
 from review_gate.models.base import Frozen
 
@@ -41,8 +41,14 @@ class BaselineEntry(Frozen):
     expires: date | None = None
 
     def expired(self, today: date) -> bool:
-        """An entry counts again from its expiry date on."""
-        return self.expires is not None and today >= self.expires
+        """``expires`` is the last day the entry applies; its finding counts again the day after.
+
+        >>> entry = BaselineEntry(fingerprint="f", rule_id=None, agent="a", severity="info", file=None,
+        ...                       line=None, message="m", expires=date(2030, 1, 31))
+        >>> entry.expired(date(2030, 1, 31)), entry.expired(date(2030, 2, 1))
+        (False, True)
+        """
+        return self.expires is not None and today > self.expires
 
 
 class Baseline(Frozen):
@@ -73,8 +79,7 @@ def from_findings(findings: Iterable[Finding], tool_version: str, expires: date 
 def render(baseline: Baseline) -> str:
     """The exact text written: sorted entries, two-space indent, a final newline."""
     data = baseline.model_dump(mode="json")
-    data["findings"] = sorted(data["findings"], key=lambda e: (
-        e["file"] or "", e["line"] or 0, e["rule_id"] or "", e["agent"], e["fingerprint"]))
+    data["findings"] = [e.model_dump(mode="json") for e in sorted(baseline.findings, key=_sort_key)]
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -88,8 +93,8 @@ def save(baseline: Baseline, path: Path) -> None:
 
 
 def load(path: Path) -> Baseline:
-    """Read and check a baseline file; a problem is a ConfigError (exit 2) naming the file."""
-    return parse(read_json(path, str(path)), str(path))
+    """Read and check a baseline file; a problem is a BaselineError (exit 2) naming the file."""
+    return parse(read_json(path, str(path), error=BaselineError), str(path))
 
 
 def parse(data: object, display: str) -> Baseline:
@@ -97,7 +102,7 @@ def parse(data: object, display: str) -> Baseline:
         return Baseline.model_validate(data)
     except ValidationError as exc:
         problems = [ConfigProblem(display, pointer(e["loc"]), e["msg"], _FIX) for e in exc.errors()]
-        raise ConfigError(problems) from exc
+        raise BaselineError(problems) from exc
 
 
 def candidates(explicit: str | None, disabled: bool, config_dir: str | None, repo_root: Path | None) -> list[Path]:
@@ -149,4 +154,4 @@ def json_from_bytes(data: bytes, display: str) -> object:
     with tempfile.TemporaryDirectory(prefix="review-gate-") as tmp:
         copy = Path(tmp) / FILE_NAME
         copy.write_bytes(data)
-        return read_json(copy, display)
+        return read_json(copy, display, error=BaselineError)

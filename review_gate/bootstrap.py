@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from review_gate import baseline, git
-from review_gate.config.locations import config_file
+from review_gate.config.locations import find_config_file
 from review_gate.errors import UsageError
 from review_gate.models import LlmAgent, Packing, PRFacts, ReviewConfig
 from review_gate.own_files import OwnFiles, locate, relative
@@ -81,7 +81,7 @@ class Setup:
         out = {}
         for agent in self.config.agents.agents:
             if isinstance(agent, LlmAgent):
-                path = config_file(agent.instructions, self.config.directory)
+                path = find_config_file(agent.instructions, self.config.directory)
                 text = path.read_text(encoding="utf-8", errors="replace") if path is not None else ""
                 # a packed request asks differently: its answers are not those of the agent alone
                 out[agent.id] = "\0".join([text, self.options.standards or "", self.options.packing])

@@ -26,9 +26,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from review_gate.agents.base import capped
-from review_gate.config.load import CONFIG_FILES, read_json
+from review_gate.config.load import read_json
 from review_gate.config.messages import pointer
-from review_gate.errors import ConfigError, ConfigProblem, InputError, ReviewGateError, UsageError
+from review_gate.errors import BundleError, ConfigProblem, InputError, ReviewGateError, UsageError
 from review_gate.models import (
     AgentResult,
     FailOn,
@@ -43,8 +43,6 @@ from review_gate.models import (
 from review_gate.models.base import Frozen
 
 MARKER = "bundle.json"
-_ATTRS = {"review-rules.json": "rules", "review-domains.json": "domains", "review-agents.json": "agents",
-          "review-composition.json": "composition", "review-gate.json": "settings"}
 PROMPTS_README = ("One file per llm agent that sent requests in this run: a JSON list of the requests, "
                   "each its system and user message. Agents of other kinds send no prompt; a cached "
                   "agent sent nothing this run.\n")
@@ -111,8 +109,8 @@ def write(directory: Path, *, facts: PRFacts, classification: PRClassification, 
         (directory / "classification.json", _json(_dump(classification))),
         (directory / "manifest.json", _json([_dump(e) for e in manifest])),
         (directory / "gaps.json", _json([_dump(g) for g in gaps])),
-        *((directory / "config" / name, _json(getattr(config, attr).model_dump(mode="json", by_alias=True)))
-          for name, attr in _ATTRS.items()),
+        *((directory / "config" / name, _json(config.file(name).model_dump(mode="json", by_alias=True)))
+          for name in config.FILES),
         *((directory / "agents" / f"{r.id}.json", _json(result_data(r))) for r in report.agents),
         (directory / "prompts" / "README.md", PROMPTS_README.encode("utf-8")),
         *((directory / "prompts" / f"{r.id}.json", _json(r.prompts)) for r in report.agents if r.prompts),
@@ -138,12 +136,12 @@ def _load(directory: Path, name: str, model: Any) -> Any:
     if not os.path.lexists(path):  # anything else there (a FIFO, a device) read_json refuses by name
         raise InputError(f"bundle {directory}: {name} is missing",
                          fix="replay a directory written by `review-gate run --bundle DIR`")
-    data = read_json(path, str(path))
+    data = read_json(path, str(path), error=BundleError)
     try:
         return TypeAdapter(model).validate_python(data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise ConfigError([ConfigProblem(str(path), pointer(first["loc"]), first["msg"],
+        raise BundleError([ConfigProblem(str(path), pointer(first["loc"]), first["msg"],
                                          "write the bundle again with `review-gate run --bundle DIR`")]) from exc
 
 
@@ -167,7 +165,7 @@ def read(directory: Path) -> Bundle:
 
 def config_dir(directory: Path) -> Path:
     path = directory / "config"
-    if not all((path / name).is_file() for name in CONFIG_FILES):
+    if not all((path / name).is_file() for name in ReviewConfig.FILES):
         raise InputError(f"bundle {directory}: config/ lacks some of the five config files",
                          fix="write the bundle again, or judge it with --config DIR")
     return path

@@ -19,9 +19,13 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from review_gate import __version__
 from review_gate.outputs import FORMATS
+
+if TYPE_CHECKING:
+    Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 COMMANDS = ("run", "plan", "config", "init", "explain", "agents", "meta", "baseline", "replay",
             "history", "show", "accept", "accepted", "gc")
@@ -77,7 +81,13 @@ def build_parser() -> argparse.ArgumentParser:
                "input error, 3 incomplete (a required reviewer produced nothing usable)")
     parser.add_argument("--version", action="version", version=f"review-gate {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for add in (_run_command, _plan_command, _config_commands, _explain_command, _agents_commands,
+                _baseline_command, _replay_command, _state_commands, _meta_commands):
+        add(sub)
+    return parser
 
+
+def _run_command(sub: Subparsers) -> None:
     run = sub.add_parser("run", help="review the change and decide the gate (the default command)")
     _input_options(run, tuple(FORMATS))
     run.add_argument("--fail-on", choices=DECISIONS, help="least severe decision that exits 1 (default: needs_fixes)")
@@ -102,10 +112,15 @@ def build_parser() -> argparse.ArgumentParser:
                      help="baseline to apply (default: baseline.json in the config directory or .review-gate/)")
     run.add_argument("--no-baseline", action="store_true", help="apply no baseline: every finding counts")
 
+
+def _plan_command(sub: Subparsers) -> None:
     plan = sub.add_parser("plan", help="stages 1-4 only: classification, manifest and gaps; no agent runs")
     _input_options(plan, ("text", "json"))
     plan.add_argument("--offline", action="store_true", help="skip the LLM gap detector (no network)")
 
+
+def _config_commands(sub: Subparsers) -> None:
+    """config validate | show, and init."""
     config = sub.add_parser("config", help="check or show the configuration")
     config_sub = config.add_subparsers(dest="config_command", metavar="ACTION", required=True)
     for name, text in (("validate", "check every file and every cross-file reference"),
@@ -117,10 +132,14 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument("--force", action="store_true", help="overwrite existing files")
     init.add_argument("--dir", metavar="DIR", help="where to write (default: .review-gate/ at the repository root)")
 
+
+def _explain_command(sub: Subparsers) -> None:
     explain = sub.add_parser("explain", help="show the domains, policies and agents a path triggers")
     explain.add_argument("paths", nargs="+", metavar="PATH")
     explain.add_argument("--config", metavar="DIR")
 
+
+def _agents_commands(sub: Subparsers) -> None:
     agents = sub.add_parser("agents", help="the agent registry")
     agents_sub = agents.add_subparsers(dest="agents_command", metavar="ACTION", required=True)
     listing = agents_sub.add_parser("list", help="every agent, its kind, state and the policies that dispatch it")
@@ -135,15 +154,19 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--config", metavar="DIR")
     check.add_argument("--timeout", type=float, default=60, metavar="SECONDS", help="give up after this long")
 
+
+def _baseline_command(sub: Subparsers) -> None:
     baseline = sub.add_parser("baseline", help="record the findings of the change as accepted debt "
                                                "(.review-gate/baseline.json, to commit)")
     _input_options(baseline, ())
-    baseline.add_argument("--expires", metavar="YYYY-MM-DD", help="the entries count again from this date on")
+    baseline.add_argument("--expires", metavar="YYYY-MM-DD", help="the last day the entries apply")
     baseline.add_argument("--output", "-o", metavar="FILE",
                           help="where to write (default: .review-gate/baseline.json at the repository root)")
     baseline.add_argument("--filter-mode", choices=FILTER_MODES, help="which findings to record (as for run)")
     baseline.add_argument("--offline", action="store_true", help="run only agents that need no network")
 
+
+def _replay_command(sub: Subparsers) -> None:
     replay = sub.add_parser("replay", help="decide again from a run's --bundle DIR, calling no agent")
     replay.add_argument("bundle", metavar="DIR", help="a directory written by `run --bundle DIR`")
     replay.add_argument("--config", metavar="DIR", help="judge with this config instead of the bundle's config/")
@@ -154,8 +177,8 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--fail-on", choices=DECISIONS, help="least severe decision that exits 1")
     replay.add_argument("--filter-mode", choices=FILTER_MODES, help="which findings count (as for run)")
 
-    _state_commands(sub)
 
+def _meta_commands(sub: Subparsers) -> None:
     meta = sub.add_parser("meta", help="the @@@REVIEW_META review format (--format meta, output: review_meta)")
     meta_sub = meta.add_subparsers(dest="meta_command", metavar="ACTION", required=True)
     meta_check = meta_sub.add_parser(
@@ -163,10 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Check the @@@REVIEW_META block that opens a review and print its summary line. "
                     "Exit 0 when the block is valid, whatever its verdict; 2 when it is missing or malformed.")
     meta_check.add_argument("file", metavar="FILE", help="the review (- for standard input)")
-    return parser
 
 
-def _state_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _state_commands(sub: Subparsers) -> None:
     """history, show, accept, accepted, gc: the run state (state_path of review-gate.json)."""
     config_help = "config directory (its review-gate.json names the state_path)"
     history = sub.add_parser("history", help="the recorded runs, newest first")
@@ -313,7 +335,7 @@ def _sigterm_as_interrupt(received: list[int]) -> Iterator[None]:
 # Subcommand -> module in review_gate.commands, imported only when that command runs.
 HANDLERS = {
     "run": "run", "plan": "plan", "config": "config_cmd", "init": "init", "explain": "explain",
-    "agents": "agents_cmd", "meta": "meta_cmd", "baseline": "baseline", "replay": "replay",
+    "agents": "agents_cmd", "meta": "meta_cmd", "baseline": "baseline_cmd", "replay": "replay",
     **{name: name for name in STATE_COMMANDS},
 }
 

@@ -1,46 +1,19 @@
-"""All terminal output goes through here: the rich consoles, and the escaping of untrusted text."""
+"""All terminal output goes through here: the rich consoles. Every line written is escaped
+(``review_gate.escape``), so untrusted text a caller forgot to escape cannot act on the terminal."""
 
 from __future__ import annotations
 
 import errno
 import os
-import re
 import sys
 from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING, TextIO
 
+from review_gate.escape import sanitize
+
 if TYPE_CHECKING:
     from rich.console import Console
-
-# C0 and C1 controls but tab, line and paragraph separators, bidi overrides and isolates, and
-# lone surrogates (half a pair, as JSON's \udc80 gives), which no UTF-8 stream can write
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-_NAMED = {"\n": "\\n", "\r": "\\r"}
-
-
-def _escape(match: re.Match[str]) -> str:
-    char = match.group()
-    if char in _NAMED:
-        return _NAMED[char]
-    return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
-
-
-def sanitize(text: str) -> str:
-    """Make text from diffs and agents safe for one line of a terminal: control characters
-    (ANSI escapes, carriage returns, line breaks that could forge a line, bidi overrides) and
-    lone surrogates become visible escapes instead of acting (or failing to be written)."""
-    return _CONTROL.sub(_escape, text)
-
-
-_JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-
-
-def json_safe(text: str) -> str:
-    """JSON text with the characters a terminal or an editor acts on (C1 controls such as CSI,
-    line separators, bidi overrides; lone surrogates) written as ``\\uXXXX`` escapes, which
-    JSON's own escaping leaves raw. Lossless: outside strings JSON has none of them."""
-    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def is_interactive(stream: TextIO) -> bool:
@@ -109,3 +82,6 @@ def _line(stream: TextIO, rich_console: Callable[[], Console], text: str) -> Non
     else:
         stream.write(text + "\n")
         stream.flush()
+
+
+__all__ = ["err", "is_interactive", "make_console", "out", "reset", "sanitize", "stderr", "stdout"]

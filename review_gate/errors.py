@@ -2,18 +2,29 @@
 
     ReviewGateError            anything the user can fix; the CLI prints it and exits 2
     ├── UsageError             bad flags or flag combinations
-    ├── ConfigError            a config file is unreadable, invalid or inconsistent
-    └── InputError             the diff, the git range or a review file cannot be read
-        ├── DiffError          malformed or truncated unified diff
-        ├── GitError           not a repository, unknown ref, git failed
-        ├── MetaError          a @@@REVIEW_META block is missing or malformed (review_gate.meta)
-        └── StateError         the run-state database is not ours, unreadable or unwritable
+    ├── ProblemsError          problems in a JSON file we read, each with file, pointer and fix
+    │   ├── ConfigError        a config file is unreadable, invalid or inconsistent
+    │   ├── BaselineError      the baseline file is unreadable or not a baseline
+    │   └── BundleError        a file of a replay bundle is unreadable or not what the bundle holds
+    ├── InputError             the diff, the git range or a review file cannot be read
+    │   ├── DiffError          malformed or truncated unified diff
+    │   ├── GitError           not a repository, unknown ref, git failed
+    │   ├── MetaError          a @@@REVIEW_META block is missing or malformed (review_gate.review_meta)
+    │   └── StateError         the run-state database is not ours, unreadable or unwritable
+    └── IncompleteError        a required agent left part of the change unreviewed, so nothing
+                               that needs the whole review was done (exit 3, as the gate's incomplete)
 
     AgentFault                 an agent could not produce usable output (never reaches the CLI:
     └── TransientAgentFault    dispatch records it; transient ones are retried)
 
 Example:
-    >>> raise ConfigError("review-rules.json: /rules/3/pattern: not valid RE2", fix="...")
+    >>> error = ConfigError([ConfigProblem("review-rules.json", "/rules/3/pattern", "not valid RE2",
+    ...                                    "fix the regular expression")])
+    >>> print(error)
+    review-rules.json: /rules/3/pattern: not valid RE2
+      fix: fix the regular expression
+    >>> error.exit_code
+    2
 """
 
 from __future__ import annotations
@@ -42,14 +53,31 @@ class UsageError(ReviewGateError):
     pass
 
 
-class ConfigError(ReviewGateError):
-    """One or more configuration problems, each naming file, JSON pointer and fix."""
+class ProblemsError(ReviewGateError):
+    """One or more problems, each naming file, JSON pointer and fix; the message is the first
+    one, how many more there are, and (``listed_by``) the command that lists them all."""
 
-    def __init__(self, problems: list[ConfigProblem]) -> None:
+    def __init__(self, problems: list[ConfigProblem], *, listed_by: str | None = None) -> None:
         self.problems = problems
         first = problems[0]
-        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
-        super().__init__(first.describe() + more, fix=first.fix)
+        more = len(problems) - 1
+        if more and listed_by:
+            tail = f" (and {more} more problem{'s' if more > 1 else ''}; list them all with `{listed_by}`)"
+        else:
+            tail = f" (and {more} more problems)" if more else ""
+        super().__init__(first.describe() + tail, fix=first.fix)
+
+
+class ConfigError(ProblemsError):
+    """Configuration problems: a config file is unreadable, invalid or inconsistent."""
+
+
+class BaselineError(ProblemsError):
+    """The baseline file is unreadable or does not have a baseline's shape."""
+
+
+class BundleError(ProblemsError):
+    """A file of a replay bundle is unreadable or not what the bundle should hold."""
 
 
 class ConfigProblem:
@@ -80,8 +108,25 @@ class GitError(InputError):
     pass
 
 
+class MetaError(InputError):
+    """The @@@REVIEW_META block is missing or malformed; the message names the problem and where."""
+
+    FIX = ("start the text with the block: @@@REVIEW_META, then the lines verdict: PASS or FAIL, "
+           "issues_total: N, issues_critical: N, missing_inputs: N, then @@@")
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, fix=self.FIX)
+
+
 class StateError(InputError):
     """The state file (``state_path``) is not review-gate's SQLite database or cannot be used."""
+
+
+class IncompleteError(ReviewGateError):
+    """A required agent did not review the whole change, so what needs the whole review (a
+    baseline) was not done. Exit 3, as for an incomplete gate."""
+
+    exit_code = 3
 
 
 class AgentFault(Exception):

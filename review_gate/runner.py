@@ -13,9 +13,6 @@ from review_gate.models import (
     AgentManifest,
     AgentResult,
     FilterMode,
-    Gap,
-    LlmAgent,
-    PRClassification,
     PRFacts,
     ReviewConfig,
     ReviewReport,
@@ -57,31 +54,9 @@ async def plan(facts: PRFacts, config: ReviewConfig, *, own: OwnFiles | None = N
     facts, own_gaps = split(facts, own) if own is not None else (facts, [])
     classification = classify(facts, config.domains.domains)
     manifest = compose(classification, config.composition.policies)
-    manifest, gaps = gap_detect(classification, manifest, config)
+    manifest, gaps = await gap_detect(facts, classification, manifest, config, offline=offline, http=http)
     gaps = [*own_gaps, *gaps]
-    detector = next((a for a in config.agents.agents if a.id == config.settings.gap_detector), None)
-    if isinstance(detector, LlmAgent) and not offline:
-        manifest, added = await _detect_gaps(facts, classification, manifest, config, detector, http)
-        gaps = [*gaps, *added]
     return Plan(facts=facts, classification=classification, manifest=manifest, gaps=gaps)
-
-
-async def _detect_gaps(facts: PRFacts, classification: PRClassification, manifest: AgentManifest,
-                       config: ReviewConfig, detector: LlmAgent,
-                       http: httpx.AsyncClient | None) -> tuple[AgentManifest, list[Gap]]:
-    """The LLM gap detector over the run's HTTP client (or one of its own, closed here), bounded
-    by its timeout."""
-    import anyio
-
-    from review_gate.llm.client import new_client
-    from review_gate.llm.gap_detector import detect, failed
-
-    deadline = detector.timeout_s or config.settings.timeout_s
-    async with contextlib.AsyncExitStack() as stack:
-        client = http if http is not None else await stack.enter_async_context(new_client())
-        with anyio.move_on_after(deadline):
-            return await detect(facts, classification, manifest, config, detector, client)
-    return manifest, [failed(detector, f"timed out after {deadline:g} s")]
 
 
 @contextlib.asynccontextmanager

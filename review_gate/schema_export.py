@@ -17,45 +17,28 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
-from review_gate.models import (
-    AgentsFile,
-    CompositionFile,
-    DomainsFile,
-    GateFile,
-    ReviewReport,
-    RulesFile,
-)
+from review_gate.models import ReviewConfig, ReviewReport
+from review_gate.models.config import AGENTS_FILE, COMPOSITION_FILE, DOMAINS_FILE, RULES_FILE, SETTINGS_FILE
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 BASE_ID = "https://raw.githubusercontent.com/review-gate/review-gate/main/schemas/"
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 
-CONFIG_SCHEMAS: dict[str, tuple[type[BaseModel], str, str]] = {
-    "review-rules.schema.json": (
-        RulesFile, "review-gate rules (review-rules.json)",
-        "The rules agents check: severity, category, the agent that runs each one and, for "
-        "pattern agents, its RE2 pattern.",
-    ),
-    "review-domains.schema.json": (
-        DomainsFile, "review-gate domains (review-domains.json)",
-        "Domains classify changed files by gitignore-style globs and weigh the change's risk.",
-    ),
-    "review-agents.schema.json": (
-        AgentsFile, "review-gate agents (review-agents.json)",
-        "The agent registry: built-in pattern agents and local command agents.",
-    ),
-    "review-composition.schema.json": (
-        CompositionFile, "review-gate composition (review-composition.json)",
-        "Policies: which agents a change dispatches, triggered by domain, risk, paths or PR type.",
-    ),
-    "review-gate.schema.json": (
-        GateFile, "review-gate settings (review-gate.json)",
-        "The gate's conditions and decision threshold, the filter mode, concurrency and timeouts.",
-    ),
+DESCRIPTIONS = {
+    RULES_FILE: "The rules agents check: severity, category, the agent that runs each one and, for "
+                "pattern agents, its RE2 pattern.",
+    DOMAINS_FILE: "Domains classify changed files by gitignore-style globs and weigh the change's risk.",
+    AGENTS_FILE: "The agent registry: pattern agents (the RE2 patterns of their rules), command agents "
+                 "(local programs) and llm agents (a model behind an OpenAI-compatible or Anthropic API).",
+    COMPOSITION_FILE: "Policies: which agents a change dispatches, triggered by domain, risk, paths or PR type.",
+    SETTINGS_FILE: "The gate's conditions and decision threshold, the filter mode, concurrency and timeouts.",
 }
 REPORT_SCHEMA = "report.schema.json"
+
+
+def schema_name(config_file: str) -> str:
+    """``review-rules.json`` -> ``review-rules.schema.json``."""
+    return config_file.removesuffix(".json") + ".schema.json"
 
 
 def _publish(name: str, schema: dict[str, Any], title: str, description: str) -> dict[str, Any]:
@@ -68,8 +51,9 @@ def _publish(name: str, schema: dict[str, Any], title: str, description: str) ->
 def schemas() -> dict[str, dict[str, Any]]:
     """File name -> JSON Schema, for every published schema."""
     result = {
-        name: _publish(name, model.model_json_schema(by_alias=True), title, description)
-        for name, (model, title, description) in CONFIG_SCHEMAS.items()
+        schema_name(name): _publish(schema_name(name), kind.model.model_json_schema(by_alias=True),
+                                    f"review-gate {kind.field} ({name})", DESCRIPTIONS[name])
+        for name, kind in ReviewConfig.FILES.items()
     }
     result[REPORT_SCHEMA] = _publish(
         REPORT_SCHEMA, ReviewReport.model_json_schema(mode="serialization"),

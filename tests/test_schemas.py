@@ -56,6 +56,15 @@ def test_checked_in_schema_equals_the_generated_one(name: str) -> None:
     assert path.read_text(encoding="utf-8") == render(schemas()[name]), f"{name}: {REGENERATE}"
 
 
+def test_the_agents_schema_describes_every_agent_kind() -> None:
+    """Its description once left llm agents out, though the schema takes them."""
+    schema = load_schema("review-agents.schema.json")
+    kinds = schema["properties"]["agents"]["items"]["discriminator"]["mapping"]
+    assert sorted(kinds) == ["command", "llm", "pattern"]
+    for kind in kinds:
+        assert f"{kind} agents" in schema["description"]
+
+
 @pytest.mark.parametrize("name", sorted(schemas()))
 def test_schema_is_a_valid_draft_2020_12_schema_with_id_and_title(name: str) -> None:
     schema = load_schema(name)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -110,25 +110,67 @@ class AgentOutput(Frozen):
                      reasoning_tokens=self.reasoning_tokens)
 
 
+Estimate = Callable[[AgentSpec, "AgentTask", AgentContext], tuple[int, float]]
+"""The most tokens, and their cost in USD, an agent may spend on its task."""
+
+
+def always_available(spec: AgentSpec) -> str | None:
+    """The shared ``unavailable``: nothing outside the config stops the agent from running."""
+    return None
+
+
+SPENDS_NOTHING: Estimate | None = None
+"""The shared ``estimate``: a kind that calls no model spends nothing the run budget counts,
+so dispatch never holds it back for the budget (a zero estimate could still be refused once
+other agents have overspent)."""
+
+PackReview = Callable[[list[AgentSpec], list["AgentTask"], AgentContext], Awaitable[list["AgentOutput"]]]
+"""Several agents reviewed together, one output an agent in order; a fault fails them all."""
+
+
+def never_packed(spec: AgentSpec) -> Hashable | None:
+    """The shared ``pack_key``: every agent of the kind runs alone."""
+    return None
+
+
+NO_PACKS: PackReview | None = None
+"""The shared ``review_pack`` of a kind whose agents always run alone."""
+
+
 class AgentKind(Protocol):
-    """A kind of agent: a module with these two names, listed in ``review_gate.agents.KINDS``.
+    """A kind of agent: a module with these names, listed in ``review_gate.agents.KINDS``.
 
     ``review`` raises AgentFault when it cannot produce usable output and TransientAgentFault
-    when trying again may help; dispatch owns retries and the deadline.
+    when trying again may help; dispatch owns retries and the deadline. ``unavailable(spec)``
+    gives a reason the agent cannot run at all (its API key is not set), which makes it
+    ``skipped`` rather than failed. ``estimate(spec, task, context)``, when not None, gives the
+    tokens and cost it may spend, which dispatch checks against the run budget before starting
+    it. ``pack_key(spec)``, when not None, lets agents with the same key run as one unit through
+    ``review_pack`` (``packing: agent_packed``). Kinds that need none of these take the shared
+    defaults, as pre-commit's languages take ``lang_base``'s.
 
     Example, a kind that never finds anything::
 
         needs_network = False
+        unavailable = base.always_available
+        estimate = base.SPENDS_NOTHING
+        pack_key = base.never_packed
+        review_pack = base.NO_PACKS
 
         async def review(spec: AgentSpec, task: AgentTask, context: AgentContext) -> AgentOutput:
             return AgentOutput(findings=[])
-
-    A kind may also define ``unavailable(spec) -> str | None``: a reason the agent cannot run
-    at all (its API key is not set), which makes it ``skipped`` rather than failed, and
-    ``estimate(spec, task, context) -> tuple[int, float]``: the tokens and cost it may spend,
-    which dispatch checks against the run budget before starting it.
     """
 
     needs_network: bool
+
+    @property
+    def estimate(self) -> Estimate | None: ...
+
+    @property
+    def review_pack(self) -> PackReview | None: ...
+
+    def unavailable(self, spec: AgentSpec) -> str | None: ...
+
+    def pack_key(self, spec: AgentSpec) -> Hashable | None: ...
 
     async def review(self, spec: AgentSpec, task: AgentTask, context: AgentContext) -> AgentOutput: ...

@@ -22,13 +22,17 @@ from pathlib import Path
 import anyio
 from anyio.abc import ByteReceiveStream, Process
 
-from review_gate.agents import strays
+from review_gate.agents import base, strays
 from review_gate.agents.base import RAW_LIMIT, AgentContext, AgentOutput, AgentSpec, AgentTask, cap_raw
 from review_gate.agents.parse import parse_findings, parse_sarif, review_meta_findings
 from review_gate.errors import AgentFault, TransientAgentFault
 from review_gate.models import CommandAgent
 
 needs_network = False
+unavailable = base.always_available
+estimate = base.SPENDS_NOTHING
+pack_key = base.never_packed
+review_pack = base.NO_PACKS
 
 EX_TEMPFAIL = 75
 STDERR_TAIL = 2000

@@ -14,7 +14,7 @@ from collections.abc import Hashable
 from pathlib import Path
 
 from review_gate.agents.base import AgentContext, AgentOutput, AgentSpec, AgentTask
-from review_gate.config.locations import config_file
+from review_gate.config.locations import find_config_file
 from review_gate.errors import AgentFault
 from review_gate.llm import client
 from review_gate.llm import review as lens_review
@@ -30,7 +30,7 @@ def unavailable(spec: AgentSpec) -> str | None:
 
 def instructions_path(spec: LlmAgent, config_dir: str | None) -> Path | None:
     """The instructions file: relative to the config directory, else to the built-in one."""
-    return config_file(spec.instructions, config_dir)
+    return find_config_file(spec.instructions, config_dir)
 
 
 def lens(spec: AgentSpec, task: AgentTask, config_dir: str | None) -> lens_review.Lens:

@@ -9,9 +9,9 @@ from urllib.parse import unquote, urlparse
 
 from pydantic import ValidationError
 
-from review_gate.errors import AgentFault
-from review_gate.meta import MetaError, parse_meta
-from review_gate.models import RawFinding, Severity
+from review_gate.errors import AgentFault, MetaError
+from review_gate.models import SEVERITIES, RawFinding, Severity
+from review_gate.review_meta import parse_meta
 
 _ENGINE_FIELDS = {"agent", "fingerprint", "also_reported_by"}
 _RAW_FIELDS = set(RawFinding.model_fields)
@@ -98,7 +98,7 @@ def _sarif_result(result: dict[str, Any], rules: dict[Any, Any], repo_root: str 
     rule = rules.get(rule_id, {})
     level = result.get("level") or rule.get("defaultConfiguration", {}).get("level") or "warning"
     props = result.get("properties") or {}
-    severity = props.get("severity") if props.get("severity") in ("critical", "major", "warning", "info") \
+    severity = props.get("severity") if props.get("severity") in SEVERITIES \
         else _SARIF_LEVELS.get(level, "warning")
     message = result["message"].get("text") or result["message"].get("markdown") or ""
     file = line = end_line = None

@@ -20,12 +20,17 @@ from typing import Any
 
 import anyio.to_thread
 
+from review_gate.agents import base
 from review_gate.agents.base import AgentContext, AgentOutput, AgentSpec, AgentTask
 from review_gate.globs import Globs
 from review_gate.models import RawFinding, Rule
 from review_gate.patterns import compile_pattern, pattern_set
 
 needs_network = False
+unavailable = base.always_available
+estimate = base.SPENDS_NOTHING
+pack_key = base.never_packed
+review_pack = base.NO_PACKS
 
 _QUOTE = 100  # characters of the flagged line a message quotes
 _WORD = 40  # a word longer than this may be cut (a minified line, a blob)

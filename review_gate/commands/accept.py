@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from datetime import date
 
 from review_gate import console
+from review_gate.commands.common import expiry
 from review_gate.commands.state_common import state_path, who
-from review_gate.console import sanitize
 from review_gate.errors import StateError, UsageError
+from review_gate.escape import sanitize
 from review_gate.state import acceptance
 from review_gate.state.store import Store, open_store
 
@@ -22,7 +22,7 @@ def accept_command(args: argparse.Namespace) -> int:
                              "or its whole fingerprint")
     if not reason:
         raise UsageError("--reason is empty", fix="say why the finding is accepted")
-    expires = _expiry(args.expires) if args.expires else None
+    expires = expiry(args.expires).isoformat() if args.expires is not None else None
     path = state_path(args)
     store = open_store(path, create=args.force)
     if store is None:
@@ -52,13 +52,3 @@ def _resolve(store: Store, given: str, force: bool) -> tuple[str, int | None]:
     listed = ", ".join(fp for fp, _ in matches[:5])
     raise StateError(f"{given} is the start of several findings' fingerprints: {listed}",
                      fix="give more of the fingerprint")
-
-
-def _expiry(text: str) -> str:
-    try:
-        day = date.fromisoformat(text)
-    except ValueError:
-        raise UsageError(f"--expires {text}: not a date", fix="give it as YYYY-MM-DD") from None
-    if len(text) != 10 or day < date.today():
-        raise UsageError(f"--expires {text}: must be a YYYY-MM-DD date, today or later")
-    return day.isoformat()

@@ -12,7 +12,7 @@ from rich.text import Text
 from review_gate import console
 from review_gate.agents import KINDS
 from review_gate.commands.common import check_timeout, config_for, find_repo_root
-from review_gate.console import sanitize
+from review_gate.escape import sanitize
 
 
 def agents_command(args: argparse.Namespace) -> int:
@@ -26,7 +26,7 @@ def agents_command(args: argparse.Namespace) -> int:
         if agent.kind not in KINDS:
             state = "unavailable kind"
         elif agent.enabled:
-            reason = getattr(KINDS[agent.kind], "unavailable", lambda _spec: None)(agent)
+            reason = KINDS[agent.kind].unavailable(agent)
             if reason:
                 state = f"off: {reason.removesuffix(' is not set')} not set" if reason.endswith(" is not set") \
                     else f"off: {reason}"

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
+from datetime import date
 from pathlib import Path
 
 from review_gate import git
 from review_gate.config import load_config, locate_config_dir
-from review_gate.errors import ReviewGateError, UsageError
+from review_gate.errors import GitError, InputError, ReviewGateError, UsageError
 from review_gate.models import ReviewConfig
 from review_gate.pipeline.normalize import DiffRequest
 
@@ -23,12 +25,33 @@ def check_timeout(seconds: float | None) -> None:
                          fix="give the deadline of each agent in seconds, e.g. --timeout 300")
 
 
+def expiry(text: str) -> date:
+    """--expires of ``accept`` and ``baseline``: the last day the waiver applies (inclusive), a
+    YYYY-MM-DD date, today or later."""
+    try:
+        day = date.fromisoformat(text) if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text) else None
+    except ValueError:
+        day = None
+    if day is None:
+        raise UsageError(f"--expires {text}: not a date", fix="give it as YYYY-MM-DD")
+    if day < date.today():
+        raise UsageError(f"--expires {text}: that day has passed; the waiver would never apply",
+                         fix="give the last day it should apply: today or later")
+    return day
+
+
 def find_repo_root() -> Path | None:
     return git.repo_root(Path.cwd())
 
 
 def config_for(args: argparse.Namespace, root: Path | None) -> ReviewConfig:
-    return load_config(locate_config_dir(getattr(args, "config", None), root))
+    return load_config_dir(locate_config_dir(getattr(args, "config", None), root))
+
+
+def load_config_dir(directory: Path | None) -> ReviewConfig:
+    """The configuration in ``directory``; its error points to the command that lists every problem."""
+    where = f" --config {directory}" if directory is not None else ""
+    return load_config(directory, listed_by=f"review-gate config validate{where}")
 
 
 def diff_request(args: argparse.Namespace, root: Path | None) -> DiffRequest:
@@ -42,8 +65,15 @@ def diff_request(args: argparse.Namespace, root: Path | None) -> DiffRequest:
         if args.diff == "-":
             return DiffRequest(mode="stdin", stdin_data=sys.stdin.buffer.read(),
                                repo_root=str(root) if root else None)
+        if not Path(args.diff).is_file():
+            what = "not a file" if Path(args.diff).exists() else "no such file"
+            raise InputError(f"--diff {args.diff}: {what}",
+                             fix="pass the path of a unified diff file, or - for standard input")
         return DiffRequest(mode="file", path=args.diff, repo_root=str(root) if root else None)
-    root_str = str(root) if root else None
+    if root is None:
+        raise GitError("not inside a git repository",
+                       fix="run review-gate inside a git repository, or pass --diff FILE (- for stdin)")
+    root_str = str(root)
     if getattr(args, "pre_push", False):
         return _pre_push(args, root_str)
     if args.staged:

@@ -7,14 +7,11 @@ import json
 
 from review_gate import console
 from review_gate.commands.common import config_for, find_repo_root
-from review_gate.console import sanitize
 from review_gate.errors import ConfigError
+from review_gate.escape import sanitize
 from review_gate.models import ReviewConfig
 
 MAX_SHOWN = 50
-SECTIONS = (("review-rules.json", "rules"), ("review-domains.json", "domains"),
-            ("review-agents.json", "agents"), ("review-composition.json", "composition"),
-            ("review-gate.json", "settings"))
 
 
 def _plural(count: int, noun: str, nouns: str | None = None) -> str:
@@ -26,8 +23,8 @@ def show_data(config: ReviewConfig) -> dict[str, object]:
     return {
         "directory": config.directory,
         "sources": config.sources,
-        **{name: getattr(config, attr).model_dump(mode="json", by_alias=True, exclude_none=True)
-           for name, attr in SECTIONS},
+        **{name: config.file(name).model_dump(mode="json", by_alias=True, exclude_none=True)
+           for name in config.FILES},
     }
 
 

@@ -6,31 +6,31 @@ import argparse
 
 from review_gate import console
 from review_gate.commands.common import config_for, find_repo_root
-from review_gate.console import sanitize
-from review_gate.globs import Globs
-from review_gate.models import Policy, ReviewConfig
+from review_gate.escape import sanitize
+from review_gate.models import FileChange, Policy, PRClassification, PRFacts, ReviewConfig
+from review_gate.pipeline.classify import classify
+from review_gate.pipeline.compose import policy_scope
 
 
-def _fires(policy: Policy, path: str, domains: list[str]) -> str | None:
-    """'yes', a condition the whole change must meet, or None when the policy ignores this file."""
+def _fires(policy: Policy, alone: PRClassification) -> str | None:
+    """'yes', a condition the whole change must meet, or None when the policy ignores the file
+    that ``alone`` classifies (compose's own rule, on a change of that one file)."""
     trigger = policy.trigger
-    if trigger.type == "always":
-        return "yes"
-    if trigger.type == "domain":
-        return "yes" if set(trigger.domains) & set(domains) else None
-    if trigger.type == "paths":
-        return "yes" if Globs(trigger.paths).match(path) else None
     if trigger.type == "risk":
         return f"when the change's risk score is at least {trigger.min_risk}"
-    return f"when the change's type is {' or '.join(trigger.pr_types)}"
+    if trigger.type == "pr_type":
+        return f"when the change's type is {' or '.join(trigger.pr_types)}"
+    return "yes" if policy_scope(policy, alone) else None
 
 
 def explain(path: str, config: ReviewConfig) -> list[str]:
-    domains = [d.id for d in config.domains.domains if Globs(d.paths).match(path)]
+    change = FileChange(path=path, old_path=path, status="modified", added=0, removed=0)
+    alone = classify(PRFacts(source="explain", files=[change]), config.domains.domains)
+    domains = alone.files[0].domains
     lines = [sanitize(path), f"  domains: {', '.join(domains) or 'none (unclassified)'}"]
     agents: set[str] = set()
     for policy in sorted(config.composition.policies, key=lambda p: (-p.priority, p.id)):
-        fires = _fires(policy, path, domains)
+        fires = _fires(policy, alone)
         if fires is None:
             continue
         lines.append(f"  policy {policy.id} ({policy.trigger.type}, priority {policy.priority}): "

@@ -10,9 +10,7 @@ from review_gate import console
 from review_gate.commands.common import find_repo_root
 from review_gate.config import CONFIG_FILES, builtin_dir
 from review_gate.errors import ReviewGateError, UsageError
-from review_gate.state.store import is_store_gitignore
-
-GITIGNORE = "# run state is per machine; never commit it\nstate.db\nstate.db-*\n"
+from review_gate.state.store import INIT_GITIGNORE, is_ours_gitignore
 
 
 def init_command(args: argparse.Namespace) -> int:
@@ -25,7 +23,7 @@ def init_command(args: argparse.Namespace) -> int:
     names = [*CONFIG_FILES, ".gitignore"]
     existing = [n for n in names if (target / n).exists()]
     replaced = ""
-    if existing == [".gitignore"] and _ours(target / ".gitignore"):
+    if existing == [".gitignore"] and is_ours_gitignore(target / ".gitignore"):
         existing = []  # only what the run-state store wrote: init may proceed, and says so
         replaced = " (replacing the .gitignore the run state had written)"
     if existing and not args.force:
@@ -36,7 +34,7 @@ def init_command(args: argparse.Namespace) -> int:
         target.mkdir(parents=True, exist_ok=True)
         for name in CONFIG_FILES:
             shutil.copyfile(source / name, target / name)
-        (target / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
+        (target / ".gitignore").write_text(INIT_GITIGNORE, encoding="utf-8")
     except OSError as exc:
         raise ReviewGateError(f"cannot write to {target}: {exc.strerror}",
                               fix="choose a writable directory with --dir") from exc
@@ -45,12 +43,3 @@ def init_command(args: argparse.Namespace) -> int:
         check += f" --config {target}"
     console.out(f"wrote {len(names)} files to {target}{replaced}; check them with `{check}`")
     return 0
-
-
-def _ours(path: Path) -> bool:
-    """A .gitignore the run-state store wrote (or an earlier init) is not a conflict."""
-    try:
-        return path.name == ".gitignore" and (
-            is_store_gitignore(path) or path.read_text(encoding="utf-8") == GITIGNORE)
-    except (OSError, UnicodeDecodeError):
-        return False

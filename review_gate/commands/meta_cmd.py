@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 from review_gate import console
-from review_gate.errors import InputError
-from review_gate.meta import MetaError, parse_meta
+from review_gate.errors import InputError, MetaError
+from review_gate.review_meta import parse_meta
 
 
 def meta_command(args: argparse.Namespace) -> int:

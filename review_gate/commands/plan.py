@@ -11,7 +11,7 @@ from rich.text import Text
 
 from review_gate import bootstrap, console, runner
 from review_gate.commands.common import config_for, diff_request, find_repo_root, output_targets, write_output
-from review_gate.console import sanitize
+from review_gate.escape import sanitize
 from review_gate.models import Plan
 
 

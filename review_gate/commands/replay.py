@@ -10,10 +10,10 @@ import argparse
 from pathlib import Path
 
 from review_gate import __version__, bundle, console, runner
-from review_gate.commands.common import output_targets
+from review_gate.commands.common import load_config_dir, output_targets
 from review_gate.commands.emit import emit
-from review_gate.config import load_config, locate_config_dir
-from review_gate.console import sanitize
+from review_gate.config import locate_config_dir
+from review_gate.escape import sanitize
 from review_gate.models import ReviewReport
 from review_gate.pipeline.aggregate import aggregate
 
@@ -23,7 +23,7 @@ def replay_command(args: argparse.Namespace) -> int:
     directory = Path(args.bundle)
     saved = bundle.read(directory)
     config_path = locate_config_dir(args.config, None) if args.config else bundle.config_dir(directory)
-    config = load_config(config_path)
+    config = load_config_dir(config_path)
     info = saved.info
     report = aggregate(
         saved.facts, saved.classification, saved.manifest, saved.gaps, saved.results, config,

@@ -14,9 +14,9 @@ import anyio.to_thread
 from review_gate import bootstrap, bundle, console, runner
 from review_gate.commands.common import check_timeout, config_for, diff_request, find_repo_root, output_targets
 from review_gate.commands.emit import emit
+from review_gate.commands.progress import Progress
 from review_gate.errors import UsageError
 from review_gate.models import Plan, PRFacts, ReviewReport
-from review_gate.outputs.progress import Progress
 from review_gate.own_files import blob_ids, relative
 from review_gate.state.session import NoState, run_state
 

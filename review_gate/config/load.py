@@ -11,28 +11,16 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from review_gate.config.locations import builtin_dir
 from review_gate.config.messages import describe, pointer, shown_errors
 from review_gate.config.validate import check_references
-from review_gate.errors import ConfigError, ConfigProblem, UsageError
-from review_gate.models import (
-    AgentsFile,
-    CompositionFile,
-    DomainsFile,
-    GateFile,
-    ReviewConfig,
-    RulesFile,
-)
+from review_gate.errors import ConfigError, ConfigProblem, ProblemsError, UsageError
+from review_gate.models import ReviewConfig
+from review_gate.models.config import ConfigFile
 
-CONFIG_FILES: dict[str, type[BaseModel]] = {
-    "review-rules.json": RulesFile,
-    "review-domains.json": DomainsFile,
-    "review-agents.json": AgentsFile,
-    "review-composition.json": CompositionFile,
-    "review-gate.json": GateFile,
-}
+CONFIG_FILES = tuple(ReviewConfig.FILES)  # the five file names, in the order they load
 
 
 def locate_config_dir(explicit: str | None, repo_root: Path | None) -> Path | None:
@@ -87,60 +75,58 @@ MAX_DIGITS = 100
 _CANNOT_READ_FIX = "make it a readable file, or delete it to use the built-in one"
 
 
-def read_json(path: Path, display: str, *, limit: int = FILE_LIMIT) -> Any:
-    """Parse one JSON file; every way it can be unusable is a ConfigError naming it.
+def read_json(path: Path, display: str, *, limit: int = FILE_LIMIT, error: type[ProblemsError] = ConfigError) -> Any:
+    """Parse one JSON file; every way it can be unusable is an ``error`` naming it.
 
     Only a regular file of at most ``limit`` bytes is read: a FIFO would block for ever and
     ``/dev/zero`` would fill the memory. Opening does not block (O_NONBLOCK), so a FIFO swapped
     in after the check cannot hang the run either.
     """
-    raw = _read_regular(path, display, limit)
+    raw = _read_regular(path, display, limit, error)
     try:
         text = raw.decode("utf-8-sig")  # tolerate the byte order mark some editors write
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise ConfigError([ConfigProblem(
+        raise error([ConfigProblem(
             display, "/", f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at line {line} column {column}",
             "save the file with UTF-8 encoding")]) from exc
     try:
         return json.loads(text, parse_constant=_reject_constant, parse_float=_finite, parse_int=_integer)
     except json.JSONDecodeError as exc:
-        raise ConfigError([ConfigProblem(
+        raise error([ConfigProblem(
             display, "/", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
             "fix the JSON syntax there (a trailing comma, a missing comma or quote, or a "
             "comment are the usual causes)")]) from exc
     except _NotJson as exc:
         line = exc.line(text)
-        raise ConfigError([ConfigProblem(
+        raise error([ConfigProblem(
             display, "/", f"invalid JSON{f' at line {line}' if line else ''}: {exc}",
             "write a finite number of ordinary size instead")]) from exc
     except RecursionError as exc:
-        raise ConfigError([ConfigProblem(
+        raise error([ConfigProblem(
             display, "/", "JSON nested too deeply to read", "flatten the file: no setting nests that deep")]) from exc
 
 
-def _read_regular(path: Path, display: str, limit: int) -> bytes:
+def _read_regular(path: Path, display: str, limit: int, error: type[ProblemsError]) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except OSError as exc:
-        raise ConfigError([ConfigProblem(display, "/", f"cannot read: {exc.strerror}", _CANNOT_READ_FIX)]) from exc
+        raise error([ConfigProblem(display, "/", f"cannot read: {exc.strerror}", _CANNOT_READ_FIX)]) from exc
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
         kind = "a directory" if stat.S_ISDIR(mode) else "a device, a FIFO or a socket"
-        raise ConfigError([ConfigProblem(display, "/", f"cannot read: not a regular file ({kind})",
-                                         _CANNOT_READ_FIX)])
+        raise error([ConfigProblem(display, "/", f"cannot read: not a regular file ({kind})", _CANNOT_READ_FIX)])
     with os.fdopen(fd, "rb") as handle:
         try:
             raw = handle.read(limit + 1)
         except OSError as exc:
-            raise ConfigError([ConfigProblem(display, "/", f"cannot read: {exc.strerror}",
-                                             _CANNOT_READ_FIX)]) from exc
+            raise error([ConfigProblem(display, "/", f"cannot read: {exc.strerror}", _CANNOT_READ_FIX)]) from exc
     if len(raw) > limit:
-        raise ConfigError([ConfigProblem(display, "/", f"larger than {limit // (1024 * 1024)} MiB",
-                                         "a file this size is not one review-gate wrote or reads; "
-                                         "check that the path names the right file")])
+        raise error([ConfigProblem(display, "/", f"larger than {limit // (1024 * 1024)} MiB",
+                                   "a file this size is not one review-gate wrote or reads; "
+                                   "check that the path names the right file")])
     return raw
 
 
@@ -148,16 +134,16 @@ def _read_regular(path: Path, display: str, limit: int) -> bytes:
 def _validator(name: str) -> Any:
     from jsonschema import Draft202012Validator
 
-    return Draft202012Validator(CONFIG_FILES[name].model_json_schema(by_alias=True))
+    return Draft202012Validator(ReviewConfig.FILES[name].model.model_json_schema(by_alias=True))
 
 
-def parse_file(name: str, data: Any, display: str) -> BaseModel:
+def parse_file(name: str, data: Any, display: str) -> ConfigFile:
     """Build one file's model; when that fails, explain why with its JSON Schema.
 
     A valid file (the common case) never pays for building the schema and its validator. The
     model is validated strictly, so it accepts nothing its published schema rejects.
     """
-    model = CONFIG_FILES[name]
+    model = ReviewConfig.FILES[name].model
     try:
         return model.model_validate(data, strict=True)
     except ValidationError:
@@ -175,14 +161,15 @@ def parse_file(name: str, data: Any, display: str) -> BaseModel:
                                          "see the published schema in schemas/ for this file")]) from exc
 
 
-def load_config(directory: Path | None) -> ReviewConfig:
+def load_config(directory: Path | None, *, listed_by: str | None = None) -> ReviewConfig:
     """Load every file from ``directory`` (missing ones from the built-in config) and check them.
 
-    Raises ConfigError listing every problem found, each with file, pointer and fix.
+    Raises ConfigError listing every problem found, each with file, pointer and fix; its
+    message names ``listed_by``, the command that lists them all, when there is more than one.
     """
     builtin = builtin_dir("config")
     present = _listing(directory)
-    parsed: dict[str, BaseModel] = {}
+    parsed: dict[str, ConfigFile] = {}
     sources: dict[str, str] = {}
     problems: list[ConfigProblem] = []
     for name in CONFIG_FILES:
@@ -202,19 +189,14 @@ def load_config(directory: Path | None) -> ReviewConfig:
             problems.append(ConfigProblem(display, "/", "JSON nested too deeply to check",
                                           "flatten the file: no setting nests that deep"))
     if problems:
-        raise _config_error(problems, directory)
-    config = ReviewConfig(
-        rules=parsed["review-rules.json"],
-        domains=parsed["review-domains.json"],
-        agents=parsed["review-agents.json"],
-        composition=parsed["review-composition.json"],
-        settings=parsed["review-gate.json"],
-        directory=str(directory) if directory is not None else None,
-        sources=sources,
-    )
+        raise ConfigError(problems, listed_by=listed_by)
+    config = ReviewConfig.model_validate({
+        **{kind.field: parsed[name] for name, kind in ReviewConfig.FILES.items()},
+        "directory": str(directory) if directory is not None else None, "sources": sources,
+    })
     problems = check_references(config)
     if problems:
-        raise _config_error(problems, directory)
+        raise ConfigError(problems, listed_by=listed_by)
     return config
 
 
@@ -240,15 +222,3 @@ def _listing(directory: Path | None) -> set[str]:
     except OSError as exc:
         raise ConfigError([ConfigProblem(str(directory), "/", f"cannot read the config directory: {exc.strerror}",
                                          "make the directory readable (and searchable) by this user")]) from exc
-
-
-def _config_error(problems: list[ConfigProblem], directory: Path | None) -> ConfigError:
-    """The error commands other than ``config validate`` print: the first problem, its fix, and
-    how to see the others."""
-    error = ConfigError(problems)
-    if len(problems) > 1:
-        more = len(problems) - 1
-        where = f" --config {directory}" if directory is not None else ""
-        error.message = (f"{problems[0].describe()} (and {more} more problem{'s' if more > 1 else ''}; "
-                         f"list them all with `review-gate config validate{where}`)")
-    return error

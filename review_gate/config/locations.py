@@ -17,11 +17,11 @@ def builtin_dir(name: str) -> Path:
     raise FileNotFoundError(f"review-gate is installed without its built-in {name}/ folder")
 
 
-def config_file(name: str, config_dir: str | None) -> Path | None:
-    """A file a configuration names (an agent's instructions): relative to the config
-    directory, else to the built-in one; None when neither has it."""
+def find_config_file(relative: str, config_dir: str | None) -> Path | None:
+    """A file a config names (an llm agent's instructions): relative to the config directory,
+    else to the built-in one; None when neither has it."""
     for base in ([Path(config_dir)] if config_dir else []) + [builtin_dir("config")]:
-        candidate = base / name
+        candidate = base / relative
         if candidate.is_file():
             return candidate
     return None

@@ -14,14 +14,14 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
 
-from review_gate.console import sanitize
 from review_gate.errors import ConfigProblem
+from review_gate.escape import sanitize
 
 _JSON_TYPES = {
     "string": "a string", "integer": "an integer", "number": "a number", "boolean": "true or false",
@@ -201,113 +201,176 @@ def base_url_problem(url: str) -> str:
     return "base_url must be an http(s) URL with a host and an optional path, and no spaces"
 
 
+_SCHEMA_FIX = "see the published schema in schemas/ for this file"
+
+
+class _Failed:
+    """One failing schema check, and how to turn it into a problem of the file."""
+
+    def __init__(self, file: str, error: ValidationError) -> None:
+        self.file = file
+        self.error = error
+        self.path = list(error.absolute_path)
+        self.where = pointer(self.path)
+        self.value = error.instance
+        self.schema: dict[str, Any] = error.schema if isinstance(error.schema, dict) else {}
+        self.name = _name(self.path)
+
+    def problem(self, message: str, fix: str, at: str | None = None) -> list[ConfigProblem]:
+        return [ConfigProblem(self.file, self.where if at is None else at, message, fix)]
+
+
+_Explain = Callable[[_Failed], "list[ConfigProblem] | None"]
+
+
 def describe(file: str, error: ValidationError) -> list[ConfigProblem]:
-    """One problem per thing to fix (an object with two unknown fields gives two)."""
-    path = list(error.absolute_path)
-    where = pointer(path)
-    v = error.validator
-    value = error.instance
-    schema: dict[str, Any] = error.schema if isinstance(error.schema, dict) else {}
+    """One problem per thing to fix (an object with two unknown fields gives two): the first
+    explanation the failing check (``required``, ``type``, ``pattern``...) has for it."""
+    failed = _Failed(file, error)
+    for explain in _EXPLAIN.get(str(error.validator), ()):
+        found = explain(failed)
+        if found is not None:
+            return found
+    return failed.problem(error.message, _SCHEMA_FIX)
 
-    def problem(message: str, fix: str, at: str = where) -> list[ConfigProblem]:
-        return [ConfigProblem(file, at, message, fix)]
 
-    if v == "required" and isinstance(value, dict):
-        missing = next((p for p in error.validator_value
-                        if p not in value and repr(p) in error.message), "?")
-        wanted = _what(schema.get("properties", {}).get(missing, {}))
-        return problem(f"missing required field {show(missing)}", f"add {show(missing)} ({wanted})")
+def _required(f: _Failed) -> list[ConfigProblem] | None:
+    if not isinstance(f.value, dict):
+        return None
+    missing = next((p for p in f.error.validator_value if p not in f.value and repr(p) in f.error.message), "?")
+    wanted = _what(f.schema.get("properties", {}).get(missing, {}))
+    return f.problem(f"missing required field {show(missing)}", f"add {show(missing)} ({wanted})")
 
-    if v == "additionalProperties" and isinstance(value, dict):
-        allowed = sorted(schema.get("properties", {}))
-        secrets = [k for k in value if k not in allowed and _SECRET_FIELD.search(str(k))]
-        if secrets:
-            return [ConfigProblem(file, pointer([*path, extra]),
-                                  f"field {show(extra)} looks like a credential; API keys are never read "
-                                  "from config files, only from the environment",
-                                  "remove it from the file and put the variable's name in \"api_key_env\" "
-                                  '(e.g. "api_key_env": "OPENAI_API_KEY"); set the key in the environment')
-                    for extra in secrets]
-        return [
-            ConfigProblem(file, pointer([*path, extra]), f"unknown field {show(extra)}",
-                          f"{suggest(extra, allowed) or 'remove it or fix its spelling; '}"
-                          f"allowed fields: {', '.join(allowed)}")
-            for extra in value if extra not in allowed
-        ]
 
-    if v == "oneOf" and isinstance(value, dict) and "discriminator" in schema:
-        prop = schema["discriminator"].get("propertyName", "kind")
-        kinds = sorted(schema["discriminator"].get("mapping", {}))
-        if prop not in value:
-            return problem(f"missing required field {show(prop)}", f"add {show(prop)}: one of {quoted(kinds)}")
-        kind = value[prop]
-        at = pointer([*path, prop])
-        return problem(f"unknown agent kind {show(kind)}: this version has {quoted(kinds)}",
-                       f"{suggest(kind, kinds)}use one of: {quoted(kinds)}", at)
+def _unknown_fields(f: _Failed) -> list[ConfigProblem] | None:
+    if not isinstance(f.value, dict):
+        return None
+    allowed = sorted(f.schema.get("properties", {}))
+    secrets = [k for k in f.value if k not in allowed and _SECRET_FIELD.search(str(k))]
+    if secrets:
+        return [ConfigProblem(f.file, pointer([*f.path, extra]),
+                              f"field {show(extra)} looks like a credential; API keys are never read "
+                              "from config files, only from the environment",
+                              "remove it from the file and put the variable's name in \"api_key_env\" "
+                              '(e.g. "api_key_env": "OPENAI_API_KEY"); set the key in the environment')
+                for extra in secrets]
+    return [
+        ConfigProblem(f.file, pointer([*f.path, extra]), f"unknown field {show(extra)}",
+                      f"{suggest(extra, allowed) or 'remove it or fix its spelling; '}"
+                      f"allowed fields: {', '.join(allowed)}")
+        for extra in f.value if extra not in allowed
+    ]
 
-    if v == "anyOf":
-        types = [branch["type"] for branch in schema.get("anyOf", []) if "type" in branch]
-        if types:
-            return problem(f"expected {_expected(types)}, got {_type_of(value)}",
-                           f"use {_expected(types)}")
 
-    if v == "type" and not path and error.validator_value == "object":
-        keys = [k for k in schema.get("required", []) if k != "version"]
-        body = ", ".join(f'"{k}": [...]' for k in keys)
-        return problem(f"expected an object, got {_type_of(value)}",
-                       f'make the whole file one object: {{"version": 1, {body}}}')
+def _agent_kind(f: _Failed) -> list[ConfigProblem] | None:
+    if not isinstance(f.value, dict) or "discriminator" not in f.schema:
+        return None
+    prop = f.schema["discriminator"].get("propertyName", "kind")
+    kinds = sorted(f.schema["discriminator"].get("mapping", {}))
+    if prop not in f.value:
+        return f.problem(f"missing required field {show(prop)}", f"add {show(prop)}: one of {quoted(kinds)}")
+    kind = f.value[prop]
+    return f.problem(f"unknown agent kind {show(kind)}: this version has {quoted(kinds)}",
+                     f"{suggest(kind, kinds)}use one of: {quoted(kinds)}", pointer([*f.path, prop]))
 
-    if v == "type":
-        hint = " (without quotes)" if _looks_like(value, error.validator_value) else ""
-        return problem(f"expected {_expected(error.validator_value)}, got {_type_of(value)}",
-                       f"use {_expected(error.validator_value)}{hint}")
 
-    if v == "const" and path == ["version"]:
-        return problem(f"version {show(value)} is not supported: this review-gate reads version "
-                       f"{show(error.validator_value)} files",
-                       f"set \"version\": {show(error.validator_value)}, or upgrade review-gate "
-                       "if the file was written for a newer one")
+def _any_type(f: _Failed) -> list[ConfigProblem] | None:
+    types = [branch["type"] for branch in f.schema.get("anyOf", []) if "type" in branch]
+    if not types:
+        return None
+    return f.problem(f"expected {_expected(types)}, got {_type_of(f.value)}", f"use {_expected(types)}")
 
-    if v in ("enum", "const"):
-        options = list(error.validator_value) if v == "enum" else [error.validator_value]
-        strings = [o for o in options if isinstance(o, str)]
-        return problem(f"{show(value)} is not a valid {_name(path)}",
-                       f"{suggest(value, strings)}use one of: {quoted(options)}")
 
-    if v in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-        allowed_range = _range(schema)
-        return problem(f"{show(value)} is out of range: {_name(path)} must be {allowed_range}",
-                       f"use a value {allowed_range}")
+def _not_an_object(f: _Failed) -> list[ConfigProblem] | None:
+    if f.path or f.error.validator_value != "object":
+        return None
+    keys = [k for k in f.schema.get("required", []) if k != "version"]
+    body = ", ".join(f'"{k}": [...]' for k in keys)
+    return f.problem(f"expected an object, got {_type_of(f.value)}",
+                     f'make the whole file one object: {{"version": 1, {body}}}')
 
-    if v == "minLength":
-        fix = ("say in a sentence what this entry is for" if _name(path) == "description"
-               else f"give {_name(path)} a value")
-        return problem(f"{_name(path)} must not be empty", fix)
 
-    if v == "minItems":
-        count = error.validator_value
-        if count == 1:
-            return problem(f"{_name(path)} must list at least one entry", "add an entry to the list")
-        return problem(f"{_name(path)} must list at least {count} entries", "add entries to the list")
+def _wrong_type(f: _Failed) -> list[ConfigProblem] | None:
+    expected = f.error.validator_value
+    hint = " (without quotes)" if _looks_like(f.value, expected) else ""
+    return f.problem(f"expected {_expected(expected)}, got {_type_of(f.value)}", f"use {_expected(expected)}{hint}")
 
-    if v == "maxLength" and isinstance(value, str):
-        return problem(f"{_name(path)} is {len(value)} characters long; the limit is {error.validator_value}",
-                       "shorten it")
 
-    if v == "pattern" and _name(path) in ("id", "agent", "dispatch", "domains", "gap_detector"):
-        return problem(f"{show(value)} is not a valid id", _ID_FIX)
+def _version(f: _Failed) -> list[ConfigProblem] | None:
+    if f.path != ["version"]:
+        return None
+    supported = show(f.error.validator_value)
+    return f.problem(f"version {show(f.value)} is not supported: this review-gate reads version {supported} files",
+                     f'set "version": {supported}, or upgrade review-gate if the file was written for a newer one')
 
-    if v == "pattern" and _name(path) == "base_url" and isinstance(value, str):
-        return problem(base_url_problem(value),  # never the value: it may carry a password or a key
-                       'give only the API root, e.g. "https://api.openai.com/v1"; put the key in the '
-                       'environment variable that "api_key_env" names')
 
-    if v == "pattern" and _name(path) == "state_path":
-        return problem("state_path contains a NUL character, which no file name can hold",
-                       "remove it from the path")
+def _not_an_option(f: _Failed) -> list[ConfigProblem] | None:
+    options = list(f.error.validator_value) if f.error.validator == "enum" else [f.error.validator_value]
+    strings = [o for o in options if isinstance(o, str)]
+    return f.problem(f"{show(f.value)} is not a valid {f.name}",
+                     f"{suggest(f.value, strings)}use one of: {quoted(options)}")
 
-    if v == "pattern":
-        return problem(f"{show(value)} does not match {error.validator_value}",
-                       "see the published schema in schemas/ for this file")
 
-    return problem(error.message, "see the published schema in schemas/ for this file")
+def _out_of_range(f: _Failed) -> list[ConfigProblem] | None:
+    allowed = _range(f.schema)
+    return f.problem(f"{show(f.value)} is out of range: {f.name} must be {allowed}", f"use a value {allowed}")
+
+
+def _empty(f: _Failed) -> list[ConfigProblem] | None:
+    fix = "say in a sentence what this entry is for" if f.name == "description" else f"give {f.name} a value"
+    return f.problem(f"{f.name} must not be empty", fix)
+
+
+def _too_few(f: _Failed) -> list[ConfigProblem] | None:
+    count = f.error.validator_value
+    if count == 1:
+        return f.problem(f"{f.name} must list at least one entry", "add an entry to the list")
+    return f.problem(f"{f.name} must list at least {count} entries", "add entries to the list")
+
+
+def _too_long(f: _Failed) -> list[ConfigProblem] | None:
+    if not isinstance(f.value, str):
+        return None
+    return f.problem(f"{f.name} is {len(f.value)} characters long; the limit is {f.error.validator_value}",
+                     "shorten it")
+
+
+def _bad_id(f: _Failed) -> list[ConfigProblem] | None:
+    if f.name not in ("id", "agent", "dispatch", "domains", "gap_detector"):
+        return None
+    return f.problem(f"{show(f.value)} is not a valid id", _ID_FIX)
+
+
+def _bad_base_url(f: _Failed) -> list[ConfigProblem] | None:
+    if f.name != "base_url" or not isinstance(f.value, str):
+        return None
+    return f.problem(base_url_problem(f.value),  # never the value: it may carry a password or a key
+                     'give only the API root, e.g. "https://api.openai.com/v1"; put the key in the '
+                     'environment variable that "api_key_env" names')
+
+
+def _bad_state_path(f: _Failed) -> list[ConfigProblem] | None:
+    if f.name != "state_path":
+        return None
+    return f.problem("state_path contains a NUL character, which no file name can hold", "remove it from the path")
+
+
+def _no_match(f: _Failed) -> list[ConfigProblem] | None:
+    return f.problem(f"{show(f.value)} does not match {f.error.validator_value}", _SCHEMA_FIX)
+
+
+# The failing JSON Schema keyword -> its explanations, the most particular first.
+_EXPLAIN: dict[str, tuple[_Explain, ...]] = {
+    "required": (_required,),
+    "additionalProperties": (_unknown_fields,),
+    "oneOf": (_agent_kind,),
+    "anyOf": (_any_type,),
+    "type": (_not_an_object, _wrong_type),
+    "const": (_version, _not_an_option),
+    "enum": (_not_an_option,),
+    **dict.fromkeys(("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"), (_out_of_range,)),
+    "minLength": (_empty,),
+    "minItems": (_too_few,),
+    "maxLength": (_too_long,),
+    "pattern": (_bad_id, _bad_base_url, _bad_state_path, _no_match),
+}

@@ -5,40 +5,54 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from review_gate.config.locations import builtin_dir
+from review_gate.config.locations import find_config_file
 from review_gate.config.messages import show, suggest
-from review_gate.console import sanitize
 from review_gate.errors import ConfigProblem
+from review_gate.escape import sanitize
 from review_gate.globs import GlobError, Globs, check_glob
-from review_gate.models import LlmAgent, ReviewConfig
+from review_gate.models import Agent, LlmAgent, ReviewConfig, Rule
+from review_gate.models.config import AGENTS_FILE, COMPOSITION_FILE, DOMAINS_FILE, RULES_FILE, SETTINGS_FILE
 from review_gate.patterns import PatternError, compile_pattern
 
-RULES, DOMAINS, AGENTS, COMPOSITION, GATE = (
-    "review-rules.json", "review-domains.json", "review-agents.json",
-    "review-composition.json", "review-gate.json",
-)
 RE2_SYNTAX = "https://github.com/google/re2/wiki/Syntax"
 GLOB_EXAMPLE = "'src/**/*.py'"
 
 
 def check_references(config: ReviewConfig) -> list[ConfigProblem]:
     """Every cross-file problem, in file order; an empty list means the config is sound."""
-    src = config.sources
-    problems: list[ConfigProblem] = []
+    found = _Problems(config)
+    found.unique(RULES_FILE, "rules", (r.id for r in config.rules.rules))
+    found.unique(DOMAINS_FILE, "domains", (d.id for d in config.domains.domains))
+    found.unique(AGENTS_FILE, "agents", (a.id for a in config.agents.agents))
+    found.unique(COMPOSITION_FILE, "policies", (p.id for p in config.composition.policies))
+    _domains(config, found)
+    _agents(config, found)
+    dispatched = _policies(config, found)
+    _rules(config, found, dispatched)
+    _settings(config, found)
+    return found.problems
 
-    def add(file: str, pointer: str, message: str, fix: str) -> None:
-        problems.append(ConfigProblem(src[file], pointer, message, fix))
 
-    def unique(file: str, key: str, ids: Iterable[str]) -> None:
+class _Problems:
+    """The problems found so far, and the checks every file shares."""
+
+    def __init__(self, config: ReviewConfig) -> None:
+        self.sources = config.sources
+        self.problems: list[ConfigProblem] = []
+
+    def add(self, file: str, pointer: str, message: str, fix: str) -> None:
+        self.problems.append(ConfigProblem(self.sources[file], pointer, message, fix))
+
+    def unique(self, file: str, key: str, ids: Iterable[str]) -> None:
         first: dict[str, int] = {}
         for index, item_id in enumerate(ids):
             if item_id in first:
-                add(file, f"/{key}/{index}/id",
-                    f"duplicate id {show(item_id)}: /{key}/{first[item_id]} already has it",
-                    "rename one of them; ids must be unique within the file")
+                self.add(file, f"/{key}/{index}/id",
+                         f"duplicate id {show(item_id)}: /{key}/{first[item_id]} already has it",
+                         "rename one of them; ids must be unique within the file")
             first.setdefault(item_id, index)
 
-    def globs(file: str, pointer: str, patterns: list[str]) -> None:
+    def globs(self, file: str, pointer: str, patterns: list[str]) -> None:
         try:
             Globs(patterns)  # one compile per list, the same one classify reuses from the cache
             return
@@ -48,127 +62,144 @@ def check_references(config: ReviewConfig) -> list[ConfigProblem]:
             try:
                 check_glob(pattern)
             except GlobError as exc:
-                add(file, f"{pointer}/{index}", *glob_problem(pattern, exc))
+                self.add(file, f"{pointer}/{index}", *glob_problem(pattern, exc))
 
-    def described(file: str, pointer: str, text: str) -> None:
+    def described(self, file: str, pointer: str, text: str) -> None:
         if not text.strip():
-            add(file, pointer, "description is blank", "say in a sentence what this entry is for")
+            self.add(file, pointer, "description is blank", "say in a sentence what this entry is for")
 
-    def known(names: Iterable[str], value: str, where: str) -> str:
-        options = sorted(names)
-        if not options:
-            return f"add it to {where}"
-        return f"{suggest(value, options)}add it to {where} or use one of: {', '.join(options)}"
 
-    def llm_agent(i: int, agent: LlmAgent) -> None:
-        at = f"/agents/{i}"
-        if agent.provider == "anthropic" and not agent.api_key_env:
-            add(AGENTS, f"{at}/api_key_env", "an anthropic agent needs 'api_key_env'",
-                'name the environment variable that holds the key, e.g. "api_key_env": "ANTHROPIC_API_KEY"')
-        if not _found(agent.instructions, config.directory):
-            where = f"{config.directory}" if config.directory else "the built-in config directory"
-            add(AGENTS, f"{at}/instructions", f"instructions file {show(agent.instructions)} not found in {where}",
-                "write the agent's instructions in a Markdown file and give its path relative to the "
-                "config directory")
-        for key, message, fix in request_problems(agent):
-            add(AGENTS, f"{at}/{key}", message, fix)
+def _known(names: Iterable[str], value: str, where: str) -> str:
+    options = sorted(names)
+    if not options:
+        return f"add it to {where}"
+    return f"{suggest(value, options)}add it to {where} or use one of: {', '.join(options)}"
 
-    agents = {a.id: a for a in config.agents.agents}
-    domains = {d.id for d in config.domains.domains}
-    unique(RULES, "rules", (r.id for r in config.rules.rules))
-    unique(DOMAINS, "domains", (d.id for d in config.domains.domains))
-    unique(AGENTS, "agents", (a.id for a in config.agents.agents))
-    unique(COMPOSITION, "policies", (p.id for p in config.composition.policies))
 
+def _domains(config: ReviewConfig, found: _Problems) -> None:
     for i, domain in enumerate(config.domains.domains):
-        described(DOMAINS, f"/domains/{i}/description", domain.description)
-        globs(DOMAINS, f"/domains/{i}/paths", domain.paths)
+        found.described(DOMAINS_FILE, f"/domains/{i}/description", domain.description)
+        found.globs(DOMAINS_FILE, f"/domains/{i}/paths", domain.paths)
 
+
+def _agents(config: ReviewConfig, found: _Problems) -> None:
     for i, agent in enumerate(config.agents.agents):
-        described(AGENTS, f"/agents/{i}/description", agent.description)
+        found.described(AGENTS_FILE, f"/agents/{i}/description", agent.description)
         if isinstance(agent, LlmAgent):
-            llm_agent(i, agent)
+            _llm_agent(config, found, i, agent)
 
+
+def _llm_agent(config: ReviewConfig, found: _Problems, i: int, agent: LlmAgent) -> None:
+    at = f"/agents/{i}"
+    if agent.provider == "anthropic" and not agent.api_key_env:
+        found.add(AGENTS_FILE, f"{at}/api_key_env", "an anthropic agent needs 'api_key_env'",
+                  'name the environment variable that holds the key, e.g. "api_key_env": "ANTHROPIC_API_KEY"')
+    if find_config_file(agent.instructions, config.directory) is None:
+        where = f"{config.directory}" if config.directory else "the built-in config directory"
+        found.add(AGENTS_FILE, f"{at}/instructions",
+                  f"instructions file {show(agent.instructions)} not found in {where}",
+                  "write the agent's instructions in a Markdown file and give its path relative to the "
+                  "config directory")
+    for key, message, fix in request_problems(agent):
+        found.add(AGENTS_FILE, f"{at}/{key}", message, fix)
+
+
+def _policies(config: ReviewConfig, found: _Problems) -> set[str]:
+    """Check the policies; return the ids of the agents they dispatch."""
+    agents = {a.id for a in config.agents.agents}
+    domains = {d.id for d in config.domains.domains}
     dispatched: set[str] = set()
     for i, policy in enumerate(config.composition.policies):
         at = f"/policies/{i}"
-        described(COMPOSITION, f"{at}/description", policy.description)
+        found.described(COMPOSITION_FILE, f"{at}/description", policy.description)
         for j, agent_id in enumerate(policy.dispatch):
             dispatched.add(agent_id)
             if agent_id not in agents:
-                add(COMPOSITION, f"{at}/dispatch/{j}", f"unknown agent {show(agent_id)}",
-                    known(agents, agent_id, AGENTS))
+                found.add(COMPOSITION_FILE, f"{at}/dispatch/{j}", f"unknown agent {show(agent_id)}",
+                          _known(agents, agent_id, AGENTS_FILE))
         trigger = policy.trigger
         for j, domain_id in enumerate(trigger.domains):
             if domain_id not in domains:
-                add(COMPOSITION, f"{at}/trigger/domains/{j}", f"unknown domain {show(domain_id)}",
-                    known(domains, domain_id, DOMAINS))
-        globs(COMPOSITION, f"{at}/trigger/paths", trigger.paths)
+                found.add(COMPOSITION_FILE, f"{at}/trigger/domains/{j}", f"unknown domain {show(domain_id)}",
+                          _known(domains, domain_id, DOMAINS_FILE))
+        found.globs(COMPOSITION_FILE, f"{at}/trigger/paths", trigger.paths)
         needs = {"domain": ("domains", trigger.domains), "paths": ("paths", trigger.paths),
                  "pr_type": ("pr_types", trigger.pr_types)}.get(trigger.type)
         if needs is not None and not needs[1]:
-            add(COMPOSITION, f"{at}/trigger/{needs[0]}",
-                f"a {show(trigger.type)} trigger with no {needs[0]} never fires",
-                f"list at least one entry in trigger.{needs[0]}")
+            found.add(COMPOSITION_FILE, f"{at}/trigger/{needs[0]}",
+                      f"a {show(trigger.type)} trigger with no {needs[0]} never fires",
+                      f"list at least one entry in trigger.{needs[0]}")
     if not any(p.trigger.type == "always" for p in config.composition.policies):
-        add(COMPOSITION, "/policies", "no policy has a trigger of type 'always'",
-            'add one, e.g. {"id": "baseline", "trigger": {"type": "always"}, ...}, so that every '
-            "change gets at least one reviewer")
+        found.add(COMPOSITION_FILE, "/policies", "no policy has a trigger of type 'always'",
+                  'add one, e.g. {"id": "baseline", "trigger": {"type": "always"}, ...}, so that every '
+                  "change gets at least one reviewer")
+    return dispatched
 
+
+def _rules(config: ReviewConfig, found: _Problems, dispatched: set[str]) -> None:
+    agents = {a.id: a for a in config.agents.agents}
     for i, rule in enumerate(config.rules.rules):
         at = f"/rules/{i}"
-        described(RULES, f"{at}/description", rule.description)
-        globs(RULES, f"{at}/paths", rule.paths)
-        globs(RULES, f"{at}/exclude_paths", rule.exclude_paths)
+        found.described(RULES_FILE, f"{at}/description", rule.description)
+        found.globs(RULES_FILE, f"{at}/paths", rule.paths)
+        found.globs(RULES_FILE, f"{at}/exclude_paths", rule.exclude_paths)
         owner = agents.get(rule.agent)
         if owner is None:
-            add(RULES, f"{at}/agent", f"unknown agent {show(rule.agent)}",
-                known(agents, rule.agent, AGENTS))
+            found.add(RULES_FILE, f"{at}/agent", f"unknown agent {show(rule.agent)}",
+                      _known(agents, rule.agent, AGENTS_FILE))
         elif rule.enabled and rule.agent not in dispatched:
-            add(RULES, f"{at}/agent",
-                f"orphan rule: no policy dispatches agent {show(rule.agent)}, so the rule never runs",
-                f"add {show(rule.agent)} to a policy's 'dispatch' list in {COMPOSITION}, "
-                'or set "enabled": false on the rule')
+            found.add(RULES_FILE, f"{at}/agent",
+                      f"orphan rule: no policy dispatches agent {show(rule.agent)}, so the rule never runs",
+                      f"add {show(rule.agent)} to a policy's 'dispatch' list in {COMPOSITION_FILE}, "
+                      'or set "enabled": false on the rule')
         if rule.pattern is not None:
-            try:
-                if not rule.pattern:
-                    add(RULES, f"{at}/pattern", f"rule {show(rule.id)} has an empty pattern, which matches every line",
-                        "write the RE2 pattern the rule looks for, or remove 'pattern'")
-                else:
-                    compile_pattern(rule.pattern)
-            except PatternError as exc:
-                message, fix = pattern_problem(exc)
-                add(RULES, f"{at}/pattern", f"{message} (rule {show(rule.id)})", fix)
-            if owner is not None and owner.kind != "pattern":
-                add(RULES, f"{at}/pattern",
-                    f"agent {show(owner.id)} is a {owner.kind} agent and ignores patterns",
-                    "assign the rule to a pattern agent, or drop the pattern")
+            _rule_pattern(found, at, rule, owner)
         elif owner is not None and owner.kind == "pattern":
-            add(RULES, at,
-                f"missing 'pattern': {show(owner.id)} is a pattern agent and needs one to run this rule",
-                "add an RE2 'pattern', or assign the rule to another agent")
+            found.add(RULES_FILE, at,
+                      f"missing 'pattern': {show(owner.id)} is a pattern agent and needs one to run this rule",
+                      "add an RE2 'pattern', or assign the rule to another agent")
 
+
+def _rule_pattern(found: _Problems, at: str, rule: Rule, owner: Agent | None) -> None:
+    assert rule.pattern is not None
+    try:
+        if not rule.pattern:
+            found.add(RULES_FILE, f"{at}/pattern",
+                      f"rule {show(rule.id)} has an empty pattern, which matches every line",
+                      "write the RE2 pattern the rule looks for, or remove 'pattern'")
+        else:
+            compile_pattern(rule.pattern)
+    except PatternError as exc:
+        message, fix = pattern_problem(exc)
+        found.add(RULES_FILE, f"{at}/pattern", f"{message} (rule {show(rule.id)})", fix)
+    if owner is not None and owner.kind != "pattern":
+        found.add(RULES_FILE, f"{at}/pattern",
+                  f"agent {show(owner.id)} is a {owner.kind} agent and ignores patterns",
+                  "assign the rule to a pattern agent, or drop the pattern")
+
+
+def _settings(config: ReviewConfig, found: _Problems) -> None:
     constitution = config.settings.constitution
     if constitution is not None and config.directory is not None \
             and not (Path(config.directory) / constitution).is_file():
-        add(GATE, "/constitution", f"constitution file {show(constitution)} not found in {config.directory}",
-            "give the path of a Markdown file relative to the config directory, or remove 'constitution'")
-
+        found.add(SETTINGS_FILE, "/constitution",
+                  f"constitution file {show(constitution)} not found in {config.directory}",
+                  "give the path of a Markdown file relative to the config directory, or remove 'constitution'")
     gap_detector = config.settings.gap_detector
-    if gap_detector is not None:
-        detector = agents.get(gap_detector)
-        llm_ids = sorted(a.id for a in config.agents.agents if isinstance(a, LlmAgent))
-        if detector is None:
-            add(GATE, "/gap_detector", f"gap_detector: unknown agent {show(gap_detector)}",
-                known(llm_ids, gap_detector, f"{AGENTS} as an agent of kind 'llm'")
-                + ", or remove 'gap_detector'")
-        elif not isinstance(detector, LlmAgent):
-            add(GATE, "/gap_detector",
-                f"gap_detector {show(gap_detector)} is a {detector.kind} agent; the gap detector must be an "
-                "'llm' agent",
-                (f"use one of the llm agents: {', '.join(llm_ids)}" if llm_ids
-                 else f"add an agent of kind 'llm' to {AGENTS} and name it") + ", or remove 'gap_detector'")
-    return problems
+    if gap_detector is None:
+        return
+    detector = {a.id: a for a in config.agents.agents}.get(gap_detector)
+    llm_ids = sorted(a.id for a in config.agents.agents if isinstance(a, LlmAgent))
+    if detector is None:
+        found.add(SETTINGS_FILE, "/gap_detector", f"gap_detector: unknown agent {show(gap_detector)}",
+                  _known(llm_ids, gap_detector, f"{AGENTS_FILE} as an agent of kind 'llm'")
+                  + ", or remove 'gap_detector'")
+    elif not isinstance(detector, LlmAgent):
+        found.add(SETTINGS_FILE, "/gap_detector",
+                  f"gap_detector {show(gap_detector)} is a {detector.kind} agent; the gap detector must be an "
+                  "'llm' agent",
+                  (f"use one of the llm agents: {', '.join(llm_ids)}" if llm_ids
+                   else f"add an agent of kind 'llm' to {AGENTS_FILE} and name it") + ", or remove 'gap_detector'")
 
 
 def request_problems(agent: LlmAgent) -> list[tuple[str, str, str]]:
@@ -187,11 +218,6 @@ def request_problems(agent: LlmAgent) -> list[tuple[str, str, str]]:
         problems.append(("temperature", f"a reasoning model ('reasoning' {how}) takes only its default temperature",
                          f'remove "temperature", or set "reasoning": false if {model} is not a reasoning model'))
     return problems
-
-
-def _found(relative: str, directory: str | None) -> bool:
-    bases = ([Path(directory)] if directory else []) + [builtin_dir("config")]
-    return any((base / relative).is_file() for base in bases)
 
 
 def glob_problem(pattern: str, exc: GlobError) -> tuple[str, str]:

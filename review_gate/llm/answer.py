@@ -19,8 +19,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from review_gate.llm.schema import MAX_FINDINGS, MAX_ID, MAX_MESSAGE, MAX_PATH, MAX_TEXT, SEVERITIES
-from review_gate.models import RawFinding
+from review_gate.llm.schema import MAX_FINDINGS, MAX_ID, MAX_MESSAGE, MAX_PATH, MAX_TEXT
+from review_gate.models import SEVERITIES, RawFinding
 from review_gate.models.report import bounded_notes
 
 

@@ -12,17 +12,17 @@ and the manifest stays as it was: the detector never breaks a run.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from review_gate.config.locations import config_file
+from review_gate.config.locations import find_config_file
 from review_gate.errors import AgentFault
 from review_gate.llm import client, prompt
 from review_gate.llm.answer import UnusableAnswer, extract_json
 from review_gate.llm.providers.common import Unusable
 from review_gate.models import AgentManifest, Gap, LlmAgent, ManifestEntry, PRClassification, PRFacts, ReviewConfig
+from review_gate.models.manifest import config_snippet
 
 if TYPE_CHECKING:
     import httpx
@@ -166,10 +166,6 @@ def apply(manifest: AgentManifest, additions: list[Addition]) -> tuple[AgentMani
     return AgentManifest(entries=entries), effective
 
 
-def _snippet(obj: object) -> str:
-    return json.dumps(obj, separators=(", ", ": "))
-
-
 def suggestion(addition: Addition, classification: PRClassification) -> str:
     unclassified = set(classification.unclassified)
     policy_id = f"{addition.agent}-gap"
@@ -177,13 +173,13 @@ def suggestion(addition: Addition, classification: PRClassification) -> str:
         suffixes = sorted({PurePosixPath(f).suffix for f in addition.files})
         globs = [f"**/*{s}" for s in suffixes] if all(suffixes) else addition.files
         domain = (suffixes[0].lstrip(".") if len(suffixes) == 1 and suffixes[0] else f"{addition.agent}-files").lower()
-        return ("add to review-domains.json \"domains\": " + _snippet(
+        return ("add to review-domains.json \"domains\": " + config_snippet(
             {"id": domain, "description": f"files {addition.agent} should review", "paths": globs,
              "risk_weight": 2})
-            + " and to review-composition.json \"policies\": " + _snippet(
+            + " and to review-composition.json \"policies\": " + config_snippet(
             {"id": policy_id, "description": f"Send {domain} files to {addition.agent}",
              "trigger": {"type": "domain", "domains": [domain]}, "dispatch": [addition.agent], "priority": 50}))
-    return "add to review-composition.json \"policies\": " + _snippet(
+    return "add to review-composition.json \"policies\": " + config_snippet(
         {"id": policy_id, "description": f"Send these files to {addition.agent}",
          "trigger": {"type": "paths", "paths": addition.files}, "dispatch": [addition.agent], "priority": 50})
 
@@ -207,7 +203,7 @@ async def detect(facts: PRFacts, classification: PRClassification, manifest: Age
     key: str | None = None
     try:
         key = client.api_key(detector)
-        path = config_file(detector.instructions, config.directory)
+        path = find_config_file(detector.instructions, config.directory)
         if path is None:
             raise AgentFault(f"instructions file {detector.instructions!r} not found")
         system = path.read_text(encoding="utf-8").strip() + "\n\n" + GUIDE

@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from review_gate.models import SEVERITIES
+
 MAX_FINDINGS = 50  # a reviewer's findings in one answer (a packed answer holds this many a lens)
 MAX_MESSAGE = 1000
 MAX_TEXT = 2000
 MAX_PATH = 500
 MAX_ID = 100
-SEVERITIES = ["critical", "major", "warning", "info"]
 TOOL_NAME = "report_findings"
 
 
@@ -24,7 +25,7 @@ def _nullable(kind: str, **bounds: Any) -> dict[str, Any]:
 
 
 FINDING_PROPERTIES: dict[str, Any] = {
-    "severity": {"type": "string", "enum": SEVERITIES},
+    "severity": {"type": "string", "enum": list(SEVERITIES)},
     "message": {"type": "string", "minLength": 1, "maxLength": MAX_MESSAGE},
     "file": _nullable("string", maxLength=MAX_PATH),
     "line": _nullable("integer", minimum=1),

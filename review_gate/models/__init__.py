@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from review_gate.models.classification import FileDomains, PRClassification, RiskLevel
 from review_gate.models.config import (
+    SEVERITIES,
+    SEVERITY_RANK,
     Agent,
     AgentsFile,
     CommandAgent,
@@ -15,7 +17,6 @@ from review_gate.models.config import (
     FilterMode,
     Gate,
     GateCondition,
-    GateFile,
     LlmAgent,
     Packing,
     PatternAgent,
@@ -25,6 +26,7 @@ from review_gate.models.config import (
     ReviewConfig,
     Rule,
     RulesFile,
+    SettingsFile,
     Severity,
     Trigger,
 )
@@ -35,6 +37,8 @@ from review_gate.models.plan import Plan
 from review_gate.models.report import AgentResult, AgentStatus, Coverage, Metrics, ReviewReport, RuleInfo, Usage
 
 __all__ = [
+    "SEVERITIES",
+    "SEVERITY_RANK",
     "Agent",
     "AgentManifest",
     "AgentResult",
@@ -55,7 +59,6 @@ __all__ = [
     "Gap",
     "Gate",
     "GateCondition",
-    "GateFile",
     "Hunk",
     "Line",
     "LlmAgent",
@@ -77,6 +80,7 @@ __all__ = [
     "Rule",
     "RuleInfo",
     "RulesFile",
+    "SettingsFile",
     "Severity",
     "Trigger",
     "Usage",

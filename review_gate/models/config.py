@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal, NamedTuple, get_args
 
 from pydantic import ConfigDict, Field
 
 from review_gate.models.base import Frozen
 
 Severity = Literal["critical", "major", "warning", "info"]
+SEVERITIES: tuple[Severity, ...] = get_args(Severity)
+"""Most severe first: the order reports list findings in and the gate counts them."""
+SEVERITY_RANK: dict[str, int] = {severity: rank for rank, severity in enumerate(SEVERITIES)}
 Decision = Literal["fail", "incomplete", "needs_fixes", "pass_with_warnings", "pass"]
 FilterMode = Literal["added", "diff_context", "file", "nofilter"]
 Packing = Literal["per_agent", "agent_packed"]
 FailOn = Literal["pass_with_warnings", "needs_fixes", "fail", "never"]
 PrType = Literal["feature", "fix", "refactor", "docs", "test", "config", "deps", "mixed"]
-Metric = Literal[
-    "critical", "major", "warning", "info", "total", "missing_inputs", "unreviewed_files",
-    "risk_score",
-]
+Metric = Literal[Severity, "total", "missing_inputs", "unreviewed_files", "risk_score"]
 
 Id = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
 Text = Annotated[str, Field(min_length=1)]
@@ -289,7 +289,9 @@ class Price(Frozen):
     )
 
 
-class GateFile(ConfigFile):
+class SettingsFile(ConfigFile):
+    """review-gate.json: the gate (its conditions and threshold) and how a run goes."""
+
     gate: Gate = Field(default_factory=Gate)
     filter_mode: FilterMode = "added"
     concurrency: int = Field(default=8, ge=1, le=256)
@@ -328,16 +330,47 @@ class GateFile(ConfigFile):
     )
 
 
+RULES_FILE = "review-rules.json"
+DOMAINS_FILE = "review-domains.json"
+AGENTS_FILE = "review-agents.json"
+COMPOSITION_FILE = "review-composition.json"
+SETTINGS_FILE = "review-gate.json"
+
+
+class FileKind(NamedTuple):
+    field: str  # the ReviewConfig field that holds the file
+    model: type[ConfigFile]
+
+
 class ReviewConfig(Frozen):
     """The five files, loaded and checked, with where each one came from."""
+
+    FILES: ClassVar[dict[str, FileKind]] = {
+        RULES_FILE: FileKind("rules", RulesFile),
+        DOMAINS_FILE: FileKind("domains", DomainsFile),
+        AGENTS_FILE: FileKind("agents", AgentsFile),
+        COMPOSITION_FILE: FileKind("composition", CompositionFile),
+        SETTINGS_FILE: FileKind("settings", SettingsFile),
+    }
+    """File name -> where it goes: the one table of the config files, in the order they load."""
 
     rules: RulesFile
     domains: DomainsFile
     agents: AgentsFile
     composition: CompositionFile
-    settings: GateFile
+    settings: SettingsFile
     directory: str | None = Field(description="The config directory, None for the built-in one.")
     sources: dict[str, str] = Field(description="File name -> path it was read from.")
+
+    def file(self, name: str) -> ConfigFile:
+        """The model of config file ``name`` (``review-gate.json`` -> ``settings``).
+
+        >>> from review_gate.config import load_config
+        >>> type(load_config(None).file("review-gate.json")).__name__
+        'SettingsFile'
+        """
+        model: ConfigFile = getattr(self, self.FILES[name].field)
+        return model
 
     def agent(self, agent_id: str) -> PatternAgent | CommandAgent | LlmAgent | None:
         return next((a for a in self.agents.agents if a.id == agent_id), None)

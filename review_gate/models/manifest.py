@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Literal
 
 from pydantic import Field
@@ -30,3 +31,8 @@ class Gap(Frozen):
     subject: str = Field(description="The file, domain or agent id concerned.")
     reason: str
     suggestion: str = Field(description="A config change that would close the gap.")
+
+
+def config_snippet(obj: object) -> str:
+    """Config a gap suggests, as it is quoted in a suggestion: compact JSON on one line."""
+    return json.dumps(obj, separators=(", ", ": "))

@@ -21,6 +21,16 @@ MAX_NOTES = 20
 NOTE_CHARS = 200
 
 
+def summary_line(verdict: str, total: int, critical: int, missing_inputs: int) -> str:
+    """The one line every run prints (DESIGN §7), for people and for agents that grep; a
+    @@@REVIEW_META block reads back as the same line.
+
+    >>> summary_line("PASS", 3, 0, 0)
+    'REVIEW: PASS | issues=3 (critical=0) | missing_inputs=0'
+    """
+    return f"REVIEW: {verdict} | issues={total} (critical={critical}) | missing_inputs={missing_inputs}"
+
+
 def bounded_notes(notes: list[str]) -> list[str]:
     """At most MAX_NOTES notes of at most NOTE_CHARS characters; the last one counts what was left out."""
     cut = [n if len(n) <= NOTE_CHARS else n[:NOTE_CHARS - 1] + "…" for n in notes]

@@ -18,14 +18,13 @@ line, last. Untrusted text in them cannot start a command (see ``plain``).
 
 from __future__ import annotations
 
-from review_gate.models import Finding, ReviewReport
+from review_gate.escape import sanitize
+from review_gate.models import SEVERITIES, SEVERITY_RANK, Finding, ReviewReport
 from review_gate.outputs import markdown
-from review_gate.outputs.markdown import visible
 from review_gate.outputs.summary import summary_line
 
 LEVELS = {"critical": "error", "major": "error", "warning": "warning", "info": "notice"}
 PER_KIND = 10  # annotations of each kind GitHub shows for one step
-SEVERITIES = ("critical", "major", "warning", "info")
 SUMMARY_LIMIT = 1024 * 1024  # bytes GitHub accepts in one step's summary
 
 
@@ -33,7 +32,7 @@ def data(value: str) -> str:
     """A workflow command's message: % CR LF percent-encoded, other control characters (and lone
     surrogates, which cannot be written as UTF-8) made visible."""
     value = value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return visible(value)
+    return sanitize(value)
 
 
 def prop(value: str) -> str:
@@ -43,7 +42,7 @@ def prop(value: str) -> str:
 
 def plain(value: str) -> str:
     """Untrusted text on a line that must stay plain: one line, and no ``::`` or ``##[`` command in it."""
-    return visible(value).replace("::", ":\u200b:").replace("##[", "#\u200b#[")
+    return sanitize(value).replace("::", ":\u200b:").replace("##[", "#\u200b#[")
 
 
 def annotation(finding: Finding) -> str:
@@ -64,8 +63,7 @@ def annotation(finding: Finding) -> str:
 
 
 def render(report: ReviewReport) -> str:
-    rank = {s: i for i, s in enumerate(SEVERITIES)}
-    ordered = sorted(report.findings, key=lambda f: rank[f.severity])
+    ordered = sorted(report.findings, key=lambda f: SEVERITY_RANK[f.severity])
     wanted = {kind: sum(1 for f in ordered if LEVELS[f.severity] == kind) for kind in ("error", "warning", "notice")}
     overflow = any(n > PER_KIND for n in wanted.values())
     # The notice about what was left out is itself a notice: keep a place for it.
@@ -88,7 +86,7 @@ def render(report: ReviewReport) -> str:
                 "report list them all.")
         lines.append(f"::notice title=review-gate::{data(note)}")
     for agent in report.agents:
-        if agent.status in ("failed", "timed_out"):
+        if agent.broken:
             need = "required" if agent.required else "optional"
             lines.append(f"review-gate: {need} agent {plain(agent.id)} {agent.status}: "
                          f"{plain(agent.error or 'no reason given')}")

@@ -21,11 +21,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from review_gate.console import json_safe
+from review_gate.escape import json_safe
 from review_gate.models import Finding, ReviewReport
 from review_gate.outputs.sarif import rule_id_of
 
-SEVERITIES = {"info": "info", "warning": "minor", "major": "major", "critical": "critical"}
+LEVELS = {"info": "info", "warning": "minor", "major": "major", "critical": "critical"}
 NO_FILE_PATH = "."
 
 _CODE_CLIMATE = {
@@ -68,7 +68,7 @@ def _issue(finding: Finding, fingerprint: str) -> dict[str, Any]:
         "description": finding.message,
         "check_name": rule_id_of(finding),
         "fingerprint": fingerprint,
-        "severity": SEVERITIES[finding.severity],
+        "severity": LEVELS[finding.severity],
         "categories": [code_climate_category(finding.category)],
         "location": {"path": finding.file or NO_FILE_PATH, "lines": {"begin": begin, "end": end}},
         "content": {"body": _body(finding)},

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from review_gate.console import json_safe
+from review_gate.escape import json_safe
 from review_gate.models import ReviewReport
 
 

@@ -19,13 +19,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from review_gate.console import sanitize
-from review_gate.models import AgentResult, Finding, ReviewReport
+from review_gate.escape import sanitize
+from review_gate.models import SEVERITIES, SEVERITY_RANK, AgentResult, Finding, ReviewReport
 from review_gate.outputs.ids import short_ids
 from review_gate.outputs.summary import VERDICTS, summary_line
 
 COMMENT_LIMIT = 65_536
-SEVERITIES = ("critical", "major", "warning", "info")
 TITLES = {"critical": "Critical", "major": "Major", "warning": "Warning", "info": "Info"}
 DECISIONS = {
     "fail": "Critical findings were reported.",
@@ -40,17 +39,10 @@ MAX_LISTED = 50  # unreviewed files listed before "and N more"
 MAX_FIELD = 2000  # characters of one untrusted field shown; the JSON report has them whole
 HEADER = "<!-- review-gate report -->"
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _BREAK = re.compile(r"\r\n|[\r\n\u2028\u2029]")
 _INLINE = re.compile(r"[\\`*_~\[\]|<>&@$]")
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "@": "@\u200d"}
 _BLOCK_START = re.compile(r"[#+-]|[0-9]{1,9}[.)](?=\s|$)")
-
-
-def visible(value: str) -> str:
-    """``console.sanitize``, and lone surrogates (undecodable bytes of a diff) as visible escapes too:
-    they cannot be written as UTF-8."""
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", sanitize(value))
 
 
 def text(value: str, *, limit: int = MAX_FIELD) -> str:
@@ -64,7 +56,7 @@ def text(value: str, *, limit: int = MAX_FIELD) -> str:
     value = value.strip()
     if len(value) > limit:
         value = value[:limit].rstrip() + "…"
-    parts = [_INLINE.sub(_escape_char, visible(part).replace("\t", " ")) for part in _BREAK.split(value)]
+    parts = [_INLINE.sub(_escape_char, sanitize(part).replace("\t", " ")) for part in _BREAK.split(value)]
     joined = "<br>".join(parts)
     start = _BLOCK_START.match(joined)
     if start:
@@ -96,8 +88,7 @@ def _number(value: int) -> str:
 def render(report: ReviewReport, limit: int | None = COMMENT_LIMIT, *,
            size: Callable[[str], int] = len) -> str:
     """The comment; with ``limit``, no longer than that as measured by ``size``."""
-    rank = {s: i for i, s in enumerate(SEVERITIES)}
-    ordered = sorted(report.findings, key=lambda f: rank[f.severity])
+    ordered = sorted(report.findings, key=lambda f: SEVERITY_RANK[f.severity])
     full = _compose(report, ordered, len(ordered))
     if limit is None or size(full) <= limit:
         return full
@@ -127,7 +118,7 @@ def _cut(whole: str, limit: int, size: Callable[[str], int]) -> str:
 def _compose(report: ReviewReport, ordered: Sequence[Finding], shown: int) -> str:
     ids = short_ids(f.fingerprint for f in [*report.findings, *report.waived])
     kept = ordered[:shown]
-    left_out = {s: 0 for s in SEVERITIES}
+    left_out: dict[str, int] = {s: 0 for s in SEVERITIES}
     for finding in ordered[shown:]:
         left_out[finding.severity] += 1
     out: list[str] = [HEADER]

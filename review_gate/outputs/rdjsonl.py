@@ -21,11 +21,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from review_gate.console import json_safe
+from review_gate.escape import json_safe
 from review_gate.models import Finding, ReviewReport
 from review_gate.outputs.sarif import INFORMATION_URI, rule_id_of
 
-SEVERITIES = {"critical": "ERROR", "major": "ERROR", "warning": "WARNING", "info": "INFO"}
+LEVELS = {"critical": "ERROR", "major": "ERROR", "warning": "WARNING", "info": "INFO"}
 
 
 def render(report: ReviewReport) -> str:
@@ -40,7 +40,7 @@ def diagnostic(finding: Finding) -> dict[str, Any]:
             end = max(finding.end_line or finding.line, finding.line)
             location["range"] = {"start": {"line": finding.line}, "end": {"line": end}}
         item["location"] = location
-    item["severity"] = SEVERITIES[finding.severity]
+    item["severity"] = LEVELS[finding.severity]
     item["source"] = {"name": "review-gate", "url": INFORMATION_URI}
     item["code"] = {"value": rule_id_of(finding)}
     return item

@@ -27,15 +27,14 @@ import re
 from typing import Any
 from urllib.parse import quote
 
-from review_gate.console import json_safe
-from review_gate.models import Finding, ReviewReport, RuleInfo
+from review_gate.escape import json_safe
+from review_gate.models import SEVERITY_RANK, Finding, ReviewReport, RuleInfo
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://github.com/review-gate/review-gate"
 FINGERPRINT_KEY = "reviewGate/v1"
 SRCROOT = "%SRCROOT%"
 LEVELS = {"critical": "error", "major": "error", "warning": "warning", "info": "note"}
-_RANK = {"critical": 0, "major": 1, "warning": 2, "info": 3}
 
 # "[text](target)" in a plain text message is a SARIF embedded link (§3.11.6); agents' text is not
 # meant as one, so its brackets are escaped.
@@ -82,7 +81,7 @@ def _rules(report: ReviewReport) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """Configured rules first, in the report's order, then the others by id; each rule once."""
     configured = {r.id: r for r in report.rules}
     fired: dict[str, Finding] = {}  # per rule, its most severe finding: order does not matter
-    for finding in sorted(report.findings, key=lambda f: _RANK[f.severity]):
+    for finding in sorted(report.findings, key=lambda f: SEVERITY_RANK[f.severity]):
         fired.setdefault(rule_id_of(finding), finding)
     order = [r.id for r in report.rules if r.id in fired]
     order += sorted(rid for rid in fired if rid not in configured)
@@ -158,7 +157,7 @@ def _result(finding: Finding, index: dict[str, int]) -> dict[str, Any]:
 
 
 def _invocation(report: ReviewReport) -> dict[str, Any]:
-    broken = [a for a in report.agents if a.status in ("failed", "timed_out")]
+    broken = [a for a in report.agents if a.broken]
     invocation: dict[str, Any] = {"executionSuccessful": not broken}
     if broken:
         invocation["toolExecutionNotifications"] = [

@@ -1,6 +1,9 @@
+"""The summary line of a finished report."""
+
 from __future__ import annotations
 
 from review_gate.models import ReviewReport
+from review_gate.models.report import summary_line as line
 
 VERDICTS = {"pass": "PASS", "pass_with_warnings": "PASS_WITH_WARNINGS", "needs_fixes": "NEEDS_FIXES",
             "fail": "FAIL", "incomplete": "INCOMPLETE"}
@@ -9,5 +12,4 @@ VERDICTS = {"pass": "PASS", "pass_with_warnings": "PASS_WITH_WARNINGS", "needs_f
 def summary_line(report: ReviewReport) -> str:
     """The one line every run prints, for people and for agents that grep."""
     m = report.metrics
-    return (f"REVIEW: {VERDICTS[report.decision]} | issues={m.total} (critical={m.critical}) "
-            f"| missing_inputs={m.missing_inputs}")
+    return line(VERDICTS[report.decision], m.total, m.critical, m.missing_inputs)

@@ -18,8 +18,8 @@ from rich.segment import Segment, Segments
 from rich.table import Table
 from rich.text import Text
 
-from review_gate.console import make_console, sanitize
-from review_gate.models import AgentResult, Finding, ReviewReport
+from review_gate.escape import sanitize
+from review_gate.models import SEVERITIES, AgentResult, Finding, ReviewReport
 from review_gate.outputs.ids import short_ids
 from review_gate.outputs.summary import summary_line
 
@@ -28,7 +28,6 @@ DECISION_STYLES = {"pass": "bold green", "pass_with_warnings": "bold yellow", "n
                    "fail": "bold white on red", "incomplete": "bold magenta"}
 STATUS_STYLES = {"completed": "green", "cached": "green", "skipped": "dim", "failed": "red",
                  "timed_out": "red"}
-SEVERITIES = ("critical", "major", "warning", "info")
 MAX_GAPS = 10
 MAX_UNREVIEWED = 10
 
@@ -38,9 +37,10 @@ def plural(count: int, word: str, many: str | None = None) -> str:
 
 
 def render(report: ReviewReport) -> str:
-    """Plain text, for ``--output FILE``."""
+    """Plain text, for ``--output FILE``: no colour, every item on one line."""
     buffer = io.StringIO()
-    show(report, make_console(buffer, interactive=False, width=120))
+    show(report, Console(file=buffer, force_terminal=False, no_color=True, highlight=False, emoji=False,
+                         markup=False, soft_wrap=True, width=120))
     return buffer.getvalue()
 
 

@@ -9,6 +9,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from review_gate.models import (
+    SEVERITIES,
+    SEVERITY_RANK,
     AgentResult,
     Coverage,
     Decision,
@@ -26,7 +28,6 @@ from review_gate.models import (
 from review_gate.models.manifest import Gap, ManifestEntry
 from review_gate.models.report import ReviewReport
 
-SEVERITY_RANK = {"critical": 0, "major": 1, "warning": 2, "info": 3}
 DECISION_RANK = {"pass": 0, "pass_with_warnings": 1, "needs_fixes": 2, "fail": 3}
 _OPS: dict[str, Callable[[float, float], bool]] = {
     ">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le,
@@ -246,7 +247,7 @@ def aggregate(
     # file) stays unreviewed even when another agent covered it.
     left_out = {p for r in results for p in r.left_unreviewed}
     unreviewed = [p for p in changed if p not in covered or p in left_out]
-    counts = {s: sum(1 for f in findings if f.severity == s) for s in SEVERITY_RANK}
+    counts = {s: sum(1 for f in findings if f.severity == s) for s in SEVERITIES}
     missing = sum(1 for r in results if r.missing_input)
     metrics = Metrics(**counts, total=len(findings), missing_inputs=missing,
                       unreviewed_files=len(unreviewed), risk_score=classification.risk_score)

@@ -23,7 +23,7 @@ import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Hashable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
@@ -132,8 +132,7 @@ async def _client(manifest: AgentManifest, config: ReviewConfig, options: Dispat
         kind = KINDS.get(spec.kind) if spec is not None else None
         if spec is None or not spec.enabled or kind is None or not kind.needs_network:
             return False
-        unavailable: Any = getattr(kind, "unavailable", None)  # e.g. its API key is not set
-        return unavailable is None or unavailable(spec) is None
+        return kind.unavailable(spec) is None  # e.g. its API key is not set
 
     if options.offline or not any(networked(e.agent) for e in manifest.entries):
         yield None
@@ -206,8 +205,7 @@ def _prepare(entry: ManifestEntry, config: ReviewConfig, options: DispatchOption
     if options.offline and kind.needs_network:
         return None, _result(entry, "skipped", kind=spec.kind, required=spec.required,
                              error="needs the network; --offline")
-    unavailable: Any = getattr(kind, "unavailable", None)
-    reason = unavailable(spec) if unavailable is not None else None
+    reason = kind.unavailable(spec)
     if reason:
         return None, _result(entry, "skipped", kind=spec.kind, required=spec.required, error=reason)
     task = AgentTask(files=[by_path[p] for p in entry.files], rules=config.rules_for(spec.id),
@@ -223,8 +221,7 @@ def _units(members: list[_Member], packing: Packing) -> list[list[_Member]]:
     groups: dict[tuple[str, Hashable], list[_Member]] = {}
     units: list[list[_Member]] = []
     for member in members:
-        pack_key: Any = getattr(member.kind, "pack_key", None)
-        key = pack_key(member.spec) if pack_key is not None else None
+        key = member.kind.pack_key(member.spec) if member.kind.review_pack is not None else None
         if key is None:
             units.append([member])
         elif (member.spec.kind, key) in groups:
@@ -266,7 +263,7 @@ async def _run_unit(unit: list[_Member], options: DispatchOptions, limiter: anyi
                         outputs[i] if outputs else None, m.spec.kind, m.spec.required, shares[i], line_text)
                 for i, m in enumerate(unit)]
 
-    estimate: Any = getattr(kind, "estimate", None)
+    estimate = kind.estimate  # None: a kind that calls no model, never held back by the budget
     reserved = (0, 0.0)
     async with limiter:
         if budget.limited and estimate is not None:
@@ -313,11 +310,10 @@ def _tell(unit: list[_Member], notify: Listener, event: Event) -> None:
 
 
 async def _review(unit: list[_Member], tasks: list[AgentTask], context: AgentContext) -> list[AgentOutput]:
-    if len(unit) == 1:
+    review_pack = unit[0].kind.review_pack
+    if len(unit) == 1 or review_pack is None:
         return [await unit[0].kind.review(unit[0].spec, tasks[0], context)]
-    review_pack: Any = getattr(unit[0].kind, "review_pack", None)  # only kinds with a pack_key form packs
-    outputs: list[AgentOutput] = await review_pack([m.spec for m in unit], tasks, context)
-    return outputs
+    return await review_pack([m.spec for m in unit], tasks, context)
 
 
 def _line_index(facts: PRFacts) -> dict[tuple[str, int], str]:

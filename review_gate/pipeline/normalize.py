@@ -87,12 +87,11 @@ def _normalize(request: DiffRequest) -> PRFacts:
         try:
             data = Path(request.path).read_bytes()
         except OSError as exc:
-            raise InputError(f"--diff {request.path}: {exc.strerror}",
-                             fix="pass the path of a unified diff file, or - for standard input") from exc
+            raise InputError(f"cannot read the diff {request.path}: {exc.strerror}",
+                             fix="name a unified diff file that exists and can be read") from exc
         return PRFacts(source=request.path, files=_parse(data))
     if request.repo_root is None:
-        raise GitError("not inside a git repository",
-                       fix="run review-gate inside a git repository, or pass --diff FILE (- for stdin)")
+        raise GitError("not inside a git repository", fix="review a git repository, or a diff file")
     root = Path(request.repo_root)
     base, head, data, commits = _from_git(root, request)
     source = {"worktree": f"working tree against {base[:12]}",
@@ -105,7 +104,7 @@ def _normalize(request: DiffRequest) -> PRFacts:
 def _from_git(root: Path, request: DiffRequest) -> tuple[str, str | None, bytes, list[Commit]]:
     if request.mode == "staged":
         if request.base is not None:
-            raise UsageError("--staged compares the index with HEAD; it takes no --base")
+            raise UsageError("staged changes are compared with HEAD; a base cannot be given")
         base = git.resolve(root, "HEAD") if git.has_head(root) else git.empty_tree(root)
         return base, None, git.diff_staged(root, base), []
     head_ref = request.head or "HEAD"
@@ -119,7 +118,7 @@ def _from_git(root: Path, request: DiffRequest) -> tuple[str, str | None, bytes,
     base_ref = request.base or git.default_branch(root)
     if base_ref is None:
         raise GitError("cannot tell the default branch (no origin/HEAD, main, master or trunk)",
-                       fix="name the base with --base REF")
+                       fix="name the branch or commit to compare against as the base")
     base = git.merge_base(root, git.resolve(root, base_ref), head)
     commits = git.commits(root, base, head)
     if request.mode == "range":

@@ -60,7 +60,7 @@ def model_id(config: ReviewConfig, agent_id: str) -> str:
 
 
 @dataclass
-class AgentPlan:
+class AgentCache:
     """One manifest entry: its keys, the findings reused, and the files still to review."""
 
     entry: ManifestEntry
@@ -86,37 +86,32 @@ class AgentPlan:
 
 
 @dataclass
-class Reuse:
+class CacheSplit:
     """What to dispatch (the stale part of the manifest) and how to merge it with the cache."""
 
-    plans: list[AgentPlan]
+    agents: list[AgentCache]
     manifest: AgentManifest
 
     def merge(self, dispatched: list[AgentResult]) -> list[AgentResult]:
         """One result per original entry, in manifest order: cached ones built, the rest merged."""
         by_agent = {r.id: r for r in dispatched}
         out = []
-        for plan in self.plans:
-            entry = plan.entry
-            if plan.cached:
-                out.append(AgentResult(id=entry.agent, kind=plan.kind, status="cached", required=plan.required,
+        for cache in self.agents:
+            entry = cache.entry
+            if cache.cached:
+                out.append(AgentResult(id=entry.agent, kind=cache.kind, status="cached", required=cache.required,
                                        attempts=0, duration_s=0.0, files=entry.files,
-                                       findings=plan.cached_findings()))
+                                       findings=cache.cached_findings()))
                 continue
             result = by_agent[entry.agent]
-            if plan.reused:
-                findings = [*plan.cached_findings(), *result.findings] if result.status == "completed" else []
+            if cache.reused:
+                findings = [*cache.cached_findings(), *result.findings] if result.status == "completed" else []
                 result = result.model_copy(update={"files": entry.files, "findings": findings})
             out.append(result)
         return out
 
-    @property
-    def cached_pairs(self) -> int:
-        return sum(len(p.reused) for p in self.plans)
-
-
 def plan_reuse(manifest: AgentManifest, facts: PRFacts, config: ReviewConfig, lookup: Lookup | None,
-               extras: Mapping[str, str] | None = None) -> Reuse:
+               extras: Mapping[str, str] | None = None) -> CacheSplit:
     """Split the manifest into fresh pairs (reused) and stale ones (to dispatch).
 
     ``lookup(agent, agent_sha, model_id)`` returns the reusable pairs; None means no cache
@@ -125,29 +120,29 @@ def plan_reuse(manifest: AgentManifest, facts: PRFacts, config: ReviewConfig, lo
     """
     contents = {f.path: file_sha(f) for f in facts.files}
     inputs = {f.path: input_sha(f) for f in facts.files}
-    plans = []
+    caches = []
     for entry in manifest.entries:
         spec = config.agent(entry.agent)
         input_shas = {p: inputs.get(p, "") for p in entry.files}
         scope = _sha(json.dumps(sorted(input_shas.items())))
-        plan = AgentPlan(entry=entry, kind=spec.kind if spec else "unknown", required=spec.required if spec else True,
+        cache = AgentCache(entry=entry, kind=spec.kind if spec else "unknown", required=spec.required if spec else True,
                          agent_sha=agent_sha(config, entry.agent, (extras or {}).get(entry.agent, "")),
                          model_id=model_id(config, entry.agent),
                          file_shas={p: contents.get(p, "") for p in entry.files}, input_shas=input_shas,
                          scope_sha=scope)
-        known = lookup(entry.agent, plan.agent_sha, plan.model_id) if lookup and spec and spec.enabled else {}
+        known = lookup(entry.agent, cache.agent_sha, cache.model_id) if lookup and spec and spec.enabled else {}
         for path in entry.files:
             hit = known.get((path, input_shas[path]))
             if hit is not None:
-                plan.reused[path] = hit
+                cache.reused[path] = hit
             else:
-                plan.stale.append(path)
-        plan.scope_reused = known.get((SCOPE, scope))
-        if not plan.stale and plan.scope_reused is None:
+                cache.stale.append(path)
+        cache.scope_reused = known.get((SCOPE, scope))
+        if not cache.stale and cache.scope_reused is None:
             # Every file is fresh but the scope changed (a file left the diff): what the agent
             # said about the scope as a whole may no longer hold, so it reviews it all again.
-            plan.reused.clear()
-            plan.stale = list(entry.files)
-        plans.append(plan)
-    to_run = [p.entry.model_copy(update={"files": p.stale}) for p in plans if not p.cached]
-    return Reuse(plans=plans, manifest=AgentManifest(entries=to_run))
+            cache.reused.clear()
+            cache.stale = list(entry.files)
+        caches.append(cache)
+    to_run = [p.entry.model_copy(update={"files": p.stale}) for p in caches if not p.cached]
+    return CacheSplit(agents=caches, manifest=AgentManifest(entries=to_run))

@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterable
 
 from review_gate.models import AgentResult, Finding
-from review_gate.state.freshness import SCOPE, Known, Lookup, Reuse
+from review_gate.state.freshness import SCOPE, CacheSplit, Known, Lookup
 from review_gate.state.store import Store
 from review_gate.state.times import utc_now
 
@@ -32,22 +32,22 @@ def lookup(store: Store) -> Lookup:
     return find
 
 
-def record_planned(store: Store, run_id: str, reuse: Reuse) -> None:
+def record_planned(store: Store, run_id: str, split: CacheSplit) -> None:
     """Before dispatch: a pending pair for every stale file, a cached one for every fresh file."""
     now = utc_now()
     rows: list[tuple[object, ...]] = []
-    for plan in reuse.plans:
-        keys = (plan.entry.agent, plan.agent_sha, plan.model_id)
-        if plan.cached and plan.scope_reused is not None:
-            found, source = plan.scope_reused
+    for cache in split.agents:
+        keys = (cache.entry.agent, cache.agent_sha, cache.model_id)
+        if cache.cached and cache.scope_reused is not None:
+            found, source = cache.scope_reused
             rows.append((run_id, SCOPE, 0, "cached", f"reused from run {source}", dump_findings(found),
-                         plan.scope_sha, plan.scope_sha, *keys, now))
+                         cache.scope_sha, cache.scope_sha, *keys, now))
         else:
-            rows.append((run_id, SCOPE, 0, "pending", None, "[]", plan.scope_sha, plan.scope_sha, *keys, None))
-        for ordinal, path in enumerate(plan.entry.files, start=1):
-            shas = (plan.file_shas[path], plan.input_shas[path])
-            if path in plan.reused:
-                found, source = plan.reused[path]
+            rows.append((run_id, SCOPE, 0, "pending", None, "[]", cache.scope_sha, cache.scope_sha, *keys, None))
+        for ordinal, path in enumerate(cache.entry.files, start=1):
+            shas = (cache.file_shas[path], cache.input_shas[path])
+            if path in cache.reused:
+                found, source = cache.reused[path]
                 rows.append((run_id, path, ordinal, "cached", f"reused from run {source}", dump_findings(found),
                              *shas, *keys, now))
             else:
@@ -58,23 +58,23 @@ def record_planned(store: Store, run_id: str, reuse: Reuse) -> None:
             "agent_sha, model_id, reviewed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
 
-def record_results(store: Store, run_id: str, reuse: Reuse, results: list[AgentResult]) -> None:
+def record_results(store: Store, run_id: str, split: CacheSplit, results: list[AgentResult]) -> None:
     """After dispatch: each pending pair becomes completed (with its findings) or missing."""
     now = utc_now()
     by_agent = {r.id: r for r in results}
     done: list[tuple[str, str, str, str, int]] = []
     missing: list[tuple[str, str, str, int]] = []
-    for plan in reuse.plans:
-        if plan.cached:
+    for cache in split.agents:
+        if cache.cached:
             continue
-        agent = plan.entry.agent
+        agent = cache.entry.agent
         result = by_agent.get(agent)
-        pending = [(SCOPE, 0), *((p, i) for i, p in enumerate(plan.entry.files, start=1) if p not in plan.reused)]
+        pending = [(SCOPE, 0), *((p, i) for i, p in enumerate(cache.entry.files, start=1) if p not in cache.reused)]
         if result is None or result.status != "completed":
             reason = f"{result.status}: {result.error}" if result is not None else "no result"
             missing.extend((reason, now, agent, ordinal) for _, ordinal in pending)
             continue
-        in_scope = set(plan.entry.files)
+        in_scope = set(cache.entry.files)
         per_file: dict[str | None, list[Finding]] = {}
         for finding in result.findings:
             key = finding.file if finding.file in in_scope else SCOPE

@@ -18,20 +18,16 @@ from review_gate.state.times import parse, utc_now
 FOREIGN_HOST_GRACE = timedelta(hours=24)
 
 
-def begin(store: Store, run_id: str, facts: PRFacts, config_sha: str, packing: str = "per_agent") -> int:
-    """Record the run as running; first mark runs whose process is gone as abandoned.
-
-    Returns how many abandoned runs were marked.
-    """
+def begin(store: Store, run_id: str, facts: PRFacts, config_sha: str, packing: str = "per_agent") -> None:
+    """Record the run as running; first mark runs whose process is gone as abandoned."""
     pid = os.getpid()
     with store.write() as db:
-        marked = mark_abandoned(db, run_id)
+        mark_abandoned(db, run_id)
         db.execute(
             "INSERT INTO review_runs (id, started_at, base, head, source, config_sha, status, pid, host, proc_start, "
             "packing) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?)",
             (run_id, utc_now(), facts.base, facts.head, facts.source, config_sha, pid, socket.gethostname(),
              process_start(pid), packing))
-    return marked
 
 
 def mark_abandoned(db: sqlite3.Connection, current: str | None = None) -> int:

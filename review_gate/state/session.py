@@ -15,7 +15,7 @@ from types import TracebackType
 
 from review_gate.models import Plan, ReviewConfig, ReviewReport
 from review_gate.state import acceptance, pairs, runs, written
-from review_gate.state.freshness import Reuse, config_sha, plan_reuse
+from review_gate.state.freshness import CacheSplit, config_sha, plan_reuse
 from review_gate.state.store import Store, open_store, state_file
 
 
@@ -36,7 +36,7 @@ class NoState:
         return {}
 
     def start(self, plan: Plan, run_id: str, extras: Mapping[str, str] | None = None,
-              packing: str = "per_agent") -> Reuse | None:
+              packing: str = "per_agent") -> CacheSplit | None:
         return None
 
     def finish(self, report: ReviewReport) -> None:
@@ -55,7 +55,7 @@ class RunState(NoState):
         self.use_cache = use_cache
         self.store: Store | None = None
         self.run_id: str | None = None
-        self.reuse: Reuse | None = None
+        self.reuse: CacheSplit | None = None
         self.started = time.monotonic()
 
     def __enter__(self) -> RunState:
@@ -82,7 +82,7 @@ class RunState(NoState):
         return written.load(self.store)
 
     def start(self, plan: Plan, run_id: str, extras: Mapping[str, str] | None = None,
-              packing: str = "per_agent") -> Reuse:
+              packing: str = "per_agent") -> CacheSplit:
         """Before dispatch: record the run with its pending and cached pairs; read the acceptances.
         ``extras``: agent id -> other text its answer depends on (freshness)."""
         assert self.store is not None

@@ -25,6 +25,8 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 SIDE_FILES = ("-wal", "-shm", "-journal")
 
 # Each version's statements take the schema from the version before it to this one.
+# acceptance_events allows the kind 'override', DESIGN §6's name for a waiver no command records
+# yet: nothing writes or reads it, and narrowing the CHECK would take a rebuild of the table.
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: (
         """CREATE TABLE review_runs (
@@ -97,19 +99,30 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     ),
 }
 
-# A .gitignore for a directory the store creates (the same lines `review-gate init` writes
-# for the default name), so the database never shows up as an untracked file to review.
-# It also ignores itself: running the gate must not leave an untracked folder in the working
-# tree. `review-gate init` replaces it with the committable one it writes.
-GITIGNORE = "# review-gate run state: per machine, never committed\n{name}\n{name}-*\n.gitignore\n"
+# The run state's .gitignore, in its two forms. The store writes one into a directory it
+# creates, so the database never shows up as an untracked file to review; that one also
+# ignores itself: running the gate must not leave an untracked folder in the working tree.
+# `review-gate init` writes the committable one (the same lines for the default name) in its place.
+_IGNORED = "{name}\n{name}-*\n"
+GITIGNORE = "# review-gate run state: per machine, never committed\n" + _IGNORED + ".gitignore\n"
+INIT_GITIGNORE = "# run state is per machine; never commit it\n" + _IGNORED.format(name="state.db")
 
 
 def is_store_gitignore(path: Path, name: str = "state.db") -> bool:
     """True for a .gitignore the store wrote and nobody changed."""
+    return _text(path) == GITIGNORE.format(name=name)
+
+
+def is_ours_gitignore(path: Path) -> bool:
+    """True for a .gitignore the store or ``review-gate init`` wrote, unchanged."""
+    return _text(path) in (GITIGNORE.format(name="state.db"), INIT_GITIGNORE)
+
+
+def _text(path: Path) -> str | None:
     try:
-        return path.read_text(encoding="utf-8") == GITIGNORE.format(name=name)
+        return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
-        return False
+        return None
 
 
 def state_file(config: ReviewConfig, root: Path | None) -> Path:

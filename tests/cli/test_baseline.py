@@ -7,6 +7,8 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.cli.todo_agent import todo_config
 from tests.conftest import GitRepo
 
@@ -92,20 +94,27 @@ def test_an_expired_entry_counts_again(cli: Any, repo: GitRepo, tmp_path: Path) 
     assert data["findings"][0]["expires"] == tomorrow
     assert cli("--config", str(cfg), "--base", "main", "--baseline", str(kept)).code == 0
 
+    # expires is the last day an entry applies, as for `accept --expires`
     data["findings"][0]["expires"] = date.today().isoformat()
+    kept.write_text(json.dumps(data))
+    assert cli("--config", str(cfg), "--base", "main", "--baseline", str(kept)).code == 0
+
+    data["findings"][0]["expires"] = (date.today() - timedelta(days=1)).isoformat()
     kept.write_text(json.dumps(data))
     result = cli("--config", str(cfg), "--base", "main", "--baseline", str(kept), "--format", "json")
     assert result.code == 1
     assert result.json()["waived"] == []
 
 
-def test_expires_must_be_a_future_date(cli: Any, repo: GitRepo, tmp_path: Path) -> None:
+def test_expires_is_today_or_later(cli: Any, repo: GitRepo, tmp_path: Path) -> None:
     cfg, _ = todo_config(tmp_path)
     feature(repo)
     assert cli("baseline", "--config", str(cfg), "--base", "main", "--expires", "soon").code == 2
     past = cli("baseline", "--config", str(cfg), "--base", "main", "--expires", "2000-01-01")
     assert past.code == 2 and "--expires 2000-01-01" in past.err
     assert not baseline_file(repo).exists()
+    today = cli("baseline", "--config", str(cfg), "--base", "main", "--expires", date.today().isoformat())
+    assert today.code == 0, today.err  # the last day it applies may be today, as for an acceptance
 
 
 def test_a_malformed_baseline_is_exit_2_naming_the_file(cli: Any, repo: GitRepo, tmp_path: Path) -> None:
@@ -167,3 +176,27 @@ def test_the_config_directory_baseline_comes_first(cli: Any, repo: GitRepo, tmp_
     repo.write(".review-gate/baseline.json", "not json")  # not used: the config directory has one
     repo.commit("a broken one at the root")
     assert cli("--config", str(cfg), "--base", "main").code == 0
+
+
+def test_a_baseline_problem_is_a_baseline_error_not_a_config_error(tmp_path: Path) -> None:
+    """`config validate` and the config hint catch ConfigError: a baseline is not configuration."""
+    from review_gate import baseline
+    from review_gate.errors import BaselineError, ConfigError
+
+    path = tmp_path / "baseline.json"
+    for text in ("{\"version\": 1,", json.dumps({"version": 1})):
+        path.write_text(text)
+        with pytest.raises(BaselineError) as caught:
+            baseline.load(path)
+        assert not isinstance(caught.value, ConfigError)
+        assert str(path) in caught.value.message
+
+
+def test_no_baseline_is_written_when_a_required_agent_broke(cli: Any, repo: GitRepo, tmp_path: Path) -> None:
+    cfg, _ = todo_config(tmp_path)
+    feature(repo)
+    (tmp_path / "scripts" / "todo.py").unlink()  # the agent's program is gone: it fails
+    result = cli("baseline", "--config", str(cfg), "--base", "main")
+    assert result.code == 3
+    assert "baseline not written: required agent todo did not review the whole change" in result.err
+    assert not baseline_file(repo).exists()

@@ -80,3 +80,17 @@ def test_every_command_has_a_handler() -> None:
     assert set(HANDLERS) == set(COMMANDS)
     for name, module in HANDLERS.items():
         assert callable(getattr(import_module(f"review_gate.commands.{module}"), f"{name}_command"))
+
+
+def test_explain_names_the_agents_plan_dispatches_for_that_file_alone(cli) -> None:
+    """explain and compose share one rule: for a change of one file, the agents explain says a
+    file triggers are those plan dispatches by policies that do not depend on the whole change."""
+    from review_gate.config import load_config
+
+    conditional = {p.id for p in load_config(None).composition.policies if p.trigger.type in ("risk", "pr_type")}
+    for path in ("src/app.py", "Dockerfile", "db/migrations/0002_drop.sql", "docs/guide.md", "weird.xyz",
+                 ".github/workflows/ci.yml", "package.json"):
+        explained = cli("explain", path).out.splitlines()[-1].removeprefix("  agents: ").split(", ")
+        plan = cli("plan", "--diff", "-", "--format", "json", stdin=make_diff(path, ["x = 1"]).encode()).json()
+        planned = {e["agent"] for e in plan["manifest"] if set(e["policies"]) - conditional}
+        assert set(explained) - {"none"} == planned, path

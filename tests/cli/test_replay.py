@@ -7,6 +7,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.cli.todo_agent import calls, todo_config, write_gate
 from tests.conftest import GitRepo
 
@@ -127,3 +129,16 @@ def test_a_long_raw_answer_is_capped_and_says_so() -> None:
     capped = raw_answer(b"x" * (RAW_LIMIT + 10))
     assert capped.startswith("x" * 100) and capped.count("x") == RAW_LIMIT
     assert f"capped at its first {RAW_LIMIT} of {RAW_LIMIT + 10} bytes" in capped
+
+
+def test_a_bundle_problem_is_a_bundle_error_not_a_config_error(cli: Any, repo: GitRepo, tmp_path: Path) -> None:
+    from review_gate import bundle as bundles
+    from review_gate.errors import BundleError, ConfigError
+
+    bundle, _, _ = bundled(cli, repo, tmp_path)
+    for text in ("{", "{\"source\": 1}"):
+        (bundle / "facts.json").write_text(text)
+        with pytest.raises(BundleError) as caught:
+            bundles.read(bundle)
+        assert not isinstance(caught.value, ConfigError)
+        assert "facts.json" in caught.value.message

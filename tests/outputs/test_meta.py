@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from review_gate.meta import MetaError, ReviewMeta, parse_meta
+from review_gate.errors import MetaError
 from review_gate.models import ReviewReport
 from review_gate.outputs import markdown
 from review_gate.outputs.meta import render
+from review_gate.review_meta import ReviewMeta, parse_meta
 from tests.outputs.conftest import _finding, check_golden, make_report
 
 

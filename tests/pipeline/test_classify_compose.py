@@ -7,7 +7,7 @@ from review_gate.diff import parse_diff
 from review_gate.models import Commit, Domain, FileChange, Policy, PRFacts, Trigger
 from review_gate.pipeline.classify import classify, risk_level
 from review_gate.pipeline.compose import compose
-from review_gate.pipeline.gap_detect import gap_detect
+from review_gate.pipeline.gap_detect import missed
 from tests.conftest import make_diff
 
 PY = Domain(id="python", description="py", paths=["*.py"], risk_weight=3)
@@ -85,7 +85,7 @@ def test_gaps_name_unclassified_files_unrouted_domains_and_unknown_agents() -> N
     classification = classify(facts("weird.xyz", "other.xyz", "modules/main.rs"), domains)
     manifest = compose(classification, [*config.composition.policies,
                                         policy("ghost", Trigger(type="always"), ["no-such-agent"])])
-    _, gaps = gap_detect(classification, manifest, config)
+    gaps = missed(classification, manifest, config)
     kinds = {(g.kind, g.subject) for g in gaps}
     assert ("unclassified_file", "**/*.xyz") in kinds
     assert ("domain_without_policy", "terraform-modules") in kinds
@@ -99,12 +99,12 @@ def test_a_file_no_policy_covers_is_a_gap() -> None:
     config = load_config(None)
     classification = classify(facts("a.py"), config.domains.domains)
     manifest = compose(classification, [policy("docs-only", Trigger(type="paths", paths=["*.md"]), ["x"])])
-    _, gaps = gap_detect(classification, manifest, config)
+    gaps = missed(classification, manifest, config)
     assert ("uncovered_file", "a.py") in {(g.kind, g.subject) for g in gaps}
 
 
 def test_a_change_to_the_review_configuration_is_a_gap() -> None:
     config = load_config(None)
     classification = classify(facts(".review-gate/review-rules.json", "a.py"), config.domains.domains)
-    _, gaps = gap_detect(classification, compose(classification, config.composition.policies), config)
+    gaps = missed(classification, compose(classification, config.composition.policies), config)
     assert [g.subject for g in gaps if g.kind == "config_changed"] == [".review-gate/review-rules.json"]

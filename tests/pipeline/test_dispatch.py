@@ -2,7 +2,8 @@
 
 The agents are real command agents (Python scripts that record when they ran), loaded from a
 config directory written here; retry timing uses a small agent kind registered for the test in
-the explicit ``KINDS`` plugin registry.
+the explicit ``KINDS`` plugin registry. Every test runs on both of anyio's backends, asyncio
+and trio: dispatch is written against anyio alone.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from review_gate.agents import KINDS, AgentContext, AgentOutput, AgentSpec, AgentTask
+from review_gate.agents import KINDS, AgentContext, AgentOutput, AgentSpec, AgentTask, base
+from review_gate.agents.base import Estimate
 from review_gate.config import load_config
 from review_gate.diff import parse_diff
 from review_gate.errors import AgentFault, TransientAgentFault
@@ -25,9 +27,11 @@ from review_gate.pipeline.dispatch import DispatchOptions, dispatch
 from tests.conftest import make_diff
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    """Dispatch is written against anyio alone: every test runs on both of its backends."""
+    backend: str = request.param
+    return backend
 
 
 FILES = ["app.py", "lib/util.py"]
@@ -61,7 +65,7 @@ def timed_agent(tmp_path: Path, agent_id: str, seconds: float, **fields: Any) ->
     return command_agent(agent_id, argv, **fields)
 
 
-def config_with(tmp_path: Path, agents: list[dict[str, Any]]) -> ReviewConfig:
+def config_with(tmp_path: Path, agents: list[dict[str, Any]], settings: dict[str, Any] | None = None) -> ReviewConfig:
     cfg = tmp_path / "cfg"
     cfg.mkdir(exist_ok=True)
     files = {
@@ -70,6 +74,7 @@ def config_with(tmp_path: Path, agents: list[dict[str, Any]]) -> ReviewConfig:
             "id": "everything", "description": "every agent on every change",
             "trigger": {"type": "always"}, "dispatch": [a["id"] for a in agents]}]},
         "review-rules.json": {"version": 1, "rules": []},
+        **({"review-gate.json": {"version": 1, **settings}} if settings else {}),
     }
     for name, data in files.items():
         (cfg / name).write_text(json.dumps(data), encoding="utf-8")
@@ -228,9 +233,16 @@ async def test_the_deadline_starts_when_the_agent_gets_a_slot(tmp_path: Path) ->
 class FakeKind:
     """An agent kind whose attempts follow a script: an exception to raise, or None to succeed."""
 
-    def __init__(self, *plan: BaseException | None, needs_network: bool = False) -> None:
+    unavailable = staticmethod(base.always_available)
+    pack_key = staticmethod(base.never_packed)
+    review_pack = base.NO_PACKS
+
+    def __init__(self, *plan: BaseException | None, needs_network: bool = False,
+                 estimate: Estimate | None = base.SPENDS_NOTHING, spends: int = 0) -> None:
         self.plan = list(plan)
         self.needs_network = needs_network
+        self.estimate = estimate
+        self.spends = spends
         self.calls: list[float] = []
 
     async def review(self, spec: AgentSpec, task: AgentTask, context: AgentContext) -> AgentOutput:
@@ -238,7 +250,8 @@ class FakeKind:
         step = self.plan.pop(0) if self.plan else None
         if step is not None:
             raise step
-        return AgentOutput(findings=[RawFinding(severity="warning", message=f"{spec.id} done")])
+        return AgentOutput(findings=[RawFinding(severity="warning", message=f"{spec.id} done")],
+                           tokens_in=self.spends)
 
 
 def fake_config(tmp_path: Path, **fields: Any) -> ReviewConfig:
@@ -327,3 +340,19 @@ async def test_offline_skips_kinds_that_need_the_network(tmp_path: Path, monkeyp
     assert "--offline" in (result.error or "")
     assert kind.calls == []
 
+
+
+@pytest.mark.anyio
+async def test_a_kind_that_spends_nothing_is_never_held_back_by_the_run_budget(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An agent that spent more than its estimate takes the run past max_tokens; an agent that
+    calls no model (estimate None, the shared default) still runs after it."""
+    monkeypatch.setitem(KINDS, "command", FakeKind(estimate=lambda _spec, _task, _context: (10, 0.0), spends=500))
+    monkeypatch.setitem(KINDS, "pattern", FakeKind())
+    config = config_with(tmp_path, [
+        command_agent("spender", ["unused"]),
+        {"id": "free", "name": "free", "description": "a pattern agent", "kind": "pattern"},
+    ], settings={"max_tokens": 100})
+    spender, free = await dispatch(manifest("spender", "free"), FACTS, config, options(config, concurrency=1))
+    assert (spender.status, spender.tokens_in) == ("completed", 500)
+    assert free.status == "completed", free.error

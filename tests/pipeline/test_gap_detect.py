@@ -6,7 +6,7 @@ from review_gate.config import load_config
 from review_gate.models import AgentsFile, CompositionFile, Domain, DomainsFile, PatternAgent, Policy, Trigger
 from review_gate.pipeline.classify import classify
 from review_gate.pipeline.compose import compose
-from review_gate.pipeline.gap_detect import gap_detect
+from review_gate.pipeline.gap_detect import missed
 from tests.pipeline.test_classify_compose import facts
 
 PY = Domain(id="python", description="py", paths=["*.py"], risk_weight=3)
@@ -22,7 +22,7 @@ def config_with(policies: list[Policy], agents: tuple[str, ...] = ("a", "b")):  
 
 def gaps_for(config, *paths: str):  # type: ignore[no-untyped-def]
     classification = classify(facts(*paths), config.domains.domains)
-    return gap_detect(classification, compose(classification, config.composition.policies), config)[1]
+    return missed(classification, compose(classification, config.composition.policies), config)
 
 
 def test_a_domain_is_routed_when_always_policies_dispatch_every_agent() -> None:

@@ -3,32 +3,19 @@
 from __future__ import annotations
 
 import argparse
-from datetime import date
 from pathlib import Path
 
 import anyio
 
 from review_gate import __version__, baseline, bootstrap, console, runner
-from review_gate.commands.common import config_for, diff_request, find_repo_root
-from review_gate.console import sanitize
-from review_gate.errors import ReviewGateError, UsageError
+from review_gate.commands.common import config_for, diff_request, expiry, find_repo_root
+from review_gate.errors import IncompleteError, UsageError
+from review_gate.escape import sanitize
 from review_gate.models import ReviewReport
 
 
-def _expiry(value: str | None) -> date | None:
-    if value is None:
-        return None
-    try:
-        return date.fromisoformat(value)
-    except ValueError as exc:
-        raise UsageError(f"--expires {value}: not a date", fix="write it as YYYY-MM-DD") from exc
-
-
 def baseline_command(args: argparse.Namespace) -> int:
-    expires = _expiry(args.expires)
-    if expires is not None and expires <= date.today():
-        raise UsageError(f"--expires {args.expires}: that date has come; the entries would count at once",
-                         fix="give a date in the future")
+    expires = expiry(args.expires) if args.expires is not None else None
     root = find_repo_root()
     if args.output is not None:
         target = Path(args.output)
@@ -53,12 +40,10 @@ def baseline_command(args: argparse.Namespace) -> int:
     [report] = reports
     missing = [a.id for a in report.agents if a.missing_input]
     if missing:
-        error = ReviewGateError(
+        raise IncompleteError(
             f"baseline not written: required agent{'s' if len(missing) > 1 else ''} "
             f"{', '.join(missing)} did not review the whole change, so the baseline would miss their findings",
             fix="run `review-gate run --format text` to see why, fix it, and try again")
-        error.exit_code = 3
-        raise error
     written = baseline.from_findings(report.findings, __version__, expires)
     baseline.save(written, target)
     until = f", until {expires.isoformat()}" if expires else ""

@@ -32,27 +32,19 @@ from typing import Literal
 
 from pydantic import Field
 
-from review_gate.console import sanitize
-from review_gate.errors import InputError
+from review_gate.errors import MetaError
+from review_gate.escape import sanitize
 from review_gate.models.base import Frozen
+from review_gate.models.report import summary_line
 
 OPEN = "@@@REVIEW_META"
 CLOSE = "@@@"
 COUNTS = ("issues_total", "issues_critical", "missing_inputs")
 REQUIRED = ("verdict", *COUNTS)
-FIX = ("start the text with the block: @@@REVIEW_META, then the lines verdict: PASS or FAIL, "
-       "issues_total: N, issues_critical: N, missing_inputs: N, then @@@")
 
 _FIELD = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)\s*:\s?(.*)")
 _COUNT = re.compile(r"[0-9]+")
 MAX_DIGITS = 18
-
-
-class MetaError(InputError):
-    """The block is missing or malformed; the message names the problem and where it is."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, fix=FIX)
 
 
 class ReviewMeta(Frozen):
@@ -63,8 +55,7 @@ class ReviewMeta(Frozen):
     body: str = Field(description="Everything after the closing @@@ line: the review for people.")
 
     def summary_line(self) -> str:
-        return (f"REVIEW: {self.verdict} | issues={self.issues_total} (critical={self.issues_critical}) "
-                f"| missing_inputs={self.missing_inputs}")
+        return summary_line(self.verdict, self.issues_total, self.issues_critical, self.missing_inputs)
 
 
 def _show(text: str, width: int = 40) -> str:
@@ -129,4 +120,4 @@ def _count(name: str, value: str, line: int) -> int:
     raise MetaError(f"line {line}: {name} is {_show(value)}, not a whole number")
 
 
-__all__ = ["MetaError", "ReviewMeta", "parse_meta"]
+__all__ = ["ReviewMeta", "parse_meta"]

@@ -8,7 +8,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from review_gate import console
-from review_gate.console import sanitize
+from review_gate.escape import sanitize
 from review_gate.models import AgentResult
 
 if TYPE_CHECKING:

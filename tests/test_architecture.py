@@ -1,0 +1,200 @@
+"""Which way the imports run (docs/architecture.md): an ast walk of the whole package.
+
+Every import counts, at module level, inside functions and under ``TYPE_CHECKING`` alike: a
+lazy import is still a dependency. Each rule names a layer and what it must not import (or the
+only things it may); a module is in a layer when its name is the layer or starts with it.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import review_gate
+
+PACKAGE = Path(review_gate.__file__).resolve().parent
+OURS = "review_gate"
+
+# layer -> ("only", allowed layers) or ("not", forbidden layers)
+ENTRY = ("review_gate.cli", "review_gate.commands", "review_gate.mcp", "review_gate.api")
+RULES: dict[str, tuple[str, tuple[str, ...]]] = {
+    # models import nothing of ours; the escaping helper nothing at all
+    "review_gate.models": ("only", ("review_gate.models",)),
+    "review_gate.escape": ("only", ()),
+    # a format reads a finished report and escapes what it writes; it never reaches the console
+    "review_gate.outputs": ("only", ("review_gate.models", "review_gate.escape", "review_gate.outputs")),
+    # the run state sees models only (and the error hierarchy, and where the user's cache is)
+    "review_gate.state": ("only", ("review_gate.models", "review_gate.state", "review_gate.errors",
+                                   "review_gate.userdirs")),
+    # stages never import the CLI, an output format, the terminal or the state, nor who calls them
+    "review_gate.pipeline": ("not", (*ENTRY, "review_gate.outputs", "review_gate.console", "review_gate.state",
+                                     "review_gate.runner", "review_gate.bootstrap", "review_gate.loop")),
+    # agents never import a stage
+    "review_gate.agents": ("not", (*ENTRY, "review_gate.pipeline", "review_gate.outputs", "review_gate.console",
+                                   "review_gate.state", "review_gate.runner", "review_gate.bootstrap")),
+    # llm/ (prompts, providers, answers) never imports agents/
+    "review_gate.llm": ("not", (*ENTRY, "review_gate.agents", "review_gate.pipeline", "review_gate.outputs",
+                                "review_gate.console", "review_gate.state", "review_gate.runner",
+                                "review_gate.bootstrap")),
+    # configuration: files in, models out; messages escape with the pure helper
+    "review_gate.config": ("not", (*ENTRY, "review_gate.console", "review_gate.outputs", "review_gate.pipeline",
+                                   "review_gate.agents", "review_gate.llm", "review_gate.state",
+                                   "review_gate.runner", "review_gate.bootstrap")),
+    # the runner and its bootstrap serve every caller and know none of them
+    "review_gate.runner": ("not", (*ENTRY, "review_gate.outputs", "review_gate.console")),
+    "review_gate.bootstrap": ("not", (*ENTRY, "review_gate.outputs", "review_gate.console")),
+    # the loop drives the runner like any other caller; it never reaches into stages
+    "review_gate.loop": ("not", (*ENTRY, "review_gate.pipeline")),
+}
+
+# (importer, imported) pairs that break a rule today and are on their way out. An entry that no
+# longer breaks anything fails the test too, so the list only ever shrinks.
+KNOWN: set[tuple[str, str]] = set()
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _resolve(importer: str, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    package = importer if MODULES[importer].name == "__init__.py" else importer.rpartition(".")[0]
+    for _ in range(node.level - 1):
+        package = package.rpartition(".")[0]
+    return f"{package}.{node.module}" if node.module else package
+
+
+def imports_of(importer: str) -> set[str]:
+    """The modules of ours that ``importer`` imports anywhere in its source."""
+    tree = ast.parse(MODULES[importer].read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = _resolve(importer, node)
+            # `from review_gate import console` imports the module review_gate.console
+            found.update(f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names)
+    return {name for name in found if name == OURS or name.startswith(OURS + ".")}
+
+
+def _in(module: str, layer: str) -> bool:
+    return module == layer or module.startswith(layer + ".")
+
+
+def violations() -> set[tuple[str, str]]:
+    found = set()
+    for importer in MODULES:
+        for layer, (how, layers) in RULES.items():
+            if not _in(importer, layer):
+                continue
+            for imported in imports_of(importer):
+                if imported == OURS:  # the package itself: __version__
+                    continue
+                listed = any(_in(imported, other) for other in layers)
+                if (how == "only" and not listed) or (how == "not" and listed):
+                    found.add((importer, imported))
+    return found
+
+
+def test_imports_run_the_documented_way() -> None:
+    broken = sorted(violations() - KNOWN)
+    assert not broken, "imports against docs/architecture.md:\n" + "\n".join(f"  {a} -> {b}" for a, b in broken)
+
+
+def test_known_violations_are_still_there() -> None:
+    """Delete an entry of KNOWN once its import is gone."""
+    assert not sorted(KNOWN - violations())
+
+
+def test_the_walk_sees_every_kind_of_import() -> None:
+    """Function-level, TYPE_CHECKING and relative imports are all found (the rules rely on it)."""
+    assert "review_gate.console" in imports_of("review_gate.cli")  # imported inside main()
+    assert "review_gate.llm.governor" in imports_of("review_gate.agents.base")  # under TYPE_CHECKING
+    assert "review_gate.models.report" in imports_of("review_gate.errors")
+
+
+def test_every_layer_exists_or_is_planned() -> None:
+    planned = {"review_gate.mcp", "review_gate.api", "review_gate.loop"}
+    missing = [layer for layer in RULES if layer not in MODULES and layer not in planned]
+    assert not missing
+
+
+# One place per fact: the models own the severity order and what a broken agent is.
+SEVERITY_NAMES = {"critical", "major", "warning", "info"}
+FACTS_KNOWN: set[str] = set()
+
+
+def _spelled_out(tree: ast.AST) -> list[int]:
+    """Lines where a tuple, list or set lists every severity, or a dict ranks them (name -> int),
+    or a tuple names the broken statuses."""
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            names = {e.value for e in node.elts if isinstance(e, ast.Constant)}
+            if names >= SEVERITY_NAMES or names == {"failed", "timed_out"}:
+                lines.append(node.lineno)
+        elif isinstance(node, ast.Dict):
+            keys = {k.value for k in node.keys if isinstance(k, ast.Constant)}
+            ranks = all(isinstance(v, ast.Constant) and isinstance(v.value, int) for v in node.values)
+            if keys >= SEVERITY_NAMES and ranks:
+                lines.append(node.lineno)
+    return lines
+
+
+def test_severity_order_and_broken_statuses_live_in_the_models() -> None:
+    found = {name: _spelled_out(ast.parse(path.read_text(encoding="utf-8"))) for name, path in MODULES.items()
+             if not _in(name, "review_gate.models") and name not in FACTS_KNOWN}
+    assert not {name: lines for name, lines in found.items() if lines}
+
+
+def test_facts_known_are_still_there() -> None:
+    assert all(_spelled_out(ast.parse(MODULES[name].read_text(encoding="utf-8"))) for name in FACTS_KNOWN)
+
+
+def test_errors_are_whole_when_raised() -> None:
+    """An error's message, fix and exit code are set where it is made (errors.py), never
+    changed afterwards: the class says what the user sees."""
+    changed = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+            for target in targets:
+                if isinstance(target, ast.Attribute) and target.attr in ("exit_code", "message", "fix") \
+                        and not (isinstance(target.value, ast.Name) and target.value.id == "self"):
+                    changed.append(f"{name}:{node.lineno}")
+    assert not changed
+
+
+def test_stages_name_no_command_line_flag_in_their_errors() -> None:
+    """A stage serves every caller (the CLI, a library user, the loop): the flag wording of an
+    error belongs to the command that has the flag."""
+    import re
+
+    flag = re.compile(r"(?<![\w-])--[a-z][a-z-]+")
+    found = []
+    for name, path in MODULES.items():
+        if not _in(name, "review_gate.pipeline"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Raise) and node.exc is not None:
+                texts = [c.value for c in ast.walk(node.exc)
+                         if isinstance(c, ast.Constant) and isinstance(c.value, str)]
+                found += [f"{name}:{node.lineno}: {t}" for t in texts if flag.search(t)]
+    assert not found
+
+
+def test_the_package_says_it_is_typed() -> None:
+    """PEP 561: a user's mypy reads our annotations only when the package ships py.typed."""
+    assert (PACKAGE / "py.typed").is_file()
