@@ -619,6 +619,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     work = Path(tempfile.mkdtemp(prefix="review-gate-bench-")).resolve()
+    # Runs outside a repository keep their state in the user's cache: the bench keeps its own.
+    os.environ["XDG_CACHE_HOME"] = str(work / "cache")
     table = Table()
     try:
         started = time.perf_counter()
