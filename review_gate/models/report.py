@@ -194,3 +194,8 @@ class ReviewReport(Frozen):
     coverage: Coverage
     usage: Usage = Field(default_factory=Usage)
     source: str
+
+    @property
+    def verdict(self) -> str:
+        """Seed 000's verdict: PASS exactly when the run exits 0, else FAIL."""
+        return "PASS" if self.exit_code == 0 else "FAIL"

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from review_gate.escape import sanitize
 from review_gate.models import SEVERITIES, SEVERITY_RANK, AgentResult, Finding, ReviewReport
 from review_gate.outputs.ids import short_ids
-from review_gate.outputs.summary import VERDICTS, summary_line
+from review_gate.outputs.summary import DECISION_LABELS, summary_line
 
 COMMENT_LIMIT = 65_536
 TITLES = {"critical": "Critical", "major": "Major", "warning": "Warning", "info": "Info"}
@@ -141,7 +141,7 @@ def _head(report: ReviewReport) -> list[str]:
     c = report.classification
     cov = report.coverage
     gate = "The gate lets the change through" if report.exit_code == 0 else "The gate stops the change"
-    lines = [f"## review-gate: {VERDICTS[report.decision]}", "",
+    lines = [f"## review-gate: {DECISION_LABELS[report.decision]}", "",
              f"**{DECISIONS[report.decision]}** {gate} (exit code {report.exit_code}).", "",
              f"`{summary_line(report)}`", ""]
     if cov.nothing_to_review:

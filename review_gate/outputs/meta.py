@@ -14,12 +14,8 @@ from review_gate.models import ReviewReport
 from review_gate.outputs import markdown
 
 
-def verdict(report: ReviewReport) -> str:
-    return "PASS" if report.exit_code == 0 else "FAIL"
-
-
 def render(report: ReviewReport) -> str:
     m = report.metrics
-    return (f"@@@REVIEW_META\nverdict: {verdict(report)}\nissues_total: {m.total}\n"
+    return (f"@@@REVIEW_META\nverdict: {report.verdict}\nissues_total: {m.total}\n"
             f"issues_critical: {m.critical}\nmissing_inputs: {m.missing_inputs}\n@@@\n"
             + markdown.render(report, limit=None))

@@ -128,7 +128,7 @@ def test_text_report_on_a_terminal_escapes_every_field(tmp_path: Path, review_ga
     diff.write_text(DIFF)
     drawn = in_terminal([*review_gate_bin, "--config", str(evil_config(tmp_path)), "--diff", str(diff),
                          "--filter-mode", "nofilter", "--no-state"], tmp_path)
-    assert "REVIEW: NEEDS_FIXES" in drawn, repr(drawn[-500:])
+    assert "REVIEW: FAIL |" in drawn, repr(drawn[-500:])
     assert_inert_on_a_terminal(drawn)
     for field in ("rule", "cat", "msg", "fix"):
         assert f"{field}\\x1b]0;pwned\\x07" in drawn, field
@@ -150,7 +150,7 @@ def test_progress_and_report_on_a_terminal_escape_a_failing_agents_stderr(tmp_pa
     diff = tmp_path / "change.diff"
     diff.write_text(DIFF)
     drawn = in_terminal([*review_gate_bin, "--config", str(cfg), "--diff", str(diff), "--no-state"], tmp_path)
-    assert "REVIEW: INCOMPLETE" in drawn, repr(drawn[-500:])
+    assert "REVIEW: FAIL |" in drawn, repr(drawn[-500:])
     assert_inert_on_a_terminal(drawn)
 
 
