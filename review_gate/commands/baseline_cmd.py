@@ -7,8 +7,8 @@ from pathlib import Path
 
 import anyio
 
-from review_gate import __version__, baseline, bootstrap, console, runner
-from review_gate.commands.common import config_for, diff_request, expiry, find_repo_root
+from review_gate import __version__, api, baseline, console
+from review_gate.commands.common import diff_request, expiry, find_repo_root
 from review_gate.errors import IncompleteError, UsageError
 from review_gate.escape import sanitize
 from review_gate.models import ReviewReport
@@ -24,17 +24,15 @@ def baseline_command(args: argparse.Namespace) -> int:
     else:
         raise UsageError("no git repository here to hold .review-gate/baseline.json",
                          fix="name the file with --output FILE")
-    setup = bootstrap.setup(root=root, config=config_for(args, root), request=diff_request(args, root),
-                            offline=args.offline)
+    request = diff_request(args, root)  # checked with the flags' own words
     reports: list[ReviewReport] = []
 
     async def main() -> None:
-        # No waivers: the baseline records everything the review finds now. The gate's own
-        # files (the baseline itself among them) are never part of the change.
-        facts = await runner.read_change(setup.request)
-        the_plan = await runner.plan(facts, setup.config, own=setup.own_files(setup.written(facts)),
-                                     offline=args.offline)
-        reports.append(await runner.review(the_plan, setup.config, setup.options, filter_mode=args.filter_mode))
+        # No baseline applied: it records everything the review finds now, what a person
+        # accepted on this machine included. The gate's own files (the baseline itself among
+        # them) are never part of the change.
+        reports.append(await api.review_async(request=request, config=args.config, offline=args.offline,
+                                              filter_mode=args.filter_mode, use_baseline=False))
 
     anyio.run(main)
     [report] = reports
@@ -44,7 +42,7 @@ def baseline_command(args: argparse.Namespace) -> int:
             f"baseline not written: required agent{'s' if len(missing) > 1 else ''} "
             f"{', '.join(missing)} did not review the whole change, so the baseline would miss their findings",
             fix="run `review-gate run --format text` to see why, fix it, and try again")
-    written = baseline.from_findings(report.findings, __version__, expires)
+    written = baseline.from_findings([*report.findings, *report.waived], __version__, expires)
     baseline.save(written, target)
     until = f", until {expires.isoformat()}" if expires else ""
     count = len(written.findings)

@@ -17,19 +17,25 @@ LOG_FORMATS = ("github",)
 
 
 def emit(report: ReviewReport, targets: list[tuple[str, str | None]]) -> list[tuple[Path, bytes]]:
-    """Each format to its file or to stdout; the summary line exactly once (on stdout when a
-    format there carries it, else on stderr); with ``github``, the job summary too. Returns the
-    files written and what was written to each."""
+    """Each format to its file or to stdout (``show``); returns the files written and their bytes."""
+    written = [write_output(path, renderer(fmt)(report)) for fmt, path in targets if path is not None and path != "-"]
+    show(report, targets)
+    return written
+
+
+def show(report: ReviewReport, targets: list[tuple[str, str | None]]) -> None:
+    """The format bound for stdout; the summary line exactly once (on stdout when the format there
+    carries it, else on stderr); with ``github``, the job summary too. Formats bound for files
+    were written already."""
     summary = summary_line(report)
     summary_shown = False
-    written: list[tuple[Path, bytes]] = []
     for fmt, path in targets:
         if path is not None and path != "-":
-            written.append(write_output(path, renderer(fmt)(report)))
-        elif fmt == "text":
-            from review_gate.outputs.text import show  # rich, only when text is asked for
+            continue
+        if fmt == "text":
+            from review_gate.outputs.text import show as draw  # rich, only when text is asked for
 
-            show(report, console.stdout())
+            draw(report, console.stdout())
             summary_shown = True
         else:
             rendered = renderer(fmt)(report)
@@ -40,7 +46,6 @@ def emit(report: ReviewReport, targets: list[tuple[str, str | None]]) -> list[tu
         console.err(summary)
     if any(fmt == "github" for fmt, _ in targets):
         append_step_summary(report)
-    return written
 
 
 def append_step_summary(report: ReviewReport) -> None:

@@ -9,8 +9,8 @@ import sys
 import anyio
 from rich.text import Text
 
-from review_gate import bootstrap, console, runner
-from review_gate.commands.common import config_for, diff_request, find_repo_root, output_targets, write_output
+from review_gate import api, console
+from review_gate.commands.common import diff_request, find_repo_root, output_targets, write_output
 from review_gate.escape import sanitize
 from review_gate.models import Plan
 
@@ -48,16 +48,11 @@ def render_text(plan: Plan) -> list[Text]:
 
 def plan_command(args: argparse.Namespace) -> int:
     targets = output_targets(args)
-    root = find_repo_root()
-    setup = bootstrap.setup(root=root, config=config_for(args, root), request=diff_request(args, root),
-                            offline=args.offline)
+    request = diff_request(args, find_repo_root())  # checked with the flags' own words
     plans: list[Plan] = []
 
     async def main() -> None:  # returns nothing: asyncio reprs a finished main task's result
-        # the same view of the change as `run`: the gate's own files are never part of it
-        facts = await runner.read_change(setup.request)
-        plans.append(await runner.plan(facts, setup.config, own=setup.own_files(setup.written(facts)),
-                                       offline=args.offline))
+        plans.append(await api.plan_async(request=request, config=args.config, offline=args.offline))
 
     anyio.run(main)
     [plan] = plans

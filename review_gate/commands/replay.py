@@ -7,32 +7,20 @@ With the bundle's own config/ it reproduces the run's decision; with ``--config 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from review_gate import __version__, bundle, console, runner
-from review_gate.commands.common import load_config_dir, output_targets
+from review_gate import api, console
+from review_gate.commands.common import output_targets
 from review_gate.commands.emit import emit
-from review_gate.config import locate_config_dir
 from review_gate.escape import sanitize
 from review_gate.models import ReviewReport
-from review_gate.pipeline.aggregate import aggregate
 
 
 def replay_command(args: argparse.Namespace) -> int:
     targets = output_targets(args)
-    directory = Path(args.bundle)
-    saved = bundle.read(directory)
-    config_path = locate_config_dir(args.config, None) if args.config else bundle.config_dir(directory)
-    config = load_config_dir(config_path)
-    info = saved.info
-    report = aggregate(
-        saved.facts, saved.classification, saved.manifest, saved.gaps, saved.results, config,
-        run_id=runner.new_run_id(), tool_version=__version__,
-        filter_mode=args.filter_mode or info.filter_mode, fail_on=args.fail_on or info.fail_on,
-        waivers=info.waivers,
-    )
+    report, before = api.replay(args.bundle, config=args.config, fail_on=args.fail_on,
+                                filter_mode=args.filter_mode)
     emit(report, targets)
-    console.err(sanitize(changes(saved.report, report)))
+    console.err(sanitize(changes(before, report)))
     return report.exit_code
 
 

@@ -1,0 +1,294 @@
+"""review-gate as a library: what the command line, the MCP server and the coder/reviewer loop
+call, and what a build agent written in Python calls directly.
+
+``review`` runs the whole gate on a change and returns its report (``ReviewReport``: the
+decision, the exit code the CLI would give, findings, agents, coverage, gaps); ``plan`` runs
+the first four stages (no agent); ``explain`` says which domains, policies and agents a path
+triggers. Each has an ``_async`` twin for callers inside an event loop. Bad input (an unknown
+ref, a malformed diff, a broken config) raises a ``review_gate.errors.ReviewGateError`` whose
+message and ``fix`` are what the CLI prints.
+
+    >>> from review_gate import api
+    >>> change = b"--- a/app.py\\n+++ b/app.py\\n@@ -0,0 +1 @@\\n+total = eval(expression)\\n"
+    >>> report = api.review(diff=change, state=False)
+    >>> report.decision, report.exit_code, report.verdict
+    ('needs_fixes', 1, 'FAIL')
+    >>> [(f.file, f.line, f.rule_id) for f in report.findings]
+    [('app.py', 1, 'sec-py-eval-01')]
+
+What to review: the working tree against the merge-base with the default branch (the
+default), ``base`` for another base, ``head`` for a commit range, ``staged`` for the index,
+``diff`` (the bytes of a unified diff) or ``diff_file``. ``cwd`` is where the repository is
+looked for (default: the current directory).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
+
+import anyio
+import anyio.to_thread
+
+from review_gate import bootstrap, bundle, git, runner
+from review_gate.errors import GitError, InputError, ReviewGateError, UsageError
+from review_gate.models import FailOn, FilterMode, Packing, Plan, PRFacts, ReviewReport
+from review_gate.own_files import blob_ids, relative
+from review_gate.pipeline.dispatch import Listener
+from review_gate.pipeline.normalize import DiffRequest
+from review_gate.state.session import NoState, run_state
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["Explanation", "PolicyMatch", "ReviewReport", "change", "explain", "plan", "plan_async", "replay",
+           "review", "review_async"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def change(*, cwd: str | Path | None = None, base: str | None = None, head: str | None = None,
+           staged: bool = False, diff: bytes | None = None, diff_file: str | Path | None = None,
+           pushed: str | None = None, remote: str | None = None) -> DiffRequest:
+    """What to review, checked: the arguments that name a change must not clash. ``pushed``: a
+    ref being pushed to ``remote`` with no range known (everything the remote lacks)."""
+    root = git.repo_root(Path(cwd) if cwd is not None else Path.cwd())
+    root_str = str(root) if root else None
+    if diff is not None or diff_file is not None:
+        clash = [name for name, value in (("base", base), ("head", head), ("staged", staged),
+                                          ("diff and diff_file", diff is not None and diff_file is not None))
+                 if value]
+        if clash:
+            raise UsageError(f"a diff cannot be reviewed with {', '.join(clash)} as well",
+                             fix="review either a diff or a git range")
+        if diff is not None:
+            return DiffRequest(mode="stdin", stdin_data=diff, repo_root=root_str)
+        path = Path(str(diff_file))
+        if not path.is_file():
+            raise InputError(f"{path}: {'not a file' if path.exists() else 'no such file'}",
+                             fix="name a unified diff file")
+        return DiffRequest(mode="file", path=str(path), repo_root=root_str)
+    if root_str is None:
+        raise GitError(f"{Path(cwd) if cwd is not None else Path.cwd()} is not inside a git repository",
+                       fix="review a diff instead, or run in a repository")
+    if pushed is not None:
+        return DiffRequest(mode="push", repo_root=root_str, head=pushed, remote=remote)
+    if staged:
+        if base or head:
+            raise UsageError("staged changes are compared with HEAD; give no base or head with them")
+        return DiffRequest(mode="staged", repo_root=root_str)
+    if head:
+        return DiffRequest(mode="range", repo_root=root_str, base=base, head=head)
+    return DiffRequest(mode="worktree", repo_root=root_str, base=base)
+
+
+def _setup(request: DiffRequest, *, config: str | Path | None, offline: bool, concurrency: int | None = None,
+           timeout: float | None = None, constitution: str | None = None, baseline: str | Path | None = None,
+           use_baseline: bool = True, packing: Packing | None = None) -> bootstrap.Setup:
+    from review_gate.config import locate_config_dir
+    from review_gate.config.load import load_config
+
+    root = Path(request.repo_root) if request.repo_root else None
+    directory = locate_config_dir(str(config) if config is not None else None, root)
+    where = f" --config {directory}" if directory is not None else ""
+    loaded = load_config(directory, listed_by=f"review-gate config validate{where}")
+    return bootstrap.setup(root=root, config=loaded, request=request, offline=offline, concurrency=concurrency,
+                           timeout_s=timeout, constitution=constitution,
+                           baseline_file=str(baseline) if baseline is not None else None,
+                           no_baseline=not use_baseline, packing=packing)
+
+
+def write_file(path: Path, text: str) -> tuple[Path, bytes]:
+    """A report written to ``path`` as UTF-8 (its folders made); the file and the bytes written."""
+    data = text.encode("utf-8")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    except OSError as exc:
+        raise ReviewGateError(f"cannot write {path}: {exc.strerror}", fix="choose a writable path") from exc
+    return path, data
+
+
+async def review_async(
+    *, cwd: str | Path | None = None, base: str | None = None, head: str | None = None, staged: bool = False,
+    diff: bytes | None = None, diff_file: str | Path | None = None, request: DiffRequest | None = None,
+    config: str | Path | None = None, fail_on: FailOn | None = None, filter_mode: FilterMode | None = None,
+    offline: bool = False, concurrency: int | None = None, agent_timeout: float | None = None,
+    constitution: str | None = None, baseline: str | Path | None = None, use_baseline: bool = True,
+    packing: Packing | None = None, state: bool = True, cache: bool = True,
+    outputs: Sequence[tuple[str, str | Path]] = (), bundle_dir: str | Path | None = None,
+    listener: Listener | None = None,
+) -> ReviewReport:
+    """Review a change: all six stages, the run state (cache, acceptances, history) unless
+    ``state`` is false, reports written to ``outputs`` (format, path) and a replay bundle to
+    ``bundle_dir``. ``agent_timeout``: every agent's deadline in seconds (retries included),
+    over the config's. ``request``: a change made with ``change()`` instead of the arguments that
+    name one."""
+    request = request or change(cwd=cwd, base=base, head=head, staged=staged, diff=diff, diff_file=diff_file)
+    setup = _setup(request, config=config, offline=offline, concurrency=concurrency, timeout=agent_timeout,
+                   constitution=constitution, baseline=baseline, use_baseline=use_baseline, packing=packing)
+    target = Path(bundle_dir) if bundle_dir is not None else None
+    if target is not None:
+        bundle.check_target(target)  # before any agent runs
+    facts = await runner.read_change(setup.request)
+    # The run state is opened only once the change is known not to bring its own.
+    run = run_state(setup.config, setup.root, enabled=state and setup.state_trusted(facts), use_cache=cache)
+    # One HTTP client for the run (the gap detector and every llm agent), when it may use one.
+    connection = runner.connect() if setup.networked() else contextlib.nullcontext()
+    with run:
+        async with connection as http:
+            the_plan, report, waivers = await _review(setup, facts, run, http, fail_on=fail_on,
+                                                      filter_mode=filter_mode, listener=listener)
+        written = _write(setup, report, the_plan, waivers, outputs, target, fail_on, filter_mode)
+        await anyio.to_thread.run_sync(run.record_written, report.run_id, written)
+    return report
+
+
+async def _review(setup: bootstrap.Setup, facts: PRFacts, run: NoState, http: httpx.AsyncClient | None, *,
+                  fail_on: FailOn | None, filter_mode: FilterMode | None,
+                  listener: Listener | None) -> tuple[Plan, ReviewReport, dict[str, str]]:
+    the_plan = await runner.plan(facts, setup.config, own=setup.own_files(run.written()),
+                                 offline=setup.options.offline, http=http)
+    waivers = setup.waivers(facts)
+    run_id = runner.new_run_id()
+    reuse = await anyio.to_thread.run_sync(run.start, the_plan, run_id, setup.extras(), setup.options.packing)
+    report = await runner.review(
+        the_plan, setup.config, setup.options, filter_mode=filter_mode, fail_on=fail_on, listener=listener,
+        waivers={**waivers, **run.waivers}, run_id=run_id, reuse=reuse, http=http)
+    await anyio.to_thread.run_sync(run.finish, report)
+    return the_plan, report, waivers
+
+
+def _write(setup: bootstrap.Setup, report: ReviewReport, the_plan: Plan, waivers: dict[str, str],
+           outputs: Sequence[tuple[str, str | Path]], target: Path | None, fail_on: FailOn | None,
+           filter_mode: FilterMode | None) -> list[tuple[str, list[str], str]]:
+    """The bundle and the report files; what landed inside the repository, for the next run to leave out."""
+    from review_gate.outputs import renderer
+
+    written: list[tuple[Path, bytes, str]] = []
+    if target is not None:
+        info = bundle.BundleInfo(tool_version=report.tool_version, run_id=report.run_id, filter_mode=filter_mode,
+                                 fail_on=fail_on,
+                                 waivers={**waivers, **{f.fingerprint: f.waived for f in report.waived if f.waived}})
+        written += [(p, data, "bundle") for p, data in bundle.write(
+            target, facts=the_plan.facts, classification=the_plan.classification,
+            manifest=the_plan.manifest.entries, gaps=the_plan.gaps, config=setup.config, report=report, info=info)]
+    for fmt, path in outputs:
+        written.append((*write_file(Path(path), renderer(fmt)(report)), "report"))
+    return [(rel, blob_ids(data), kind) for path, data, kind in written
+            if (rel := relative(path, setup.root)) is not None]
+
+
+async def plan_async(*, cwd: str | Path | None = None, base: str | None = None, head: str | None = None,
+                     staged: bool = False, diff: bytes | None = None, diff_file: str | Path | None = None,
+                     request: DiffRequest | None = None, config: str | Path | None = None,
+                     offline: bool = False) -> Plan:
+    """Stages 1-4: the change, its classification, the manifest of agents and the gaps; no agent
+    runs (the LLM gap detector does, unless ``offline``)."""
+    request = request or change(cwd=cwd, base=base, head=head, staged=staged, diff=diff, diff_file=diff_file)
+    setup = _setup(request, config=config, offline=offline)
+    facts = await runner.read_change(setup.request)
+    connection = runner.connect() if setup.networked() else contextlib.nullcontext()
+    async with connection as http:
+        return await runner.plan(facts, setup.config, own=setup.own_files(setup.written(facts)), offline=offline,
+                                 http=http)
+
+
+@dataclass(frozen=True)
+class PolicyMatch:
+    policy: str
+    trigger: str
+    priority: int
+    fires: str  # "yes", or the condition the whole change must meet
+    dispatch: list[str]
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """What one changed path triggers: its domains, the policies that fire on it, the agents."""
+
+    path: str
+    domains: list[str]
+    policies: list[PolicyMatch]
+    agents: list[str]
+
+
+def explain(paths: Sequence[str], *, cwd: str | Path | None = None,
+            config: str | Path | None = None) -> list[Explanation]:
+    """For each path, as if it were the only changed file: its domains, the policies that fire on
+    it (or the condition on the whole change they wait for) and the agents they dispatch."""
+    from review_gate.config import locate_config_dir
+    from review_gate.config.load import load_config
+    from review_gate.models import FileChange
+    from review_gate.pipeline.classify import classify
+    from review_gate.pipeline.compose import policy_scope
+
+    root = git.repo_root(Path(cwd) if cwd is not None else Path.cwd())
+    directory = locate_config_dir(str(config) if config is not None else None, root)
+    loaded = load_config(directory)
+    out = []
+    for raw in paths:
+        path = raw.replace(os.sep, "/").removeprefix("./")
+        alone = classify(PRFacts(source="explain", files=[FileChange(path=path, old_path=path, status="modified",
+                                                                     added=0, removed=0)]), loaded.domains.domains)
+        matches = []
+        for policy in sorted(loaded.composition.policies, key=lambda p: (-p.priority, p.id)):
+            trigger = policy.trigger
+            if trigger.type == "risk":
+                fires: str | None = f"when the change's risk score is at least {trigger.min_risk}"
+            elif trigger.type == "pr_type":
+                fires = f"when the change's type is {' or '.join(trigger.pr_types)}"
+            else:
+                fires = "yes" if policy_scope(policy, alone) else None
+            if fires is not None:
+                matches.append(PolicyMatch(policy.id, trigger.type, policy.priority, fires, list(policy.dispatch)))
+        agents = sorted({a for m in matches if m.fires == "yes" for a in m.dispatch})
+        out.append(Explanation(path, alone.files[0].domains, matches, agents))
+    return out
+
+
+def replay(directory: str | Path, *, config: str | Path | None = None, fail_on: FailOn | None = None,
+           filter_mode: FilterMode | None = None) -> tuple[ReviewReport, ReviewReport]:
+    """Decide again from a replay bundle, calling no agent: the new report (with the bundle's
+    own config, or ``config``; the run's filter mode and fail-on unless given) and the bundle's."""
+    from review_gate import __version__
+    from review_gate.config import locate_config_dir
+    from review_gate.config.load import load_config
+    from review_gate.pipeline.aggregate import aggregate
+
+    where = Path(directory)
+    saved = bundle.read(where)
+    config_path = locate_config_dir(str(config), None) if config is not None else bundle.config_dir(where)
+    info = saved.info
+    report = aggregate(saved.facts, saved.classification, saved.manifest, saved.gaps, saved.results,
+                       load_config(config_path), run_id=runner.new_run_id(), tool_version=__version__,
+                       filter_mode=filter_mode or info.filter_mode, fail_on=fail_on or info.fail_on,
+                       waivers=info.waivers)
+    return report, saved.report
+
+
+def _blocking(function: Callable[P, Awaitable[R]]) -> Callable[P, R]:
+    """The coroutine function ``function`` as a plain one that runs its own event loop."""
+
+    @functools.wraps(function)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        out: list[R] = []
+
+        async def main() -> None:  # returns nothing: asyncio keeps a finished task's repr, and a report is big
+            out.append(await function(*args, **kwargs))
+
+        anyio.run(main)
+        return out[0]
+
+    call.__doc__ = f"``{function.__name__}``, for a caller outside an event loop (the same arguments)."
+    return call
+
+
+review = _blocking(review_async)
+plan = _blocking(plan_async)
