@@ -261,7 +261,7 @@ def _status(args: argparse.Namespace) -> int:
         raise UsageError(f"no loop session {args.task!r}", fix="`review-gate loop status` lists them")
     if args.format == "json":
         payload = infos[0] if args.task else {"sessions": infos, "handoffs_waiting": handoffs}
-        console.out(json.dumps(payload, indent=2, ensure_ascii=False))
+        console.out(json.dumps(payload, indent=2))
         return 0
     if not infos:
         console.out("no loop sessions; start one with `review-gate loop start TASK`")
@@ -285,7 +285,7 @@ def _log(args: argparse.Namespace) -> int:
                                 "events": [{"at": e.at, "iteration": e.iteration, "phase": e.phase, "stage": e.stage,
                                             "kind": e.kind, "actor": e.actor, "file": e.file, "sha256": e.sha256,
                                             "feedback": e.feedback} for e in events]},
-                               indent=2, ensure_ascii=False))
+                               indent=2))
         return 0
     for e in events:
         if e.kind == "decision":

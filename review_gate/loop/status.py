@@ -70,10 +70,19 @@ def lines(info: dict[str, Any]) -> list[str]:
         out.append(f"  waiting for {waiting}: {pending['file']}")
         if info["handoff"]:
             out.append(f"  hand-off item: {info['handoff']}")
-        review = where == "review.response"
-        flags = " [--complete | --revise]" if review else ""
-        out.append(f"  next: review-gate loop approve {task}{flags} [--feedback TEXT] | loop reject {task} "
-                   f"--feedback TEXT | loop retry {task} --feedback TEXT | loop cancel {task}")
+        out.append("  next: " + _next(task, where, pending["waiting_for"]))
     else:
         out.append(f"  running ({info['step']})")
     return out
+
+
+def _next(task: str, where: str, waiting: str) -> str:
+    """The commands that move a session waiting for a person on."""
+    if waiting == "response":
+        return f"write that file, then review-gate loop approve {task} | loop cancel {task}"
+    if waiting == "rejected":
+        return (f"review-gate loop retry {task} --feedback TEXT | loop approve {task} (as it is now) | "
+                f"loop cancel {task}")
+    flags = " [--complete | --revise]" if where == "review.response" else ""
+    return (f"review-gate loop approve {task}{flags} [--feedback TEXT] | loop reject {task} --feedback TEXT | "
+            f"loop retry {task} --feedback TEXT | loop cancel {task}")

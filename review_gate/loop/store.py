@@ -17,7 +17,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from review_gate.errors import UsageError
-from review_gate.loop.model import COLUMNS, Session
+from review_gate.loop.model import COLUMNS, FINISHED, Session
 from review_gate.state.store import Store, process_alive, process_start
 from review_gate.state.times import utc_now
 
@@ -73,12 +73,17 @@ def all_sessions(store: Store) -> list[Session]:
 
 
 def create(store: Store, values: dict[str, Any], events: list[Event]) -> Session:
-    """A new session (a finished one of the same task is replaced, its events with it)."""
+    """A new session (a finished one of the same task is replaced, its events with it; any other
+    is refused, even one another process created a moment ago)."""
     now = utc_now()
     row = {name: None for name in COLUMNS} | {"attempt": 0, "incomplete": 0, "created_at": now, "updated_at": now,
                                                 "owner_pid": os.getpid(), "owner_start": process_start(os.getpid())}
     row |= values
     with store.write() as db:
+        old = db.execute("SELECT phase FROM loop_sessions WHERE task = ?", (row["task"],)).fetchone()
+        if old is not None and old[0] not in FINISHED:  # another process started it meanwhile
+            raise UsageError(f"loop session {row['task']!r} exists already ({old[0]})",
+                             fix=f"see `review-gate loop status {row['task']}`")
         db.execute("DELETE FROM loop_sessions WHERE task = ?", (row["task"],))
         db.execute(f"INSERT INTO loop_sessions ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
                    [row[name] for name in COLUMNS])
