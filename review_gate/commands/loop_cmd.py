@@ -24,7 +24,7 @@ from review_gate.errors import GitError, InputError, UsageError
 from review_gate.loop import hil
 from review_gate.loop import status as describe
 from review_gate.loop import store as sessions
-from review_gate.loop.engine import Loop, exit_code
+from review_gate.loop.engine import Loop, decisions, exit_code
 from review_gate.loop.files import Files
 from review_gate.loop.model import WAITING, Session, StartPhase
 from review_gate.loop.verdict import MetaVerdict
@@ -255,7 +255,7 @@ def _status(args: argparse.Namespace) -> int:
             assert opened is not None
             current = tree_hash(root) if session.tree_hash else None
             infos.append(describe.state(session, Files(root, session.task), current_tree=current,
-                                        decisions=_engine(opened, session).decisions(session.task)))
+                                        decisions=decisions(opened.store, session.task)))
         handoffs = [{"task": task, "file": Files(root, task).shown(path)} for task, path in hil.waiting(root)]
     if args.task and not infos:
         raise UsageError(f"no loop session {args.task!r}", fix="`review-gate loop status` lists them")

@@ -45,6 +45,11 @@ class Reporter(Protocol):
     def warn(self, text: str) -> None: ...
 
 
+def decisions(store: Store, task: str) -> list[dict[str, Any]]:
+    """The session's decision records, oldest first (the run state's copy of the decision log)."""
+    return [e.detail for e in sessions.events(store, task, "decision") if e.detail]
+
+
 def exit_code(session: Session) -> int:
     """0 complete (or cancelled), 4 waiting for a person, 3 stopped by an error (or interrupted)."""
     if session.phase in ("complete", "cancelled"):
@@ -75,8 +80,9 @@ class Loop:
         """A new session at ``init``; a finished one of the same task is replaced, its files kept aside."""
         old = sessions.load(self.store, task)
         folder = Files(self.root, task).session_dir
-        if old is not None and folder.exists():
-            aside = folder.with_name(f"{task}~{old.created_at.replace(':', '').replace('-', '')}")
+        if folder.exists():  # an earlier session's files (or files of a run state since deleted)
+            stamp = (old.created_at if old is not None else utc_now()).replace(":", "").replace("-", "")
+            aside = folder.with_name(f"{task}~{stamp}")
             shutil.move(str(folder), str(aside))
             shown = Files(self.root, task).shown(aside)
             self.reporter.info(f"the files of the earlier session {task} are now in {shown}")
@@ -361,8 +367,7 @@ class Loop:
         return agent
 
     def decisions(self, task: str) -> list[dict[str, Any]]:
-        """The session's decision records, oldest first (the run state's copy of the decision log)."""
-        return [e.detail for e in sessions.events(self.store, task, "decision") if e.detail]
+        return decisions(self.store, task)
 
     def _values(self, s: Session) -> dict[str, str]:
         files = self.files(s)
@@ -407,8 +412,10 @@ class Loop:
             for changed in changed_paths(self.root):
                 shown.setdefault(changed, None)
         outputs = {}
+        earlier = max(1, s.iteration - 1)
         for label, candidate in (("plan.response", files.content(1, "plan", "response")),
-                                 ("review.response", files.content(max(1, s.iteration - 1), "review", "response"))):
+                                 (f"review.response of iteration {earlier}",
+                                  files.content(earlier, "review", "response"))):
             text = read_text(candidate) if candidate != path else None
             if text:
                 outputs[label] = text[:OUTPUT_CAP]

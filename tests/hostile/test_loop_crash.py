@@ -139,3 +139,48 @@ def test_killed_while_the_approver_judges_resumes_without_calling_the_coder_agai
                  (repo.root / ".review-gate" / "review-logs" / "judged.jsonl").read_text().splitlines()]
     assert [d["decision"] for d in decisions] == ["GO"]
     assert integrity(repo) == "ok"
+
+
+# Waits (bounded) until the test creates the file named by argv[2], after saying it started.
+WAITING_CODER = r'''
+import pathlib, sys, time
+started, go = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+sys.stdin.read()
+started.write_text("started")
+deadline = time.monotonic() + 60
+while not go.exists() and time.monotonic() < deadline:
+    time.sleep(0.05)
+pathlib.Path("app.py").write_text("x = 1\n")
+print("done")
+'''
+
+
+def test_a_session_another_live_process_advances_is_not_touched(review_gate_bin: list[str], repo: GitRepo,
+                                                                  tmp_path: Path) -> None:
+    import time
+
+    program = tmp_path / "waiting.py"
+    program.write_text(WAITING_CODER)
+    started, go = tmp_path / "started", tmp_path / "go"
+    write_config(tmp_path / "cfg", tmp_path / "records", tmp_path / "approvals", agents=[
+        command_agent("waiter", [sys.executable, str(program), str(started), str(go)])])
+    (tmp_path / "task.md").write_text("a task\n")
+    config = tmp_path / "cfg"
+    first = subprocess.Popen([*review_gate_bin, "loop", "start", "busy", "--from", "generate", "--prompt",
+                              str(tmp_path / "task.md"), "--coder", "waiter", "--mode", "automated", "--config",
+                              str(config)], cwd=repo.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not started.exists() and time.monotonic() < deadline and first.poll() is None:
+            time.sleep(0.05)
+        assert started.exists(), first.stderr.read() if first.stderr else ""
+        for args in (("cancel", "busy"), ("start", "busy"), ("approve", "busy")):
+            refused = run(review_gate_bin, repo, config, *args)
+            assert refused.returncode == 2, args
+            assert f"is being advanced by process {first.pid}" in refused.stderr, (args, refused.stderr)
+        assert status(review_gate_bin, repo, config, "busy")["interrupted"] is False
+    finally:
+        go.write_text("go")
+        _out, err = first.communicate(timeout=120)
+    assert first.returncode == 0, err
+    assert run(review_gate_bin, repo, config, "cancel", "busy").returncode == 2  # complete: nothing to cancel

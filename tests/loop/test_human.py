@@ -237,3 +237,19 @@ def test_loop_log_shows_transitions_with_their_hashes_and_the_decisions(rig: Loo
     assert "decision: iteration 1 NO_GO" in text and "decision: iteration 2 GO  (final)" in text
     events = rig.loop("log", "audit", "--format", "json").json()["events"]
     assert all(len(e["sha256"]) == 64 for e in events if e["kind"] == "approved")
+
+
+def test_the_coder_receives_task_findings_feedback_and_history(rig: LoopRig, task_file) -> None:
+    assert rig.loop("start", "all", "--from", "generate", "--prompt", str(task_file), "--coder", "lazy-coder",
+                    *MANUAL_REVIEW).code == 4
+    assert rig.loop("approve", "all", "--feedback", "first note: keep requests").code == 4
+    assert rig.loop("approve", "all", "--feedback", "second note: one line only").code == 4
+    _generate, revise_2, revise_3 = rig.prompts()
+    for prompt in (revise_2, revise_3):
+        assert "Fetch the status page" in prompt  # the task
+        assert "app.py:3" in prompt and MESSAGE in prompt and "Fix: Keep verification on" in prompt
+    assert "first note: keep requests" in revise_2
+    assert "second note: one line only" in revise_3
+    history = revise_3.split("## Earlier reviews that said NO_GO", 1)[1]
+    assert "Iteration 1: NO_GO" in history and "first note: keep requests" in history
+    assert "Earlier reviews" not in revise_2  # nothing earlier than the review it revises
