@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from review_gate import console
+from review_gate import console, git
 from review_gate.commands.common import config_for, find_repo_root, load_config_dir
 from review_gate.errors import GitError, InputError, UsageError
 from review_gate.loop import hil
@@ -107,8 +107,8 @@ def _finish(opened: _Opened, loop: Loop, session: Session) -> int:
 def _run(opened: _Opened, task: str, act: Callable[[Loop, Session], Session | Awaitable[Session]]) -> int:
     """Claim the session, act on it (an awaitable is run in an event loop), release it whatever happens."""
     session = _claimed(opened, task)
-    loop = _engine(opened, session)
     try:
+        loop = _engine(opened, session)
         result = act(loop, session)
         if inspect.isawaitable(result):
             result = _wait(result)
@@ -141,15 +141,15 @@ def _start(args: argparse.Namespace) -> int:
         if existing is not None and not existing.finished:
             return _resume(opened, args, existing)
         try:
-            session = _new_session(opened, args, task)
+            _new_session(opened, args, task)
         except BaseException:
             if existing is not None:
                 sessions.release(opened.store, task)
             raise
-        return _run(opened, task, lambda loop, _s: loop.advance(session))
+        return _run(opened, task, lambda loop, s: loop.advance(s))
 
 
-def _new_session(opened: _Opened, args: argparse.Namespace, task: str) -> Session:
+def _new_session(opened: _Opened, args: argparse.Namespace, task: str) -> None:
     from review_gate.loop import settings as chosen
     from review_gate.loop import templates
 
@@ -163,10 +163,12 @@ def _new_session(opened: _Opened, args: argparse.Namespace, task: str) -> Sessio
                                  mode=args.mode, approvers=args.approver)
     chosen.check(effective, opened.config, start)
     templates.check(opened.config.directory)
+    if args.base:
+        git.resolve(opened.root, args.base)  # an unknown ref is refused now, not at the first review
     task_prompt = _read_prompt(args.prompt) if args.prompt else ""
     loop = _engine(opened)
-    return loop.create(task, start=start, task_prompt=task_prompt, settings=effective.settings, base=args.base,
-                       fail_on=args.fail_on)
+    loop.create(task, start=start, task_prompt=task_prompt, settings=effective.settings, base=args.base,
+                fail_on=args.fail_on)
 
 
 def _read_prompt(path: str) -> str:

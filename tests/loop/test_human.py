@@ -185,6 +185,7 @@ def test_start_refuses_bad_input_before_anything_runs(rig: LoopRig, task_file) -
         (("start", "t", "--approver", "review.response=nobody"), "review.approver.response: unknown agent"),
         (("start", "t", "--max-iterations", "0"), "must be at least 1"),
         (("start", "t", "--prompt", "missing.md"), "--prompt missing.md: no such file"),
+        (("start", "t", "--base", "no-such-branch"), "unknown git ref 'no-such-branch'"),
     ]
     for args, message in cases:
         result = rig.loop(*args)
