@@ -232,7 +232,7 @@ class Loop:
                                        "carry": feedback, "attempt": 0}
         elif handoff:
             record["handoff"] = True
-            where = hil.write(self.files(s), s, [d for d in earlier if d.get("decision") == "NO_GO"] + [record], path)
+            where = hil.write(self.files(s), s, [*earlier, record], path)
             events.append(Event("handoff", file=self.files(s).shown(where)))
             changes = {"step": "human", "waiting": "handoff", "verdict": verdict, "feedback": None}
         else:

@@ -17,7 +17,8 @@ def write(files: Files, session: Session, decisions: list[dict[str, Any]], revie
     item = {
         "task_id": session.task,
         "status": "waiting",
-        "reason": f"{len(decisions)} NO_GO verdict(s); max_iterations is {session.settings.max_iterations}",
+        "reason": f"{sum(d.get('decision') == 'NO_GO' for d in decisions)} NO_GO verdict(s); max_iterations is "
+                  f"{session.settings.max_iterations}",
         "created_at": utc_now(),
         "phase": "review", "stage": "response", "iteration": session.iteration,
         "task": session.task_prompt,
