@@ -78,6 +78,7 @@ class Loop:
     def create(self, task: str, *, start: StartPhase, task_prompt: str, settings: LoopSettings, base: str | None,
                fail_on: str | None) -> Session:
         """A new session at ``init``; a finished one of the same task is replaced, its files kept aside."""
+        Files(self.root, task).check()
         old = sessions.load(self.store, task)
         folder = Files(self.root, task).session_dir
         if folder.exists():  # an earlier session's files (or files of a run state since deleted)

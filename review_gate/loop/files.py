@@ -71,19 +71,31 @@ class Files:
         folder = path.parent
         top = next((self.gate / name for name in FOLDERS if folder.is_relative_to(self.gate / name)), None)
         created = top is not None and not top.exists()
+        existing = next(p for p in (folder, *folder.parents) if p.exists())
+        self._inside(folder, existing)  # before anything is made: a link must not make us create folders elsewhere
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise InputError(f"cannot create {folder}: {exc.strerror}",
                              fix="make the repository's .review-gate/ folder writable") from exc
-        try:
-            folder.resolve().relative_to(self.root.resolve())
-        except ValueError:
-            raise InputError(f"{folder}: a symbolic link leads it out of the repository (to {folder.resolve()})",
-                             fix="remove the link; the loop writes its files inside the repository") from None
+        self._inside(folder, folder)
         if created and top is not None:
             with contextlib.suppress(OSError):
                 (top / ".gitignore").write_text(IGNORE, encoding="utf-8")
+
+
+    def check(self) -> None:
+        """Refuse, before a session starts, loop folders that a symbolic link leads out of the repository."""
+        for name in FOLDERS:
+            folder = self.gate / name
+            self._inside(folder, next(p for p in (folder, *folder.parents) if p.exists()))
+
+    def _inside(self, folder: Path, probe: Path) -> None:
+        try:
+            probe.resolve().relative_to(self.root.resolve())
+        except ValueError:
+            raise InputError(f"{folder}: a symbolic link leads it out of the repository (to {probe.resolve()})",
+                             fix="remove the link; the loop writes its files inside the repository") from None
 
 
 def write_text(files: Files, path: Path, text: str) -> None:

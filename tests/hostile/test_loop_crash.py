@@ -184,3 +184,18 @@ def test_a_session_another_live_process_advances_is_not_touched(review_gate_bin:
         _out, err = first.communicate(timeout=120)
     assert first.returncode == 0, err
     assert run(review_gate_bin, repo, config, "cancel", "busy").returncode == 2  # complete: nothing to cancel
+
+
+def test_a_linked_session_folder_is_refused_and_nothing_is_written_through_it(review_gate_bin: list[str],
+                                                                               repo: GitRepo, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (repo.root / ".review-gate").mkdir()
+    (repo.root / ".review-gate" / "sessions").symlink_to(outside)
+    write_config(tmp_path / "cfg", tmp_path / "records", tmp_path / "approvals")
+    repo.write("app.py", "x = 1\n")
+    result = run(review_gate_bin, repo, tmp_path / "cfg", "start", "linked")
+    assert result.returncode == 2
+    assert "a symbolic link leads it out of the repository" in result.stderr
+    assert list(outside.iterdir()) == []
+    assert "no loop session 'linked'" in run(review_gate_bin, repo, tmp_path / "cfg", "status", "linked").stderr
