@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 COMMANDS = ("run", "plan", "config", "init", "explain", "agents", "meta", "baseline", "replay",
-            "history", "show", "accept", "accepted", "gc")
+            "history", "show", "accept", "accepted", "gc", "loop")
 STATE_COMMANDS = ("history", "show", "accept", "accepted", "gc")
 DECISIONS = ("pass_with_warnings", "needs_fixes", "fail", "never")
 FILTER_MODES = ("added", "diff_context", "file", "nofilter")
@@ -78,11 +78,12 @@ def build_parser() -> argparse.ArgumentParser:
         prog="review-gate",
         description="Review a diff with the agents your policies choose, and gate on severity.",
         epilog="exit codes: 0 pass / pass_with_warnings, 1 fail / needs_fixes, 2 usage, config or "
-               "input error, 3 incomplete (a required reviewer produced nothing usable)")
+               "input error, 3 incomplete (a required reviewer produced nothing usable), 4 the loop is "
+               "waiting for a person")
     parser.add_argument("--version", action="version", version=f"review-gate {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for add in (_run_command, _plan_command, _config_commands, _explain_command, _agents_commands,
-                _baseline_command, _replay_command, _state_commands, _meta_commands):
+                _baseline_command, _replay_command, _state_commands, _meta_commands, _loop_commands):
         add(sub)
     return parser
 
@@ -186,6 +187,60 @@ def _meta_commands(sub: Subparsers) -> None:
         description="Check the @@@REVIEW_META block that opens a review and print its summary line. "
                     "Exit 0 when the block is valid, whatever its verdict; 2 when it is missing or malformed.")
     meta_check.add_argument("file", metavar="FILE", help="the review (- for standard input)")
+
+
+def _loop_commands(sub: Subparsers) -> None:
+    """loop start | status | approve | reject | retry | cancel | log: the coder/reviewer loop."""
+    loop = sub.add_parser(
+        "loop", help="the coder/reviewer loop: a session per task, driven to GO or handed to a person",
+        description="Drive a task through plan, generate, review and revise until the gate says GO, with "
+                    "approvals between the steps. Each command is its own process; the session lives in the "
+                    "run state. See docs/loop.md.",
+        epilog="exit codes: 0 complete (GO) or cancelled; 2 refused, nothing changed (usage, config, a missing "
+               "or malformed @@@REVIEW_META block); 3 stopped with an error; 4 waiting for a person (an "
+               "approval, a response to write, or the hand-off after max_iterations NO_GO verdicts)")
+    actions = loop.add_subparsers(dest="loop_command", metavar="ACTION", required=True)
+    start = actions.add_parser("start", help="start a session for TASK and run it as far as it goes alone "
+                                             "(or resume an interrupted one)")
+    start.add_argument("task", metavar="TASK", help="the task id: letters, digits, '.', '_', '-'")
+    start.add_argument("--from", dest="start_phase", choices=("plan", "generate", "review"),
+                       help="the first phase (default: plan with --prompt, else review: the changes already "
+                            "in the working tree)")
+    start.add_argument("--prompt", metavar="FILE", help="the task, in a text file (- for standard input)")
+    start.add_argument("--coder", metavar="AGENT", help="the command agent that writes the plan and the code")
+    start.add_argument("--max-iterations", type=int, metavar="N", help="NO_GO verdicts before the hand-off")
+    start.add_argument("--mode", choices=("interactive", "automated"),
+                       help="automated: no person in the loop (a manual approver or ai is refused)")
+    start.add_argument("--approver", action="append", metavar="PHASE[.STAGE]=skip|manual|AGENT",
+                       help="who approves a phase's prompt and response (repeatable)")
+    start.add_argument("--base", metavar="REF", help="review against the merge-base with REF")
+    start.add_argument("--fail-on", choices=DECISIONS, help="least severe decision that is NO_GO "
+                                                            "(default: the gate's fail_on)")
+    status = actions.add_parser("status", help="where sessions stand: phase, stage, iteration, what is awaited, "
+                                               "drift after GO, hand-offs waiting")
+    status.add_argument("task", metavar="TASK", nargs="?")
+    status.add_argument("--format", choices=("text", "json"), default="text")
+    approve = actions.add_parser("approve", help="accept what is pending (the file as it is now) and go on")
+    approve.add_argument("task", metavar="TASK")
+    verdict = approve.add_mutually_exclusive_group()
+    verdict.add_argument("--complete", action="store_true", help="at review.response: GO, whatever the review says")
+    verdict.add_argument("--revise", action="store_true", help="at review.response: NO_GO, one more revise round")
+    approve.add_argument("--replace", action="store_true",
+                         help="at review.response: replace the review with --feedback TEXT")
+    approve.add_argument("--feedback", metavar="TEXT", help="what the next step should know")
+    for name, text in (("reject", "reject what is pending and stop (then retry, approve or cancel)"),
+                       ("retry", "make what is pending again, with this feedback")):
+        action = actions.add_parser(name, help=text)
+        action.add_argument("task", metavar="TASK")
+        action.add_argument("--feedback", required=True, metavar="TEXT")
+    cancel = actions.add_parser("cancel", help="end the session")
+    cancel.add_argument("task", metavar="TASK")
+    log = actions.add_parser("log", help="a session's transitions and decisions")
+    log.add_argument("task", metavar="TASK")
+    log.add_argument("--format", choices=("text", "json"), default="text")
+    for parser in (start, status, approve, *(actions.choices[n] for n in ("reject", "retry")), cancel, log):
+        parser.add_argument("--config", metavar="DIR",
+                            help="config directory (default: $REVIEW_GATE_CONFIG, .review-gate/, built-in)")
 
 
 def _state_commands(sub: Subparsers) -> None:
@@ -335,7 +390,7 @@ def _sigterm_as_interrupt(received: list[int]) -> Iterator[None]:
 # Subcommand -> module in review_gate.commands, imported only when that command runs.
 HANDLERS = {
     "run": "run", "plan": "plan", "config": "config_cmd", "init": "init", "explain": "explain",
-    "agents": "agents_cmd", "meta": "meta_cmd", "baseline": "baseline_cmd", "replay": "replay",
+    "agents": "agents_cmd", "meta": "meta_cmd", "baseline": "baseline_cmd", "replay": "replay", "loop": "loop_cmd",
     **{name: name for name in STATE_COMMANDS},
 }
 

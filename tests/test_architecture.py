@@ -43,8 +43,10 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     # the runner and its bootstrap serve every caller and know none of them
     "review_gate.runner": ("not", (*ENTRY, "review_gate.outputs", "review_gate.console")),
     "review_gate.bootstrap": ("not", (*ENTRY, "review_gate.outputs", "review_gate.console")),
-    # the loop drives the runner like any other caller; it never reaches into stages
-    "review_gate.loop": ("not", (*ENTRY, "review_gate.pipeline")),
+    # the loop calls the API like the CLI and the MCP server do (DESIGN §8); it never reaches into
+    # stages, and it reports through the Reporter its caller passes, never the console
+    "review_gate.loop": ("not", ("review_gate.cli", "review_gate.commands", "review_gate.mcp", "review_gate.pipeline",
+                                 "review_gate.console")),
 }
 
 # (importer, imported) pairs that break a rule today and are on their way out. An entry that no

@@ -17,6 +17,7 @@ import json
 import os
 import signal
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 import anyio
@@ -64,6 +65,23 @@ async def review(spec: AgentSpec, task: AgentTask, context: AgentContext) -> Age
     if spec.output == "review_meta":
         return AgentOutput(findings=review_meta_findings(text, spec.id), raw=raw)
     return AgentOutput(findings=parse_findings(text), raw=raw)
+
+
+async def run_program(argv: list[str], stdin: bytes, *, cwd: str | None, env: Mapping[str, str] | None = None,
+                      limit: int = 10_000_000) -> tuple[bytes, bytes, int]:
+    """Run a program as an agent is run, for other callers (the coder/reviewer loop): in its own
+    process group with a fresh mark in its environment (``env``, default ours), ``stdin`` fed,
+    stdout capped at ``limit`` bytes; when it ends, or the caller is cancelled (a deadline), its
+    group and every process carrying the mark are killed. Returns (stdout, stderr tail, exit
+    code, negative for a signal); AgentFault when it cannot start or prints too much."""
+    mark = strays.new_mark()
+    full = {**(os.environ if env is None else env), strays.MARK_VAR: mark}
+    return await _run(argv, stdin, cwd, full, limit, mark)
+
+
+def stderr_tail(stderr: bytes) -> str:
+    """``: <the end of stderr>``, or nothing when it is empty: what a failure message ends with."""
+    return _tail(stderr)
 
 
 def files_env(paths: list[str], tmp: Path) -> dict[str, str]:

@@ -1,4 +1,5 @@
-"""``review-gate init``: copy the built-in configuration into .review-gate/, ready to edit."""
+"""``review-gate init``: copy the built-in configuration into .review-gate/, ready to edit: the
+five files, and the loop's prompt templates (``loop/*.md``)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ def init_command(args: argparse.Namespace) -> int:
     if target.exists() and not target.is_dir():
         raise UsageError(f"{target} exists and is not a directory",
                          fix="move it away, or choose another place with --dir")
-    names = [*CONFIG_FILES, ".gitignore"]
+    source = builtin_dir("config")
+    templates = [f"loop/{path.name}" for path in sorted((source / "loop").glob("*.md"))]
+    names = [*CONFIG_FILES, *templates, ".gitignore"]
     existing = [n for n in names if (target / n).exists()]
     replaced = ""
     if existing == [".gitignore"] and is_ours_gitignore(target / ".gitignore"):
@@ -29,10 +32,9 @@ def init_command(args: argparse.Namespace) -> int:
     if existing and not args.force:
         raise UsageError(f"{target} already has {', '.join(existing)}; nothing was written",
                          fix="edit those files, or pass --force to overwrite them with the defaults")
-    source = builtin_dir("config")
     try:
-        target.mkdir(parents=True, exist_ok=True)
-        for name in CONFIG_FILES:
+        (target / "loop").mkdir(parents=True, exist_ok=True)
+        for name in [*CONFIG_FILES, *templates]:
             shutil.copyfile(source / name, target / name)
         (target / ".gitignore").write_text(INIT_GITIGNORE, encoding="utf-8")
     except OSError as exc:

@@ -7,6 +7,7 @@ from typing import Annotated, ClassVar, Literal, NamedTuple, get_args
 from pydantic import ConfigDict, Field
 
 from review_gate.models.base import Frozen
+from review_gate.models.loop import LoopSettings
 
 Severity = Literal["critical", "major", "warning", "info"]
 SEVERITIES: tuple[Severity, ...] = get_args(Severity)
@@ -327,6 +328,11 @@ class SettingsFile(ConfigFile):
         default=None, min_length=1,
         description="Markdown file (relative to the config directory) whose 'Standards' section "
                     "every llm agent gets in its prompt.",
+    )
+    loop: LoopSettings = Field(
+        default_factory=LoopSettings,
+        description="The coder/reviewer loop (review-gate loop): mode, max_iterations, and per phase its ai, "
+                    "approver and max_retries.",
     )
 
 

@@ -19,7 +19,7 @@ from review_gate.models import ReviewConfig
 from review_gate.userdirs import cache_dir
 
 APPLICATION = "review-gate"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT_MS = 10_000
 SQLITE_HEADER = b"SQLite format 3\x00"
 SIDE_FILES = ("-wal", "-shm", "-journal")
@@ -96,6 +96,55 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     3: (
         # How the run's llm agents were asked (seed 003: packing is provenance on the run).
         "ALTER TABLE review_runs ADD COLUMN packing TEXT NOT NULL DEFAULT 'per_agent'",
+    ),
+    4: (
+        # The coder/reviewer loop (review_gate/loop/): one session per task, where it stands, and
+        # every transition it made. Each command commits one transition at a time, so a crash
+        # resumes from the last one.
+        """CREATE TABLE loop_sessions (
+            task TEXT PRIMARY KEY,
+            phase TEXT NOT NULL CHECK (phase IN ('init', 'plan', 'generate', 'review', 'revise', 'complete',
+                                                 'error', 'cancelled')),
+            stage TEXT CHECK (stage IN ('prompt', 'response')),
+            step TEXT NOT NULL CHECK (step IN ('work', 'judge', 'human', 'done')),
+            waiting TEXT,
+            iteration INTEGER NOT NULL,
+            attempt INTEGER NOT NULL DEFAULT 0,
+            incomplete INTEGER NOT NULL DEFAULT 0,
+            feedback TEXT,
+            carry TEXT,
+            start_phase TEXT NOT NULL,
+            task_prompt TEXT NOT NULL,
+            settings_json TEXT NOT NULL,
+            config_dir TEXT,
+            base TEXT,
+            fail_on TEXT,
+            verdict TEXT,
+            run_id TEXT,
+            tree_hash TEXT,
+            reason TEXT,
+            resume_phase TEXT,
+            resume_stage TEXT,
+            owner_pid INTEGER,
+            owner_start TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )""",
+        """CREATE TABLE loop_events (
+            id INTEGER PRIMARY KEY,
+            task TEXT NOT NULL REFERENCES loop_sessions (task) ON DELETE CASCADE,
+            at TEXT NOT NULL,
+            iteration INTEGER NOT NULL,
+            phase TEXT NOT NULL,
+            stage TEXT,
+            kind TEXT NOT NULL,
+            actor TEXT,
+            file TEXT,
+            sha256 TEXT,
+            feedback TEXT,
+            detail TEXT
+        )""",
+        "CREATE INDEX loop_events_task ON loop_events (task, id)",
     ),
 }
 

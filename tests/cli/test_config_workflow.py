@@ -32,7 +32,7 @@ def test_add_domain_rule_policy_and_agents_by_editing_json(cli, repo: GitRepo) -
     assert cli("init").code == 0
     config = repo.root / ".review-gate"
     assert sorted(p.name for p in config.iterdir()) == [
-        ".gitignore", "review-agents.json", "review-composition.json", "review-domains.json",
+        ".gitignore", "loop", "review-agents.json", "review-composition.json", "review-domains.json",
         "review-gate.json", "review-rules.json"]
     (config / "finance_check.py").write_text(FINANCE_CHECK)
 

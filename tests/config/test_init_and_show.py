@@ -17,8 +17,10 @@ CONFIG_NAMES = ["review-rules.json", "review-domains.json", "review-agents.json"
 
 
 def assert_initialised(target: Path) -> None:
-    assert sorted(p.name for p in target.iterdir()) == sorted([*CONFIG_NAMES, ".gitignore"])
-    for name in CONFIG_NAMES:
+    assert sorted(p.name for p in target.iterdir()) == sorted([*CONFIG_NAMES, ".gitignore", "loop"])
+    templates = sorted(p.name for p in (BUILTIN_CONFIG / "loop").iterdir())
+    assert sorted(p.name for p in (target / "loop").iterdir()) == templates
+    for name in [*CONFIG_NAMES, *(f"loop/{t}" for t in templates)]:
         assert (target / name).read_bytes() == (BUILTIN_CONFIG / name).read_bytes(), name
     ignored = (target / ".gitignore").read_text(encoding="utf-8").splitlines()
     assert "state.db" in ignored

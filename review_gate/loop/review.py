@@ -1,0 +1,57 @@
+"""The review phase's AI: the gate itself, called through ``review_gate.api`` like any other
+caller (all six stages on the current working tree, fresh review pairs reused from the run
+state). Its report becomes the review response in the ``meta`` format, and what the revise
+prompt and the decision log need (the findings) is kept beside it as JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from review_gate import api
+from review_gate.loop.files import Files, read_text, write_text
+from review_gate.loop.model import Session
+from review_gate.models import FailOn, ReviewReport
+from review_gate.models.report import summary_line
+from review_gate.outputs import renderer
+
+FINDING_FIELDS = ("severity", "category", "file", "line", "end_line", "message", "recommendation", "rule_id",
+                  "agent", "fingerprint")
+
+
+async def run_gate(root: Path, session: Session, *, cache: bool) -> ReviewReport:
+    fail_on: FailOn | None = session.fail_on  # type: ignore[assignment]  # checked at loop start
+    return await api.review_async(cwd=root, base=session.base, config=session.config_dir, fail_on=fail_on,
+                                  cache=cache)
+
+
+def why_incomplete(report: ReviewReport) -> str:
+    broken = [f"{a.id}: {a.error or a.status}" for a in report.agents if a.missing_input]
+    return (f"the review was incomplete twice (decision incomplete, run {report.run_id}): "
+            + ("; ".join(broken) if broken else f"{report.metrics.unreviewed_files} file(s) unreviewed"))
+
+
+def save(files: Files, session: Session, report: ReviewReport) -> Path:
+    """Write the review response (meta format) and its findings; the response's path."""
+    record = {
+        "run_id": report.run_id, "decision": report.decision, "verdict": report.verdict,
+        "exit_code": report.exit_code,
+        "summary": summary_line(report.verdict, report.metrics.total, report.metrics.critical,
+                                report.metrics.missing_inputs),
+        "findings": [{k: getattr(f, k) for k in FINDING_FIELDS} for f in report.findings],
+    }
+    write_text(files, files.findings(session.iteration), json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    response = files.content(session.iteration, "review", "response")
+    write_text(files, response, renderer("meta")(report))
+    return response
+
+
+def findings_of(files: Files, iteration: int) -> dict[str, Any]:
+    """The findings record the review of ``iteration`` left (empty when there is none)."""
+    text = read_text(files.findings(iteration))
+    try:
+        record = json.loads(text) if text else {}
+    except json.JSONDecodeError:
+        record = {}
+    return record if isinstance(record, dict) else {}

@@ -1,0 +1,109 @@
+"""review-gate.json's ``loop``: the coder/reviewer loop (seed 002's shape, seed 001's checks).
+
+    "loop": {"mode": "interactive", "max_iterations": 3,
+             "phases": {"generate": {"ai": "my-coder", "approver": "skip", "max_retries": 3},
+                        "review": {"approver": {"prompt": "skip", "response": "manual"}}}}
+
+An ``ai`` or an ``approver`` is ``skip`` (approvers only), ``manual`` (a person) or the id of an
+agent in review-agents.json. The review phase's AI is the gate itself.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from review_gate.models.base import Frozen
+
+Mode = Literal["interactive", "automated"]
+PhaseName = Literal["plan", "generate", "review", "revise"]
+StageName = Literal["prompt", "response"]
+Actor = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
+
+SKIP = "skip"
+MANUAL = "manual"
+GATE = "review-gate"  # the review phase's AI: the gate's own six stages
+
+DEFAULT_QUALITY_CHECKS: dict[str, list[str]] = {
+    "acceptance_criteria_met": ["*"],
+    "code_standards_met": ["correctness", "error-handling", "maintainability", "debug-leftover", "configuration",
+                           "compatibility", "reliability", "locking", "performance"],
+    "test_coverage_adequate": ["testing"],
+    "security_review_passed": ["secrets", "injection", "authentication", "access-control", "cryptography",
+                               "transport-security", "data-exposure", "permissions", "filesystem", "network",
+                               "ci-security", "container-security", "supply-chain", "data-loss"],
+}
+
+
+class StageApprovers(Frozen):
+    prompt: Actor = SKIP
+    response: Actor = SKIP
+
+
+class PhaseSettings(Frozen):
+    ai: Actor | None = Field(
+        default=None,
+        description="Who makes the phase's responses: 'manual' (a person writes the response file) or an agent id "
+                    "(a command agent that reads the prompt on stdin; an llm agent for plan text). Null: 'manual' "
+                    "for plan, generate and revise; the review phase's AI is always the gate itself.",
+    )
+    approver: Actor | StageApprovers = Field(
+        default=SKIP,
+        description="Who approves the prompt and the response: 'skip', 'manual' or an agent id; one for both "
+                    "stages, or {\"prompt\": ..., \"response\": ...}.",
+    )
+    max_retries: int = Field(
+        default=3, ge=0, le=20,
+        description="How many times a response an agent approver rejected is made again before the session stops "
+                    "with an error.",
+    )
+
+    def approver_for(self, stage: StageName) -> str:
+        return self.approver if isinstance(self.approver, str) else getattr(self.approver, stage)
+
+
+class LoopPhases(Frozen):
+    plan: PhaseSettings = Field(default_factory=PhaseSettings)
+    generate: PhaseSettings = Field(default_factory=PhaseSettings)
+    review: PhaseSettings = Field(default_factory=PhaseSettings)
+    revise: PhaseSettings = Field(default_factory=PhaseSettings)
+
+    @model_validator(mode="after")
+    def _review_is_the_gate(self) -> LoopPhases:
+        if self.review.ai not in (None, GATE):
+            raise ValueError(f"phases.review.ai must be null or {GATE!r}: the review phase's AI is the gate itself")
+        return self
+
+    def get(self, phase: PhaseName) -> PhaseSettings:
+        settings: PhaseSettings = getattr(self, phase)
+        return settings
+
+    def ai(self, phase: PhaseName) -> str:
+        """Who makes ``phase``'s responses: ``manual``, an agent id, or the gate for review."""
+        if phase == "review":
+            return GATE
+        return self.get(phase).ai or MANUAL
+
+
+class LoopSettings(Frozen):
+    """How ``review-gate loop`` runs a task: who writes, who approves, and how many rounds."""
+
+    mode: Mode = Field(
+        default="interactive",
+        description="interactive: any approver; automated: no person in the loop ('manual' is refused at start).",
+    )
+    max_iterations: int = Field(
+        default=3, ge=1, le=100,
+        description="NO_GO verdicts after which the session stops and hands off to a person (exit code 4).",
+    )
+    phases: LoopPhases = Field(default_factory=LoopPhases)
+    quality_checks: dict[str, list[str]] = Field(
+        default_factory=lambda: {name: list(categories) for name, categories in DEFAULT_QUALITY_CHECKS.items()},
+        description="Decision-log check -> finding categories ('*': any) that make it false when the review has a "
+                    "counted finding of major severity or worse in one of them.",
+    )
+
+
+__all__ = ["GATE", "MANUAL", "SKIP", "LoopPhases", "LoopSettings", "Mode", "PhaseName", "PhaseSettings",
+           "StageApprovers", "StageName"]
