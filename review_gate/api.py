@@ -55,6 +55,8 @@ if TYPE_CHECKING:
 __all__ = ["Accepted", "Explanation", "PolicyMatch", "ReviewReport", "accept", "change", "explain", "plan",
            "plan_async", "replay", "review", "review_async"]
 
+Render = Callable[[ReviewReport], str]
+"""A format's ``render``, for a format whose options its caller sets (``--max-chars`` of ``agent``)."""
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -134,11 +136,12 @@ async def review_async(
     offline: bool = False, concurrency: int | None = None, agent_timeout: float | None = None,
     constitution: str | None = None, baseline: str | Path | None = None, use_baseline: bool = True,
     packing: Packing | None = None, state: bool = True, cache: bool = True,
-    outputs: Sequence[tuple[str, str | Path]] = (), bundle_dir: str | Path | None = None,
+    outputs: Sequence[tuple[str | Render, str | Path]] = (), bundle_dir: str | Path | None = None,
     listener: Listener | None = None,
 ) -> ReviewReport:
     """Review a change: all six stages, the run state (cache, acceptances, history) unless
-    ``state`` is false, reports written to ``outputs`` (format, path) and a replay bundle to
+    ``state`` is false, reports written to ``outputs`` (format name or render function, path)
+    and a replay bundle to
     ``bundle_dir``. ``agent_timeout``: every agent's deadline in seconds (retries included),
     over the config's. ``request``: a change made with ``change()`` instead of the arguments that
     name one."""
@@ -178,7 +181,7 @@ async def _review(setup: bootstrap.Setup, facts: PRFacts, run: NoState, http: ht
 
 
 def _write(setup: bootstrap.Setup, report: ReviewReport, the_plan: Plan, waivers: dict[str, str],
-           outputs: Sequence[tuple[str, str | Path]], target: Path | None, fail_on: FailOn | None,
+           outputs: Sequence[tuple[str | Render, str | Path]], target: Path | None, fail_on: FailOn | None,
            filter_mode: FilterMode | None) -> list[tuple[str, list[str], str]]:
     """The bundle and the report files; what landed inside the repository, for the next run to leave out."""
     from review_gate.outputs import renderer
@@ -192,7 +195,8 @@ def _write(setup: bootstrap.Setup, report: ReviewReport, the_plan: Plan, waivers
             target, facts=the_plan.facts, classification=the_plan.classification,
             manifest=the_plan.manifest.entries, gaps=the_plan.gaps, config=setup.config, report=report, info=info)]
     for fmt, path in outputs:
-        written.append((*write_file(Path(path), renderer(fmt)(report)), "report"))
+        render = renderer(fmt) if isinstance(fmt, str) else fmt
+        written.append((*write_file(Path(path), render(report)), "report"))
     return [(rel, blob_ids(data), kind) for path, data, kind in written
             if (rel := relative(path, setup.root)) is not None]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from review_gate import console
@@ -23,10 +24,11 @@ def emit(report: ReviewReport, targets: list[tuple[str, str | None]]) -> list[tu
     return written
 
 
-def show(report: ReviewReport, targets: list[tuple[str, str | None]]) -> None:
+def show(report: ReviewReport, targets: list[tuple[str, str | None]],
+         renderers: Mapping[str, Callable[[ReviewReport], str]] | None = None) -> None:
     """The format bound for stdout; the summary line exactly once (on stdout when the format there
     carries it, else on stderr); with ``github``, the job summary too. Formats bound for files
-    were written already."""
+    were written already. ``renderers``: formats rendered with their flags' options."""
     summary = summary_line(report)
     summary_shown = False
     for fmt, path in targets:
@@ -38,7 +40,7 @@ def show(report: ReviewReport, targets: list[tuple[str, str | None]]) -> None:
             draw(report, console.stdout())
             summary_shown = True
         else:
-            rendered = renderer(fmt)(report)
+            rendered = (renderers or {}).get(fmt, renderer(fmt))(report)
             sys.stdout.write(rendered)
             sys.stdout.flush()
             summary_shown = summary_shown or (fmt in LOG_FORMATS and summary in rendered)

@@ -19,7 +19,7 @@ from review_gate.models import ReviewConfig
 from review_gate.userdirs import cache_dir
 
 APPLICATION = "review-gate"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT_MS = 10_000
 SQLITE_HEADER = b"SQLite format 3\x00"
 SIDE_FILES = ("-wal", "-shm", "-journal")
@@ -96,6 +96,17 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     3: (
         # How the run's llm agents were asked (seed 003: packing is provenance on the run).
         "ALTER TABLE review_runs ADD COLUMN packing TEXT NOT NULL DEFAULT 'per_agent'",
+    ),
+    4: (
+        # A coding agent's hook (`review-gate hook HOST`) counts the stops it blocked in a row, per
+        # host session, so that it lets the agent stop after --max-blocks and hands over to a person.
+        """CREATE TABLE hook_blocks (
+            host TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            blocks INTEGER NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (host, session_id)
+        )""",
     ),
 }
 
