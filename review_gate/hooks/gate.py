@@ -91,9 +91,9 @@ def review(gate: Gate, root: Path, options: Options) -> Verdict:
     try:
         anyio.run(main)
     except ReviewGateError as exc:
-        fix = f"\nFix: {exc.fix}" if exc.fix else ""
+        fix = f"\nFix: {sanitize(exc.fix)}" if exc.fix else ""
         return Verdict(False, f"review-gate could not review the change, so the gate fails closed: "
-                              f"{sanitize(exc.message)}{sanitize(fix)}\nIf you cannot fix this, stop and ask a human.")
+                              f"{sanitize(exc.message)}{fix}\nIf you cannot fix this, stop and ask a human.")
     except Exception as exc:  # a hook that crashes blocks nothing: fail closed instead, and say why
         console.err(traceback.format_exc())
         return Verdict(False, f"review-gate failed with an internal error ({type(exc).__name__}), so the gate "
