@@ -13,8 +13,9 @@ from review_gate.models import ReviewReport
 from review_gate.outputs import renderer
 from review_gate.outputs.summary import summary_line
 
-# Formats read in a log, where the summary line they carry counts as the run's one summary line.
-LOG_FORMATS = ("github",)
+# Formats read in a log or by an agent, where the summary line they carry counts as the run's one
+# summary line.
+LOG_FORMATS = ("github", "agent")
 
 
 def emit(report: ReviewReport, targets: list[tuple[str, str | None]]) -> list[tuple[Path, bytes]]:

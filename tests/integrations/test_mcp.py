@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, get_args
@@ -112,3 +114,18 @@ def test_every_output_format_can_be_asked_for() -> None:
     from review_gate.outputs import FORMATS
 
     assert set(get_args(ReportFormat)) == set(FORMATS)
+
+
+def test_the_sdk_is_imported_only_by_the_server() -> None:
+    """`review-gate --version` and every other command stay as fast as they were."""
+    code = ("import sys\nfrom review_gate.cli import main\nmain(['--version'])\n"
+            "assert not [m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')], 'mcp imported'\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+def test_without_the_extra_the_command_says_how_to_install_it(cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "mcp" else real(name, *a))
+    result = cli("mcp")
+    assert result.code == 2 and "pip install 'review-gate[mcp]'" in result.err

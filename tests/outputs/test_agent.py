@@ -90,6 +90,7 @@ def test_run_quotes_the_flagged_line_of_a_command_agents_finding(cli, repo: GitR
     assert result.code == 1
     assert "1. app.py:2 major general — the total is computed in floats. [id " in result.out
     assert "   > total = sum(i.price * 1.2 for i in items)" in result.out
+    assert result.out.count("REVIEW: FAIL") == 1 and "REVIEW:" not in result.err  # the summary line, once
 
 
 def test_run_keeps_the_agent_format_within_max_chars_on_a_5_mb_diff(cli, tmp_path: Path) -> None:
@@ -110,3 +111,13 @@ def test_max_chars_is_checked(cli) -> None:
     assert alone.code == 2 and "--format agent" in alone.err
     small = cli("--diff", "-", "--format", "agent", "--max-chars", "10", stdin=diff)
     assert small.code == 2 and "at least 1000" in small.err
+
+
+def test_an_agent_report_written_into_the_repository_is_not_reviewed_next_time(cli, repo: GitRepo) -> None:
+    repo.write("app.py", "x = eval(data)\n")
+    first = cli("--format", "agent", "--max-chars", "2000", "--output", "review.txt")
+    assert first.code == 1 and first.out == ""
+    written = (repo.root / "review.txt").read_text()
+    assert written.startswith("review-gate: FAIL") and len(written) <= 2000
+    again = cli("--format", "json")
+    assert [f["path"] for f in again.json()["classification"]["files"]] == ["app.py"]
