@@ -27,7 +27,7 @@ import sqlite3
 import time
 import traceback
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
@@ -62,7 +62,6 @@ class Verdict:
     passed: bool
     reason: str
     summary: str = ""
-    notes: list[str] = field(default_factory=list)
 
 
 def decide(host: str, payload: Payload, options: Options) -> Outcome:
