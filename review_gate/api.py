@@ -4,7 +4,8 @@ call, and what a build agent written in Python calls directly.
 ``review`` runs the whole gate on a change and returns its report (``ReviewReport``: the
 decision, the exit code the CLI would give, findings, agents, coverage, gaps); ``plan`` runs
 the first four stages (no agent); ``explain`` says which domains, policies and agents a path
-triggers. Each has an ``_async`` twin for callers inside an event loop. Bad input (an unknown
+triggers; ``accept`` records a person's acceptance of a reported finding, so it stops counting.
+``review`` and ``plan`` have ``_async`` twins for callers inside an event loop. Bad input (an unknown
 ref, a malformed diff, a broken config) raises a ``review_gate.errors.ReviewGateError`` whose
 message and ``fix`` are what the CLI prints.
 
@@ -27,8 +28,11 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
+import subprocess
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
@@ -36,8 +40,8 @@ import anyio
 import anyio.to_thread
 
 from review_gate import bootstrap, bundle, git, runner
-from review_gate.errors import GitError, InputError, ReviewGateError, UsageError
-from review_gate.models import FailOn, FilterMode, Packing, Plan, PRFacts, ReviewReport
+from review_gate.errors import GitError, InputError, ReviewGateError, StateError, UsageError
+from review_gate.models import FailOn, FilterMode, Packing, Plan, PRFacts, ReviewConfig, ReviewReport
 from review_gate.own_files import blob_ids, relative
 from review_gate.pipeline.dispatch import Listener
 from review_gate.pipeline.normalize import DiffRequest
@@ -46,9 +50,13 @@ from review_gate.state.session import NoState, run_state
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["Explanation", "PolicyMatch", "ReviewReport", "change", "explain", "plan", "plan_async", "replay",
-           "review", "review_async"]
+    from review_gate.state.store import Store
 
+__all__ = ["Accepted", "Explanation", "PolicyMatch", "ReviewReport", "accept", "change", "explain", "plan",
+           "plan_async", "replay", "review", "review_async"]
+
+Render = Callable[[ReviewReport], str]
+"""A format's ``render``, for a format whose options its caller sets (``--max-chars`` of ``agent``)."""
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -91,17 +99,23 @@ def change(*, cwd: str | Path | None = None, base: str | None = None, head: str 
 def _setup(request: DiffRequest, *, config: str | Path | None, offline: bool, concurrency: int | None = None,
            timeout: float | None = None, constitution: str | None = None, baseline: str | Path | None = None,
            use_baseline: bool = True, packing: Packing | None = None) -> bootstrap.Setup:
-    from review_gate.config import locate_config_dir
-    from review_gate.config.load import load_config
-
     root = Path(request.repo_root) if request.repo_root else None
-    directory = locate_config_dir(str(config) if config is not None else None, root)
-    where = f" --config {directory}" if directory is not None else ""
-    loaded = load_config(directory, listed_by=f"review-gate config validate{where}")
+    loaded = load(config, root)
     return bootstrap.setup(root=root, config=loaded, request=request, offline=offline, concurrency=concurrency,
                            timeout_s=timeout, constitution=constitution,
                            baseline_file=str(baseline) if baseline is not None else None,
                            no_baseline=not use_baseline, packing=packing)
+
+
+def load(config: str | Path | None, root: Path | None) -> ReviewConfig:
+    """The configuration in ``config``, else the one found for repository ``root`` (its error
+    names the command that lists every problem)."""
+    from review_gate.config import locate_config_dir
+    from review_gate.config.load import load_config
+
+    directory = locate_config_dir(str(config) if config is not None else None, root)
+    where = f" --config {directory}" if directory is not None else ""
+    return load_config(directory, listed_by=f"review-gate config validate{where}")
 
 
 def write_file(path: Path, text: str) -> tuple[Path, bytes]:
@@ -122,11 +136,12 @@ async def review_async(
     offline: bool = False, concurrency: int | None = None, agent_timeout: float | None = None,
     constitution: str | None = None, baseline: str | Path | None = None, use_baseline: bool = True,
     packing: Packing | None = None, state: bool = True, cache: bool = True,
-    outputs: Sequence[tuple[str, str | Path]] = (), bundle_dir: str | Path | None = None,
+    outputs: Sequence[tuple[str | Render, str | Path]] = (), bundle_dir: str | Path | None = None,
     listener: Listener | None = None,
 ) -> ReviewReport:
     """Review a change: all six stages, the run state (cache, acceptances, history) unless
-    ``state`` is false, reports written to ``outputs`` (format, path) and a replay bundle to
+    ``state`` is false, reports written to ``outputs`` (format name or render function, path)
+    and a replay bundle to
     ``bundle_dir``. ``agent_timeout``: every agent's deadline in seconds (retries included),
     over the config's. ``request``: a change made with ``change()`` instead of the arguments that
     name one."""
@@ -166,7 +181,7 @@ async def _review(setup: bootstrap.Setup, facts: PRFacts, run: NoState, http: ht
 
 
 def _write(setup: bootstrap.Setup, report: ReviewReport, the_plan: Plan, waivers: dict[str, str],
-           outputs: Sequence[tuple[str, str | Path]], target: Path | None, fail_on: FailOn | None,
+           outputs: Sequence[tuple[str | Render, str | Path]], target: Path | None, fail_on: FailOn | None,
            filter_mode: FilterMode | None) -> list[tuple[str, list[str], str]]:
     """The bundle and the report files; what landed inside the repository, for the next run to leave out."""
     from review_gate.outputs import renderer
@@ -180,7 +195,8 @@ def _write(setup: bootstrap.Setup, report: ReviewReport, the_plan: Plan, waivers
             target, facts=the_plan.facts, classification=the_plan.classification,
             manifest=the_plan.manifest.entries, gaps=the_plan.gaps, config=setup.config, report=report, info=info)]
     for fmt, path in outputs:
-        written.append((*write_file(Path(path), renderer(fmt)(report)), "report"))
+        render = renderer(fmt) if isinstance(fmt, str) else fmt
+        written.append((*write_file(Path(path), render(report)), "report"))
     return [(rel, blob_ids(data), kind) for path, data, kind in written
             if (rel := relative(path, setup.root)) is not None]
 
@@ -271,6 +287,95 @@ def replay(directory: str | Path, *, config: str | Path | None = None, fail_on: 
                        filter_mode=filter_mode or info.filter_mode, fail_on=fail_on or info.fail_on,
                        waivers=info.waivers)
     return report, saved.report
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """An acceptance recorded: the finding's whole fingerprint, the acceptance's id (what
+    ``review-gate accepted --revoke ID`` takes) and the last day it applies (None: no end)."""
+
+    fingerprint: str
+    acceptance: int
+    expires: date | None
+
+
+def accept(id_or_fingerprint: str, reason: str, expires: date | str | None = None, cwd: str | Path | None = None,
+           config: str | Path | None = None, *, force: bool = False, who: str | None = None) -> Accepted:
+    """A person accepts a finding a recorded run reported: from then on it is reported as
+    accepted and does not count. ``id_or_fingerprint``: the short id a report shows beside the
+    finding, or its whole fingerprint; ``expires``: the last day it applies (a date or
+    ``YYYY-MM-DD``, today or later); ``force``: take a whole fingerprint no recorded run reported;
+    ``who``: who accepts it (default: git's user.email, else $USER)."""
+    from review_gate.escape import sanitize
+    from review_gate.state import acceptance
+    from review_gate.state.store import open_store, state_file
+
+    given = id_or_fingerprint.strip().lower()
+    if not acceptance.SHORT_ID.match(given):
+        raise UsageError(f"{sanitize(id_or_fingerprint.strip()) or 'the id'} is not a finding id",
+                         fix="give the id a report shows beside the finding (6 or more hex digits), "
+                             "or its whole fingerprint")
+    if not reason.strip():
+        raise UsageError("the reason is empty", fix="say why the finding is accepted")
+    day = _last_day(expires)
+    root = git.repo_root(Path(cwd) if cwd is not None else Path.cwd())
+    path = state_file(load(config, root), root)
+    store = open_store(path, create=force)
+    if store is None:
+        raise StateError(f"no runs recorded yet ({path} does not exist), so {given} is unknown",
+                         fix="accept a finding from a recorded run, or force its whole fingerprint "
+                             "(`review-gate accept --force`)")
+    with store:
+        fingerprint, pair = _reported(store, given, force)
+        event = acceptance.accept(store, fingerprint, reason.strip(), who or person(),
+                                  day.isoformat() if day else None, pair)
+    return Accepted(fingerprint, event, day)
+
+
+def _last_day(value: date | str | None) -> date | None:
+    """An acceptance's last day: a date or YYYY-MM-DD, today or later."""
+    if value is None or isinstance(value, date):
+        day = value
+    else:
+        try:
+            day = date.fromisoformat(value) if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value) else None
+        except ValueError:
+            day = None
+        if day is None:
+            raise UsageError(f"expiry {value}: not a date", fix="give it as YYYY-MM-DD")
+    if day is not None and day < date.today():
+        raise UsageError(f"expiry {day.isoformat()}: that day has passed; the acceptance would never apply",
+                         fix="give the last day it should apply: today or later")
+    return day
+
+
+def _reported(store: Store, given: str, force: bool) -> tuple[str, int | None]:
+    """The one reported fingerprint ``given`` is (or starts); with ``force``, a whole fingerprint
+    no run reported is taken as it is."""
+    from review_gate.state import acceptance
+
+    matches = acceptance.reported(store, given)
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        if force and acceptance.FINGERPRINT.match(given):
+            return given, None
+        raise StateError(f"no recorded run reported a finding {given}",
+                         fix="copy the id from a report (`review-gate show last`), or force the whole "
+                             "fingerprint (`review-gate accept --force`)")
+    listed = ", ".join(fp for fp, _ in matches[:5])
+    raise StateError(f"{given} is the start of several findings' fingerprints: {listed}",
+                     fix="give more of the fingerprint")
+
+
+def person() -> str:
+    """Who is at the keyboard, for the records a person makes: git's user.email, else $USER."""
+    try:
+        result = subprocess.run(["git", "config", "user.email"], capture_output=True, text=True, check=False)
+        email = result.stdout.strip() if result.returncode == 0 else ""
+    except OSError:
+        email = ""
+    return email or os.environ.get("USER") or os.environ.get("USERNAME") or "unknown"
 
 
 def _blocking(function: Callable[P, Awaitable[R]]) -> Callable[P, R]:

@@ -28,10 +28,11 @@ if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 COMMANDS = ("run", "plan", "config", "init", "explain", "agents", "meta", "baseline", "replay",
-            "history", "show", "accept", "accepted", "gc", "loop")
+            "history", "show", "accept", "accepted", "gc", "loop", "hook", "mcp")
 STATE_COMMANDS = ("history", "show", "accept", "accepted", "gc")
 DECISIONS = ("pass_with_warnings", "needs_fixes", "fail", "never")
 FILTER_MODES = ("added", "diff_context", "file", "nofilter")
+HOOK_HOSTS = ("claude-code", "codex")  # review_gate.hooks.HOSTS, named here so that --help imports nothing
 EXIT_INTERRUPTED = 130  # 128 + SIGINT
 EXIT_TERMINATED = 143  # 128 + SIGTERM
 
@@ -83,7 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"review-gate {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for add in (_run_command, _plan_command, _config_commands, _explain_command, _agents_commands,
-                _baseline_command, _replay_command, _state_commands, _meta_commands, _loop_commands):
+                _baseline_command, _replay_command, _state_commands, _meta_commands, _loop_commands,
+                _hook_command, _mcp_command):
         add(sub)
     return parser
 
@@ -112,6 +114,9 @@ def _run_command(sub: Subparsers) -> None:
     run.add_argument("--baseline", metavar="FILE",
                      help="baseline to apply (default: baseline.json in the config directory or .review-gate/)")
     run.add_argument("--no-baseline", action="store_true", help="apply no baseline: every finding counts")
+    run.add_argument("--max-chars", type=int, metavar="N",
+                     help="the agent format's size limit in characters (default 8000); the least severe "
+                          "findings are left out first, and counted")
 
 
 def _plan_command(sub: Subparsers) -> None:
@@ -132,6 +137,9 @@ def _config_commands(sub: Subparsers) -> None:
     init = sub.add_parser("init", help="write the built-in configuration into .review-gate/ to edit")
     init.add_argument("--force", action="store_true", help="overwrite existing files")
     init.add_argument("--dir", metavar="DIR", help="where to write (default: .review-gate/ at the repository root)")
+    init.add_argument("--hooks", choices=HOOK_HOSTS, metavar="HOST",
+                      help="instead, add review-gate's hooks to the project's settings of a coding agent "
+                           f"({', '.join(HOOK_HOSTS)}), keeping what is there")
 
 
 def _explain_command(sub: Subparsers) -> None:
@@ -268,6 +276,35 @@ def _state_commands(sub: Subparsers) -> None:
         parser.add_argument("--config", metavar="DIR", help=config_help)
 
 
+def _hook_command(sub: Subparsers) -> None:
+    hook = sub.add_parser(
+        "hook", help="a coding agent's hook: review, then answer in the host's own contract",
+        description="Read a coding agent's hook payload (JSON on standard input) and answer in the host's "
+                    "contract: a stop is blocked while the gate fails (at most --max-blocks times in a row), a "
+                    "git commit, git push or gh pr create is denied. Always exit 0 with the answer as JSON on "
+                    "standard output; 2 only when the payload is not JSON.")
+    hook.add_argument("host", choices=HOOK_HOSTS, help="the coding agent that runs the hook")
+    hook.add_argument("--max-blocks", type=int, default=3, metavar="N",
+                      help="stops blocked in a row before the agent is let stop with a hand-off (default 3)")
+    hook.add_argument("--budget", type=float, default=50, metavar="S",
+                      help="seconds the whole review may take, below the host's hook timeout (default 50); "
+                           "LLM reviewers run only when their deadline fits")
+    hook.add_argument("--base", metavar="REF", help="compare against the merge-base with REF (default: the default "
+                                                    "branch)")
+    hook.add_argument("--config", metavar="DIR",
+                      help="config directory (default: $REVIEW_GATE_CONFIG, .review-gate/, built-in)")
+    hook.add_argument("--fail-on", choices=DECISIONS, help="least severe decision that blocks (default: needs_fixes)")
+    hook.add_argument("--max-chars", type=int, default=8000, metavar="N",
+                      help="size limit of the report the agent is given, in characters (default 8000)")
+
+
+def _mcp_command(sub: Subparsers) -> None:
+    sub.add_parser("mcp", help="serve the Model Context Protocol over stdio (tools: review, plan, explain, accept)",
+                   description="Serve review-gate's tools over the Model Context Protocol on standard input and "
+                               "output, for an MCP client such as a coding agent. Needs the mcp extra: "
+                               "pip install 'review-gate[mcp]'.")
+
+
 def _with_default_command(argv: list[str]) -> list[str]:
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
         return ["run", *argv]
@@ -390,7 +427,8 @@ def _sigterm_as_interrupt(received: list[int]) -> Iterator[None]:
 # Subcommand -> module in review_gate.commands, imported only when that command runs.
 HANDLERS = {
     "run": "run", "plan": "plan", "config": "config_cmd", "init": "init", "explain": "explain",
-    "agents": "agents_cmd", "meta": "meta_cmd", "baseline": "baseline_cmd", "replay": "replay", "loop": "loop_cmd",
+    "agents": "agents_cmd", "meta": "meta_cmd", "baseline": "baseline_cmd", "replay": "replay",
+    "loop": "loop_cmd", "hook": "hook_cmd", "mcp": "mcp_cmd",
     **{name: name for name in STATE_COMMANDS},
 }
 

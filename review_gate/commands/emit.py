@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from review_gate import console
@@ -12,8 +13,9 @@ from review_gate.models import ReviewReport
 from review_gate.outputs import renderer
 from review_gate.outputs.summary import summary_line
 
-# Formats read in a log, where the summary line they carry counts as the run's one summary line.
-LOG_FORMATS = ("github",)
+# Formats read in a log or by an agent, where the summary line they carry counts as the run's one
+# summary line.
+LOG_FORMATS = ("github", "agent")
 
 
 def emit(report: ReviewReport, targets: list[tuple[str, str | None]]) -> list[tuple[Path, bytes]]:
@@ -23,10 +25,11 @@ def emit(report: ReviewReport, targets: list[tuple[str, str | None]]) -> list[tu
     return written
 
 
-def show(report: ReviewReport, targets: list[tuple[str, str | None]]) -> None:
+def show(report: ReviewReport, targets: list[tuple[str, str | None]],
+         renderers: Mapping[str, Callable[[ReviewReport], str]] | None = None) -> None:
     """The format bound for stdout; the summary line exactly once (on stdout when the format there
     carries it, else on stderr); with ``github``, the job summary too. Formats bound for files
-    were written already."""
+    were written already. ``renderers``: formats rendered with their flags' options."""
     summary = summary_line(report)
     summary_shown = False
     for fmt, path in targets:
@@ -38,7 +41,7 @@ def show(report: ReviewReport, targets: list[tuple[str, str | None]]) -> None:
             draw(report, console.stdout())
             summary_shown = True
         else:
-            rendered = renderer(fmt)(report)
+            rendered = (renderers or {}).get(fmt, renderer(fmt))(report)
             sys.stdout.write(rendered)
             sys.stdout.flush()
             summary_shown = summary_shown or (fmt in LOG_FORMATS and summary in rendered)

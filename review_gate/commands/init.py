@@ -16,6 +16,11 @@ from review_gate.state.store import INIT_GITIGNORE, is_ours_gitignore
 
 def init_command(args: argparse.Namespace) -> int:
     root = find_repo_root() or Path.cwd()
+    if args.hooks is not None:
+        if args.dir or args.force:
+            raise UsageError("--hooks writes only the coding agent's settings; it takes no --dir or --force",
+                             fix="run `review-gate init --hooks HOST` and `review-gate init` separately")
+        return _hooks(root, args.hooks)
     default = root / ".review-gate"
     target = Path(args.dir) if args.dir else default
     if target.exists() and not target.is_dir():
@@ -44,4 +49,20 @@ def init_command(args: argparse.Namespace) -> int:
     if target.resolve() != default.resolve():
         check += f" --config {target}"
     console.out(f"wrote {len(names)} files to {target}{replaced}; check them with `{check}`")
+    return 0
+
+
+def _hooks(root: Path, name: str) -> int:
+    """``init --hooks HOST``: review-gate's entries merged into the host's project settings."""
+    from review_gate.hooks import HOSTS
+    from review_gate.hooks.settings import merge
+
+    host = HOSTS[name]
+    path = root / host.SETTINGS
+    added = merge(path, host.entries(), f"review-gate hook {host.NAME}")
+    if not added:
+        console.out(f"{path} already runs `review-gate hook {host.NAME}`; nothing was changed")
+        return 0
+    console.out(f"added review-gate's {' and '.join(added)} hooks to {path} (timeout {host.TIMEOUT_S} s, "
+                f"--budget {host.BUDGET_S}); commit it to share them, and see docs/agents.md")
     return 0

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 
 import anyio
 
-from review_gate import api, console
+from review_gate import agent_report, api, console
 from review_gate.commands.common import check_timeout, diff_request, find_repo_root, output_targets
 from review_gate.commands.emit import show
 from review_gate.commands.progress import Progress
 from review_gate.errors import UsageError
 from review_gate.models import ReviewReport
+from review_gate.outputs.agent import MAX_CHARS, MIN_CHARS
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -26,8 +28,14 @@ def run_command(args: argparse.Namespace) -> int:
         raise UsageError("--baseline and --no-baseline contradict each other", fix="give one of them")
     check_timeout(args.timeout)
     targets = output_targets(args)
+    check_max_chars(args.max_chars, [fmt for fmt, _ in targets])
     request = diff_request(args, find_repo_root())  # checked with the flags' own words
-    files = [(fmt, path) for fmt, path in targets if path is not None and path != "-"]
+    # The agent format quotes the lines its findings flag, read again from this change.
+    renderers: dict[str, api.Render] = {
+        "agent": functools.partial(agent_report.render, request=request,
+                                   max_chars=args.max_chars or MAX_CHARS)}
+    files: list[tuple[str | api.Render, str]] = [
+        (renderers.get(fmt, fmt), path) for fmt, path in targets if path is not None and path != "-"]
     reports: list[ReviewReport] = []
 
     async def main() -> None:  # returns nothing: asyncio keeps a finished task's repr, and a report is big
@@ -41,5 +49,16 @@ def run_command(args: argparse.Namespace) -> int:
 
     anyio.run(main)
     [report] = reports
-    show(report, targets)
+    show(report, targets, renderers)
     return report.exit_code
+
+
+def check_max_chars(value: int | None, formats: list[str]) -> None:
+    if value is None:
+        return
+    if "agent" not in formats:
+        raise UsageError(f"--max-chars {value}: only the agent format is bounded by it",
+                         fix="add --format agent, or drop --max-chars")
+    if value < MIN_CHARS:
+        raise UsageError(f"--max-chars {value}: the agent report needs at least {MIN_CHARS} characters",
+                         fix=f"give {MIN_CHARS} or more (default {MAX_CHARS})")

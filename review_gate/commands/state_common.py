@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 from pathlib import Path
 
+from review_gate import api
 from review_gate.commands.common import config_for, find_repo_root
 from review_gate.state.store import Store, open_store, state_file
 
@@ -23,10 +22,5 @@ def open_existing(args: argparse.Namespace) -> tuple[Path, Store | None]:
 
 
 def who() -> str:
-    """``git config user.email``, else $USER, else 'unknown'."""
-    try:
-        result = subprocess.run(["git", "config", "user.email"], capture_output=True, text=True, check=False)
-        email = result.stdout.strip() if result.returncode == 0 else ""
-    except OSError:
-        email = ""
-    return email or os.environ.get("USER") or os.environ.get("USERNAME") or "unknown"
+    """``git config user.email``, else $USER, else 'unknown' (as ``accept`` records it)."""
+    return api.person()

@@ -22,6 +22,7 @@ FORMATS: dict[str, str] = {
     "gitlab": "gitlab",
     "rdjsonl": "rdjsonl",
     "meta": "meta",
+    "agent": "agent",
 }
 
 

@@ -19,7 +19,7 @@ from review_gate.models import ReviewConfig
 from review_gate.userdirs import cache_dir
 
 APPLICATION = "review-gate"
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 BUSY_TIMEOUT_MS = 10_000
 SQLITE_HEADER = b"SQLite format 3\x00"
 SIDE_FILES = ("-wal", "-shm", "-journal")
@@ -145,6 +145,17 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
             detail TEXT
         )""",
         "CREATE INDEX loop_events_task ON loop_events (task, id)",
+    ),
+    5: (
+        # A coding agent's hook (`review-gate hook HOST`) counts the stops it blocked in a row, per
+        # host session, so that it lets the agent stop after --max-blocks and hands over to a person.
+        """CREATE TABLE hook_blocks (
+            host TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            blocks INTEGER NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (host, session_id)
+        )""",
     ),
 }
 

@@ -1,0 +1,42 @@
+"""``review-gate hook claude-code|codex``: the gate as a coding agent's hook, in the host's contract.
+
+It reads the host's payload on stdin and always exits 0 with the decision as JSON on stdout
+(a host ignores any other exit code but 2, so exit 1 would let the agent carry on): see
+``review_gate.hooks``. Only a payload that is not JSON at all is a usage error (exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from review_gate.commands.common import MAX_TIMEOUT_S
+from review_gate.errors import UsageError
+from review_gate.hooks import HOSTS
+from review_gate.hooks.base import MAX_PAYLOAD, read_payload
+from review_gate.hooks.gate import RESERVE_S, Options, decide
+from review_gate.outputs.agent import MIN_CHARS
+
+MIN_BUDGET_S = 2 * RESERVE_S
+
+
+def hook_command(args: argparse.Namespace) -> int:
+    if args.max_blocks < 0:
+        raise UsageError(f"--max-blocks {args.max_blocks}: must be 0 or more",
+                         fix="give how many stops in a row the hook may block, e.g. --max-blocks 3")
+    if not MIN_BUDGET_S <= args.budget <= MAX_TIMEOUT_S:
+        raise UsageError(f"--budget {args.budget:g}: must be between {MIN_BUDGET_S:g} and {MAX_TIMEOUT_S} seconds",
+                         fix="give a little less than the hook's timeout in the host's settings, e.g. --budget 50 "
+                             "for a timeout of 60")
+    if args.max_chars < MIN_CHARS:
+        raise UsageError(f"--max-chars {args.max_chars}: the agent report needs at least {MIN_CHARS} characters",
+                         fix="give 1000 or more (default 8000)")
+    host = HOSTS[args.host]
+    payload = read_payload(sys.stdin.buffer.read(MAX_PAYLOAD + 1))
+    options = Options(max_blocks=args.max_blocks, budget_s=args.budget, base=args.base, config=args.config,
+                      fail_on=args.fail_on, max_chars=args.max_chars)
+    answer = host.encode(decide(host.NAME, payload, options), payload.event)
+    if answer:
+        sys.stdout.write(answer)
+        sys.stdout.flush()
+    return 0

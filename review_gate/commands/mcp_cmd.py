@@ -1,0 +1,19 @@
+"""``review-gate mcp``: serve review-gate's tools over the Model Context Protocol on stdio."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+
+from review_gate.errors import UsageError
+
+
+def mcp_command(args: argparse.Namespace) -> int:
+    # The SDK is an extra (it brings a web stack review-gate needs nowhere else).
+    if importlib.util.find_spec("mcp") is None:
+        raise UsageError("the MCP server needs the mcp package, which is not installed",
+                         fix="pip install 'review-gate[mcp]'")
+    from review_gate import mcp_server
+
+    mcp_server.serve()
+    return 0

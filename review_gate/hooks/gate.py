@@ -1,0 +1,214 @@
+"""The review a hook runs, within the host's time, and the answer it gives.
+
+What is reviewed: before a stop or a ``git commit``, the working tree against the base (what
+the agent leaves behind, untracked files included); before a ``git push``, everything the
+remotes lack up to HEAD (with ``--base``, the commits since the base); before ``gh pr create``,
+the commits since the base (the pull request's content).
+
+Time: a host kills a hook that outlives its ``timeout``, and a killed hook blocks nothing. So
+the review gets ``budget`` seconds in all: agents that need no network always run; agents that
+do (LLM reviewers) run only when their configured deadline fits in the budget, else the report
+says they were not run (a required one makes the gate ``incomplete``: it fails closed). A review
+that overruns the budget anyway is cut off, and the answer is a block: nothing was decided.
+
+Stops: a failing gate blocks the stop, with the agent report as the agent's next instruction,
+at most ``max_blocks`` times in a row per session (counted in the run state). The next stop is
+let through with a hand-off line for the person; a stop that the gate passes, or one that is
+not a continuation (``stop_hook_active`` false), starts the count again. Should the count be
+unreadable, a continuation is let through: a hook must never trap an agent. Tool calls (a
+commit, a push, a pull request) are denied while the gate fails, with no limit: letting a push
+through after three tries would turn the gate into a delay.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+
+from review_gate import agent_report, api, console, git
+from review_gate.errors import ReviewGateError
+from review_gate.escape import sanitize
+from review_gate.hooks.base import Gate, Outcome, Payload, gate_for
+from review_gate.models import FailOn, ReviewConfig
+from review_gate.models.report import summary_line
+from review_gate.outputs.agent import MAX_CHARS
+from review_gate.pipeline.normalize import DiffRequest
+from review_gate.state import blocks
+from review_gate.state.store import Store, open_store, state_file
+
+RESERVE_S = 5.0  # of the budget, kept for reading the change, deciding and answering
+FRAME_CHARS = 400  # of --max-chars, kept for the hook's own lines around the report
+
+
+@dataclass(frozen=True)
+class Options:
+    max_blocks: int = 3
+    budget_s: float = 50.0
+    base: str | None = None
+    config: str | None = None
+    fail_on: FailOn | None = None
+    max_chars: int = MAX_CHARS
+
+
+@dataclass(frozen=True)
+class Verdict:
+    passed: bool
+    reason: str
+    summary: str = ""
+
+
+def decide(host: str, payload: Payload, options: Options) -> Outcome:
+    """The hook's answer to ``payload``: reviewed when its event calls for a review."""
+    gate = gate_for(payload)
+    if gate is None:
+        return Outcome("allow")
+    cwd = Path(payload.cwd) if payload.cwd else Path.cwd()
+    root = git.repo_root(cwd) if cwd.is_dir() else None
+    if root is None:
+        return Outcome("allow", note=f"review-gate: {cwd} is not inside a git repository; nothing was reviewed")
+    verdict = review(gate, root, options)
+    if gate != "stop":
+        return Outcome("allow") if verdict.passed else Outcome("deny", reason=verdict.reason)
+    return _stop(host, payload, verdict, root, options)
+
+
+def review(gate: Gate, root: Path, options: Options) -> Verdict:
+    """The gate on the change ``gate`` stands for, within the budget; an error is a failing verdict."""
+    started = time.monotonic()
+    out: list[Verdict] = []
+
+    async def main() -> None:
+        out.append(await _review(gate, root, options, started))
+
+    try:
+        anyio.run(main)
+    except ReviewGateError as exc:
+        fix = f"\nFix: {sanitize(exc.fix)}" if exc.fix else ""
+        return Verdict(False, f"review-gate could not review the change, so the gate fails closed: "
+                              f"{sanitize(exc.message)}{fix}\nIf you cannot fix this, stop and ask a human.")
+    except Exception as exc:  # a hook that crashes blocks nothing: fail closed instead, and say why
+        console.err(traceback.format_exc())
+        return Verdict(False, f"review-gate failed with an internal error ({type(exc).__name__}), so the gate "
+                              "fails closed. Stop and ask a human; the details are on the hook's standard error.")
+    return out[0]
+
+
+async def _review(gate: Gate, root: Path, options: Options, started: float) -> Verdict:
+    config = api.load(options.config, root)
+    offline, agent_timeout, notes = _plan_time(config, options.budget_s)
+    request = _request(gate, root, options.base)
+    left = options.budget_s - (time.monotonic() - started)
+    with anyio.move_on_after(max(left, 1.0)) as scope:
+        report = await api.review_async(request=request, config=options.config, fail_on=options.fail_on,
+                                        offline=offline, agent_timeout=agent_timeout)
+    if scope.cancelled_caught:
+        return Verdict(False, f"review-gate did not finish the review within the hook's budget of "
+                              f"{options.budget_s:g} s, so nothing was decided and the gate fails closed. "
+                              "Stop and ask a human to raise the hook's timeout and --budget, or to run "
+                              "`review-gate` in a terminal.")
+    text = agent_report.render(report, request, max(options.max_chars - FRAME_CHARS, 1000), notes=notes)
+    return Verdict(report.exit_code == 0, text, summary_line(report.verdict, report.metrics.total,
+                                                             report.metrics.critical, report.metrics.missing_inputs))
+
+
+def _plan_time(config: ReviewConfig, budget: float) -> tuple[bool, float | None, list[str]]:
+    """(offline, every agent's deadline or None, notes): LLM reviewers only when their
+    configured deadline fits in the budget; every agent cut to what is left of it."""
+    from review_gate.agents import KINDS
+
+    default = config.settings.timeout_s
+    usable = budget - RESERVE_S
+    running = [a for a in config.agents.agents if a.enabled and a.kind in KINDS]
+    networked = [a for a in running if KINDS[a.kind].needs_network and not KINDS[a.kind].unavailable(a)]
+    longest = max((a.timeout_s or default for a in networked), default=0.0)
+    offline = bool(networked) and longest > usable
+    notes = []
+    if offline:
+        names = ", ".join(a.id for a in networked)
+        notes.append(f"LLM reviewers were not run ({names}): their deadline ({longest:g} s) does not fit the "
+                     f"hook's --budget of {budget:g} s. A person can raise the hook's timeout and --budget, "
+                     "or run `review-gate` in a terminal.")
+    kept = [a for a in running if not (offline and KINDS[a.kind].needs_network)]
+    slowest = max((a.timeout_s or default for a in kept), default=0.0)
+    return offline, (usable if slowest > usable else None), notes
+
+
+def _request(gate: Gate, root: Path, base: str | None) -> DiffRequest:
+    if gate == "push" and base is None:
+        return api.change(cwd=root, pushed="HEAD")
+    if gate in ("push", "pr"):
+        return api.change(cwd=root, base=base, head="HEAD")
+    return api.change(cwd=root, base=base)
+
+
+def _stop(host: str, payload: Payload, verdict: Verdict, root: Path, options: Options) -> Outcome:
+    with _counter(root, options.config) as counter:
+        if verdict.passed:
+            counter.reset(host, payload.session)
+            return Outcome("allow")
+        if not payload.stop_hook_active:
+            counter.reset(host, payload.session)  # a new stop, not the agent working on after a block
+        spent = counter.count(host, payload.session)
+        if (spent is None and payload.stop_hook_active) or (spent is not None and spent >= options.max_blocks):
+            counter.reset(host, payload.session)
+            return Outcome("allow", note=_hand_off(spent, verdict))
+        number = counter.add(host, payload.session) or 1
+    limit = (f"[review-gate blocked this stop ({number} of {options.max_blocks}): fix what it found and stop again. "
+             f"After {options.max_blocks} blocked stops in a row it lets you stop and hands over to a person.]")
+    return Outcome("block", reason=f"{verdict.reason}\n{limit}")
+
+
+def _hand_off(spent: int | None, verdict: Verdict) -> str:
+    times = f"after {spent} blocked stops in a row" if spent is not None else "(its block count is unreadable)"
+    summary = f" ({verdict.summary})" if verdict.summary else ""
+    return (f"review-gate: the gate still fails{summary} {times}; the agent was let stop. Over to you: "
+            "run `review-gate` to see the findings, fix them or accept them.")
+
+
+class _Counter:
+    """Blocked stops in a row, in the run state; None where it cannot count (no usable state)."""
+
+    def __init__(self, store: Store | None) -> None:
+        self.store = store
+
+    def count(self, host: str, session: str) -> int | None:
+        return self._safely(lambda store: blocks.count(store, host, session))
+
+    def add(self, host: str, session: str) -> int | None:
+        return self._safely(lambda store: blocks.add(store, host, session))
+
+    def reset(self, host: str, session: str) -> None:
+        def action(store: Store) -> int:
+            blocks.reset(store, host, session)
+            return 0
+
+        self._safely(action)
+
+    def _safely(self, action: Callable[[Store], int]) -> int | None:
+        if self.store is None:
+            return None
+        try:
+            return action(self.store)
+        except (ReviewGateError, sqlite3.Error):
+            self.store = None  # from now on, as if there were no count
+            return None
+
+
+@contextlib.contextmanager
+def _counter(root: Path, config: str | None) -> Iterator[_Counter]:
+    try:
+        store = open_store(state_file(api.load(config, root), root))
+    except ReviewGateError:
+        store = None
+    try:
+        yield _Counter(store)
+    finally:
+        if store is not None:
+            store.close()

@@ -1,0 +1,280 @@
+"""``review-gate hook claude-code|codex`` fed the payloads the hosts send, and ``init --hooks``.
+
+The payloads are shaped as the hosts document them (every field they send, not only those the
+hook reads); the answers are checked against the hosts' contracts: exit 0 with a JSON decision
+on stdout, and for Codex only the fields its output schemas allow.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from review_gate.hooks.base import Payload, gate_for
+from tests.conftest import GitRepo
+from tests.hostile.helpers import command_agent, script, write_config
+from tests.integrations.conftest import tool_env
+
+INSECURE = "import requests\nr = requests.get(url, verify=False, timeout=5)\n"
+CLEAN = "def add(a, b):\n    return a + b\n"
+
+
+def stop(repo: GitRepo, *, active: bool = False, session: str = "5f1c8a52-6d1e-4c1b-9a39-1c4f1f0c2b7e",
+         event: str = "Stop") -> dict[str, Any]:
+    """A Stop payload as Claude Code sends it."""
+    return {"session_id": session, "transcript_path": f"/home/dev/.claude/projects/demo/{session}.jsonl",
+            "cwd": str(repo.root), "permission_mode": "default", "hook_event_name": event,
+            "stop_hook_active": active}
+
+
+def bash(repo: GitRepo, command: str) -> dict[str, Any]:
+    """A PreToolUse payload for a Bash call, as Claude Code sends it."""
+    return {"session_id": "5f1c8a52-6d1e-4c1b-9a39-1c4f1f0c2b7e",
+            "transcript_path": "/home/dev/.claude/projects/demo/5f1c8a52.jsonl", "cwd": str(repo.root),
+            "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+            "tool_input": {"command": command, "description": "Push the branch"},
+            "tool_use_id": "toolu_01ABC123"}
+
+
+def codex_stop(repo: GitRepo, *, active: bool = False) -> dict[str, Any]:
+    """A Stop payload as Codex sends it (its stop.command.input schema)."""
+    return {"session_id": "0199a2b4-codex", "turn_id": "turn-3", "transcript_path": None, "cwd": str(repo.root),
+            "hook_event_name": "Stop", "model": "gpt-5-codex", "permission_mode": "default",
+            "stop_hook_active": active, "last_assistant_message": "Done: the feature is implemented."}
+
+
+def hook(cli: Any, payload: dict[str, Any], *args: str, host: str = "claude-code") -> Any:
+    return cli("hook", host, *args, stdin=json.dumps(payload).encode())
+
+
+def answer(result: Any) -> dict[str, Any]:
+    assert result.code == 0, result.err
+    return json.loads(result.out) if result.out.strip() else {}
+
+
+# --------------------------------------------------------------------------------------- Stop
+
+
+def test_a_failing_gate_blocks_the_stop_with_the_agent_report(cli, repo: GitRepo) -> None:
+    repo.write("app.py", INSECURE)
+    blocked = answer(hook(cli, stop(repo)))
+    assert blocked["decision"] == "block"
+    reason = blocked["reason"]
+    assert reason.startswith("review-gate: FAIL")
+    assert "1. app.py:2 major sec-tls-verify-01 — TLS verification disabled" in reason
+    assert "Not checked:" in reason and "(1 of 3)" in reason
+
+
+def test_a_passing_gate_lets_the_agent_stop(cli, repo: GitRepo) -> None:
+    repo.write("calc.py", CLEAN)
+    result = hook(cli, stop(repo))
+    assert result.code == 0 and result.out == ""
+
+
+def test_the_stop_goes_through_with_a_hand_off_once_the_blocks_are_spent(cli, repo: GitRepo) -> None:
+    repo.write("app.py", INSECURE)
+    first = answer(hook(cli, stop(repo), "--max-blocks", "2"))
+    second = answer(hook(cli, stop(repo, active=True), "--max-blocks", "2"))
+    assert first["decision"] == second["decision"] == "block"
+    assert "(2 of 2)" in second["reason"]
+    spent = answer(hook(cli, stop(repo, active=True), "--max-blocks", "2"))
+    assert "decision" not in spent  # allowed: the agent stops
+    assert "after 2 blocked stops in a row" in spent["systemMessage"]
+    assert "REVIEW: FAIL | issues=1" in spent["systemMessage"] and "Over to you" in spent["systemMessage"]
+
+
+def test_the_count_is_per_session_and_starts_again_on_a_new_stop(cli, repo: GitRepo) -> None:
+    repo.write("app.py", INSECURE)
+    assert "(1 of 3)" in answer(hook(cli, stop(repo)))["reason"]
+    assert "(2 of 3)" in answer(hook(cli, stop(repo, active=True)))["reason"]
+    assert "(1 of 3)" in answer(hook(cli, stop(repo, active=True, session="other")))["reason"]
+    assert "(1 of 3)" in answer(hook(cli, stop(repo, active=False)))["reason"]  # a new turn: not a continuation
+
+
+def test_a_subagent_stop_is_gated_like_a_stop(cli, repo: GitRepo) -> None:
+    repo.write("app.py", INSECURE)
+    assert answer(hook(cli, stop(repo, event="SubagentStop")))["decision"] == "block"
+
+
+def test_a_review_that_cannot_run_blocks_and_says_why(cli, repo: GitRepo) -> None:
+    repo.write("calc.py", CLEAN)
+    blocked = answer(hook(cli, stop(repo), "--base", "no-such-branch"))
+    assert blocked["decision"] == "block"
+    assert "could not review the change" in blocked["reason"] and "no-such-branch" in blocked["reason"]
+    # ... and it is counted like any block: the agent is not trapped
+    for _ in range(2):
+        hook(cli, stop(repo, active=True), "--base", "no-such-branch")
+    assert "systemMessage" in answer(hook(cli, stop(repo, active=True), "--base", "no-such-branch"))
+
+
+def test_outside_a_repository_nothing_is_reviewed_and_the_agent_may_stop(cli, tmp_path: Path) -> None:
+    payload = {"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "Stop", "stop_hook_active": False}
+    allowed = answer(cli("hook", "claude-code", stdin=json.dumps(payload).encode()))
+    assert "decision" not in allowed and "not inside a git repository" in allowed["systemMessage"]
+
+
+def test_llm_reviewers_whose_deadline_exceeds_the_budget_are_not_run(cli, repo: GitRepo, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TEST_LLM_KEY", "not-a-real-key")
+    slow = {"id": "deep-review", "name": "deep", "description": "an llm reviewer", "kind": "llm",
+            "provider": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1", "api_key_env": "TEST_LLM_KEY",
+            "instructions": "security.md", "timeout_s": 300, "required": False}
+    finder = script(tmp_path, "quiet.py", "print('{\"findings\": []}')\n")
+    cfg = write_config(tmp_path, [command_agent("quiet", finder), slow])
+    (cfg / "security.md").write_text("Review for security problems.\n", encoding="utf-8")
+    repo.write("calc.py", CLEAN)
+    result = hook(cli, stop(repo), "--config", str(cfg), "--budget", "60")
+    assert result.out == ""  # the offline agents pass; the llm reviewer was left out, not failed
+    # a required one left out makes the review incomplete: the stop is blocked, and the reason says why
+    required = write_config(tmp_path, [command_agent("quiet", finder), {**slow, "required": True}])
+    (required / "security.md").write_text("Review for security problems.\n", encoding="utf-8")
+    blocked = answer(hook(cli, stop(repo), "--config", str(required), "--budget", "60"))
+    assert "LLM reviewers were not run (deep-review)" in blocked["reason"]
+    assert "decision incomplete" in blocked["reason"]
+    assert "agent deep-review (required, llm) did not run" in blocked["reason"]
+    # with a budget its deadline fits in, it runs (and fails here: nothing listens on its port)
+    ran = answer(hook(cli, stop(repo), "--config", str(required), "--budget", "400"))
+    assert "LLM reviewers were not run" not in ran["reason"]
+    assert "agent deep-review (required, llm) failed" in ran["reason"]
+
+
+def test_an_agent_slower_than_the_budget_is_cut_off_and_the_stop_blocked(repo: GitRepo, tmp_path: Path) -> None:
+    """A host kills a hook at its timeout, and a killed hook blocks nothing: the hook answers in time."""
+    sleeper = script(tmp_path, "sleeper.py", "import time\ntime.sleep(600)\n")
+    cfg = write_config(tmp_path, [command_agent("sleepy", sleeper, timeout_s=300)])
+    repo.write("calc.py", CLEAN)
+    done = subprocess.run([sys.executable, "-m", "review_gate", "hook", "claude-code", "--budget", "10",
+                           "--config", str(cfg)], input=json.dumps(stop(repo)).encode(), capture_output=True,
+                          timeout=120, env=tool_env(), cwd=repo.root, check=False)
+    assert done.returncode == 0, done.stderr
+    reason = json.loads(done.stdout)["reason"]
+    assert "agent sleepy (required, command) timed out" in reason
+
+
+# --------------------------------------------------------------------------------- PreToolUse
+
+
+def test_a_push_of_a_failing_change_is_denied_with_the_reason(cli, repo: GitRepo) -> None:
+    repo.branch("feature")
+    repo.write("app.py", INSECURE)
+    repo.commit("add the client")
+    denied = answer(hook(cli, bash(repo, "git push -u origin feature")))
+    decision = denied["hookSpecificOutput"]
+    assert decision["hookEventName"] == "PreToolUse" and decision["permissionDecision"] == "deny"
+    assert "app.py:2 major sec-tls-verify-01" in decision["permissionDecisionReason"]
+
+
+def test_a_commit_of_a_failing_working_tree_is_denied(cli, repo: GitRepo) -> None:
+    repo.write("app.py", INSECURE)
+    denied = answer(hook(cli, bash(repo, "git add -A && git commit -m 'add the client'")))
+    assert denied["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_a_push_of_a_clean_change_is_allowed(cli, repo: GitRepo) -> None:
+    repo.write("calc.py", CLEAN)
+    repo.commit("add calc")
+    result = hook(cli, bash(repo, "git push"))
+    assert result.code == 0 and result.out == ""
+
+
+def test_other_commands_are_not_even_reviewed(cli, repo: GitRepo) -> None:
+    repo.write("app.py", INSECURE)
+    for command in ("ls -la", "git status", "git log --grep=push"):
+        result = hook(cli, bash(repo, command))
+        assert result.code == 0 and result.out == ""
+    other_tool = {**bash(repo, "git push"), "tool_name": "Read", "tool_input": {"file_path": "app.py"}}
+    assert hook(cli, other_tool).out == ""
+    assert not (repo.root / ".review-gate").exists()  # no run was recorded: nothing was reviewed
+
+
+@pytest.mark.parametrize(("command", "gate"), [
+    ("git push", "push"), ("git -C sub push origin main", "push"), ("make test && git push", "push"),
+    ("sudo -u ci git push", "push"), ("bash -c 'git push --force'", "push"), ("/usr/bin/git push", "push"),
+    ("gh pr create --fill", "pr"), ("git add -A && git commit -m 'x && git push'", "commit"),
+    ("git commit -am wip; git push", "commit"), ("echo \"unbalanced git push", "push"),
+    ("ls", None), ("git log --grep=push", None), ("gh pr list", None), ("echo git-push", None),
+])
+def test_which_shell_commands_are_gated(command: str, gate: str | None) -> None:
+    assert gate_for(Payload(event="PreToolUse", tool_name="Bash", command=command)) == gate
+
+
+# -------------------------------------------------------------------------------------- Codex
+
+# What Codex accepts on stdout (its published hook output schemas): unknown fields are rejected.
+CODEX_STOP_OUTPUT = {"type": "object", "additionalProperties": False, "properties": {
+    "continue": {"type": "boolean"}, "decision": {"enum": ["block", None]}, "reason": {"type": ["string", "null"]},
+    "stopReason": {"type": ["string", "null"]}, "suppressOutput": {"type": "boolean"},
+    "systemMessage": {"type": ["string", "null"]}}}
+CODEX_PRE_TOOL_USE_OUTPUT = {"type": "object", "additionalProperties": False, "properties": {
+    "continue": {"type": "boolean"}, "stopReason": {"type": "string"}, "suppressOutput": {"type": "boolean"},
+    "systemMessage": {"type": "string"},
+    "hookSpecificOutput": {"type": "object", "additionalProperties": False, "required": ["hookEventName"],
+                           "properties": {"hookEventName": {"const": "PreToolUse"},
+                                          "permissionDecision": {"enum": ["deny"]},
+                                          "permissionDecisionReason": {"type": "string"},
+                                          "additionalContext": {"type": "string"}}}}}
+
+
+def test_codex_gets_answers_its_schemas_accept(cli, repo: GitRepo) -> None:
+    repo.write("app.py", INSECURE)
+    blocked = answer(hook(cli, codex_stop(repo), "--max-blocks", "1", host="codex"))
+    jsonschema.validate(blocked, CODEX_STOP_OUTPUT)
+    assert blocked["decision"] == "block" and "sec-tls-verify-01" in blocked["reason"]
+    handed_off = answer(hook(cli, codex_stop(repo, active=True), "--max-blocks", "1", host="codex"))
+    jsonschema.validate(handed_off, CODEX_STOP_OUTPUT)
+    assert "decision" not in handed_off
+    payload = {**bash(repo, "git commit -am wip"), "turn_id": "t", "model": "gpt-5-codex", "transcript_path": None}
+    payload["tool_input"] = {"command": "git commit -am wip"}
+    denied = answer(hook(cli, payload, host="codex"))
+    jsonschema.validate(denied, CODEX_PRE_TOOL_USE_OUTPUT)
+
+
+def test_a_payload_that_is_not_json_is_a_usage_error(cli) -> None:
+    result = cli("hook", "claude-code", stdin=b"not json")
+    assert result.code == 2 and "not JSON" in result.err and "Traceback" not in result.err
+
+
+# ---------------------------------------------------------------------------------- init --hooks
+
+
+def test_init_merges_the_hooks_into_existing_settings(cli, repo: GitRepo) -> None:
+    existing = {"permissions": {"allow": ["Bash(npm test:*)"]}, "hooks": {
+        "PostToolUse": [{"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "npx prettier --write"}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}}
+    settings = repo.write(".claude/settings.json", json.dumps(existing, indent=4))
+    result = cli("init", "--hooks", "claude-code")
+    assert result.code == 0, result.err
+    merged = json.loads(settings.read_text())
+    assert merged["permissions"] == existing["permissions"]
+    assert merged["hooks"]["PostToolUse"] == existing["hooks"]["PostToolUse"]
+    stops = merged["hooks"]["Stop"]
+    assert stops[0] == existing["hooks"]["Stop"][0]
+    assert stops[1] == {"hooks": [{"type": "command", "command": "review-gate hook claude-code --budget 50",
+                                   "timeout": 60}]}
+    assert merged["hooks"]["PreToolUse"] == [{"matcher": "Bash", "hooks": stops[1]["hooks"]}]
+    again = cli("init", "--hooks", "claude-code")
+    assert again.code == 0 and "nothing was changed" in again.out
+    assert json.loads(settings.read_text()) == merged
+
+
+def test_init_refuses_a_settings_file_it_cannot_parse(cli, repo: GitRepo) -> None:
+    broken = '{"hooks": {"Stop": [ // a comment\n]}}'
+    settings = repo.write(".claude/settings.json", broken)
+    result = cli("init", "--hooks", "claude-code")
+    assert result.code == 2 and "not valid JSON" in result.err and "nothing was changed" in result.err
+    assert settings.read_text() == broken
+    repo.write(".claude/settings.json", '{"hooks": []}')
+    assert cli("init", "--hooks", "claude-code").code == 2
+
+
+def test_init_writes_codex_hooks_json(cli, repo: GitRepo) -> None:
+    assert cli("init", "--hooks", "codex").code == 0
+    written = json.loads((repo.root / ".codex" / "hooks.json").read_text())
+    assert written["hooks"]["Stop"][0]["hooks"][0]["command"] == "review-gate hook codex --budget 50"
+    assert written["hooks"]["PreToolUse"][0]["matcher"] == "Bash"

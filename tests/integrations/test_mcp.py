@@ -1,0 +1,131 @@
+"""``review-gate mcp``, started as a real process and spoken to with the MCP SDK's own stdio client."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any, get_args
+
+import anyio
+import pytest
+
+from tests.conftest import GitRepo
+from tests.integrations.conftest import PRIVATE_KEY
+
+pytest.importorskip("mcp")
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+TOOLS = {"review", "plan", "explain", "accept"}
+
+
+def session(repo: GitRepo, check: Callable[[ClientSession], Awaitable[None]]) -> None:
+    """Start the server in ``repo`` and run ``check`` against it, within a deadline."""
+    params = StdioServerParameters(command=sys.executable, args=["-m", "review_gate", "mcp"], env=dict(os.environ),
+                                   cwd=str(repo.root))
+
+    async def main() -> None:
+        with anyio.fail_after(120):
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+                await client.initialize()
+                await check(client)
+
+    anyio.run(main)
+
+
+def test_the_tools_are_listed_with_described_typed_input_and_output(repo: GitRepo) -> None:
+    async def check(client: ClientSession) -> None:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert set(tools) == TOOLS
+        for tool in tools.values():
+            assert tool.description
+            assert tool.output_schema, tool.name
+            for name, field in tool.input_schema["properties"].items():
+                assert field.get("description"), (tool.name, name)
+        review = tools["review"].input_schema["properties"]
+        assert {"base", "head", "staged", "diff", "format", "fail_on"} <= set(review)
+        assert {"verdict", "summary", "findings", "report"} <= set(tools["review"].output_schema["properties"])
+        assert {"fingerprint", "reason", "expires"} <= set(tools["accept"].input_schema["properties"])
+
+    session(repo, check)
+
+
+def test_review_reports_a_planted_secret_as_critical(repo: GitRepo) -> None:
+    repo.write("deploy/key.pem", PRIVATE_KEY)
+
+    async def check(client: ClientSession) -> None:
+        result = await client.call_tool("review", {})
+        assert not result.is_error, result.content
+        out: dict[str, Any] = result.structured_content or {}
+        assert out["verdict"] == "FAIL" and out["decision"] == "fail"
+        assert out["summary"].startswith("REVIEW: FAIL | issues=1 (critical=1)")
+        [finding] = out["findings"]
+        assert (finding["severity"], finding["file"], finding["category"]) == ("critical", "deploy/key.pem", "secrets")
+        assert "1. deploy/key.pem:1 critical" in out["report"]  # the agent format by default
+        assert "RSA PRIVATE KEY" not in str(out)  # the secret itself is redacted
+
+    session(repo, check)
+
+
+def test_a_bad_ref_is_a_tool_error_and_the_server_keeps_serving(repo: GitRepo) -> None:
+    repo.write("calc.py", "def add(a, b):\n    return a + b\n")
+
+    async def check(client: ClientSession) -> None:
+        failed = await client.call_tool("review", {"base": "no-such-branch"})
+        assert failed.is_error
+        text = " ".join(getattr(c, "text", "") for c in failed.content)
+        assert "review-gate: error: unknown git ref 'no-such-branch'" in text and "fix: " in text
+        assert {t.name for t in (await client.list_tools()).tools} == TOOLS
+        passed = await client.call_tool("review", {"format": "json"})
+        assert not passed.is_error and (passed.structured_content or {})["verdict"] == "PASS"
+
+    session(repo, check)
+
+
+def test_plan_explain_and_accept(repo: GitRepo) -> None:
+    repo.write("app.py", "x = eval(user_input)\n")
+
+    async def check(client: ClientSession) -> None:
+        planned = (await client.call_tool("plan", {})).structured_content or {}
+        assert [f["path"] for f in planned["files"]] == ["app.py"]
+        assert "security-patterns" in [a["agent"] for a in planned["agents"]]
+        explained = (await client.call_tool("explain", {"paths": ["app.py"]})).structured_content or {}
+        assert "security-patterns" in explained["result"][0]["agents"]
+        reviewed = (await client.call_tool("review", {"offline": True})).structured_content or {}
+        [finding] = reviewed["findings"]
+        accepted = await client.call_tool("accept", {"fingerprint": finding["fingerprint"][:8],
+                                                     "reason": "eval of a constant table, reviewed by a person"})
+        assert not accepted.is_error, accepted.content
+        assert (accepted.structured_content or {})["fingerprint"] == finding["fingerprint"]
+        again = (await client.call_tool("review", {"offline": True})).structured_content or {}
+        assert again["verdict"] == "PASS" and again["findings"] == []
+        refused = await client.call_tool("accept", {"fingerprint": "abcdef", "reason": "x"})
+        assert refused.is_error
+
+    session(repo, check)
+
+
+def test_every_output_format_can_be_asked_for() -> None:
+    from review_gate.mcp_server import ReportFormat
+    from review_gate.outputs import FORMATS
+
+    assert set(get_args(ReportFormat)) == set(FORMATS)
+
+
+def test_the_sdk_is_imported_only_by_the_server() -> None:
+    """`review-gate --version` and every other command stay as fast as they were."""
+    code = ("import sys\nfrom review_gate.cli import main\nmain(['--version'])\n"
+            "assert not [m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')], 'mcp imported'\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+def test_without_the_extra_the_command_says_how_to_install_it(cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "mcp" else real(name, *a))
+    result = cli("mcp")
+    assert result.code == 2 and "pip install 'review-gate[mcp]'" in result.err
