@@ -7,7 +7,7 @@ import sys
 
 import anyio
 
-from review_gate import api, console
+from review_gate import api, console, shard
 from review_gate.commands.common import check_timeout, diff_request, find_repo_root, output_targets
 from review_gate.commands.emit import show
 from review_gate.commands.progress import Progress
@@ -28,6 +28,7 @@ def run_command(args: argparse.Namespace) -> int:
     targets = output_targets(args)
     request = diff_request(args, find_repo_root())  # checked with the flags' own words
     files = [(fmt, path) for fmt, path in targets if path is not None and path != "-"]
+    share = shard.parse(args.shard) if args.shard else None
     reports: list[ReviewReport] = []
 
     async def main() -> None:  # returns nothing: asyncio keeps a finished task's repr, and a report is big
@@ -37,7 +38,7 @@ def run_command(args: argparse.Namespace) -> int:
                 offline=args.offline, concurrency=args.concurrency, agent_timeout=args.timeout,
                 constitution=args.constitution, baseline=args.baseline, use_baseline=not args.no_baseline,
                 packing=args.packing, state=not args.no_state, cache=not args.no_cache, outputs=files,
-                bundle_dir=args.bundle, listener=progress))
+                bundle_dir=args.bundle, listener=progress, shard=share))
 
     anyio.run(main)
     [report] = reports
