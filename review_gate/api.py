@@ -340,10 +340,10 @@ async def sweep_async(
     not ignored) within ``paths`` (git pathspecs, relative to ``cwd``) as if it were added whole;
     ``since``: only the files changed since that ref. Everything else as ``review``; a second
     sweep of an unchanged tree reuses every pair and calls no agent."""
-    setup, facts, gaps = await _swept(paths, since=since, cwd=cwd, config=config, offline=offline,
-                                      concurrency=concurrency, agent_timeout=agent_timeout,
+    setup, facts, gaps = await _swept(paths, since=since, cwd=cwd, max_file_bytes=max_file_bytes, config=config,
+                                      offline=offline, concurrency=concurrency, agent_timeout=agent_timeout,
                                       constitution=constitution, baseline=baseline, use_baseline=use_baseline,
-                                      packing=packing, max_file_bytes=max_file_bytes)
+                                      packing=packing)
     target = Path(bundle_dir) if bundle_dir is not None else None
     if target is not None:
         bundle.check_target(target)
@@ -352,9 +352,11 @@ async def sweep_async(
     return await _reviewed(setup, facts, how, state=state, cache=cache, outputs=outputs, target=target)
 
 
-async def _swept(paths: Sequence[str], *, since: str | None, cwd: str | Path | None, config: str | Path | None,
-                 max_file_bytes: int | None, **options: object) -> tuple[bootstrap.Setup, PRFacts, list[Gap]]:
-    """The setup of a sweep and its synthesized change."""
+async def _swept(paths: Sequence[str], *, since: str | None, cwd: str | Path | None, max_file_bytes: int | None,
+                 config: str | Path | None, offline: bool, concurrency: int | None, agent_timeout: float | None,
+                 constitution: str | None, baseline: str | Path | None, use_baseline: bool,
+                 packing: Packing | None) -> tuple[bootstrap.Setup, PRFacts, list[Gap]]:
+    """The setup of a sweep (the arguments of ``_setup``) and its synthesized change."""
     from review_gate.sweep import MAX_FILE_BYTES, sweep_facts
 
     where = Path(cwd) if cwd is not None else Path.cwd()
@@ -365,7 +367,8 @@ async def _swept(paths: Sequence[str], *, since: str | None, cwd: str | Path | N
     if max_file_bytes is not None and max_file_bytes < 1:
         raise UsageError(f"--max-file-bytes {max_file_bytes}: must be at least 1")
     request = DiffRequest(mode="worktree", repo_root=str(root))
-    setup = _setup(request, config=config, **options)  # type: ignore[arg-type]
+    setup = _setup(request, config=config, offline=offline, concurrency=concurrency, timeout=agent_timeout,
+                   constitution=constitution, baseline=baseline, use_baseline=use_baseline, packing=packing)
     own = setup.own_files(setup.written(PRFacts(source="sweep", files=[])))
     swept = await anyio.to_thread.run_sync(functools.partial(
         sweep_facts, where, root, paths, since=since, own=own, max_bytes=max_file_bytes or MAX_FILE_BYTES))
@@ -434,15 +437,15 @@ async def batch_submit_async(
     """Plan a change (or, with ``sweep``, a sweep of those pathspecs), record the run and its
     pending pairs, run the agents that need no provider batch now, and send the llm requests to
     their providers' batch APIs (one batch per endpoint). The run waits in the run state until
-    ``batch_collect``. ``bundle_dir``: where the request files go now and the bundle at collect."""
+    ``batch_collect``. ``bundle_dir``: where collecting it writes its replay bundle (with the
+    request and result files of each batch)."""
     from review_gate.batch import service
 
-    options: dict[str, object] = dict(offline=False, concurrency=concurrency, agent_timeout=agent_timeout,
-                                      constitution=constitution, baseline=baseline, use_baseline=use_baseline,
-                                      packing=packing)
     if sweep is not None:
-        setup, facts, gaps = await _swept(sweep, since=since, cwd=cwd, config=config, max_file_bytes=max_file_bytes,
-                                          **options)
+        setup, facts, gaps = await _swept(sweep, since=since, cwd=cwd, max_file_bytes=max_file_bytes, config=config,
+                                          offline=False, concurrency=concurrency, agent_timeout=agent_timeout,
+                                          constitution=constitution, baseline=baseline, use_baseline=use_baseline,
+                                          packing=packing)
     else:
         request = request or change(cwd=cwd, base=base, head=head, staged=staged, diff=diff, diff_file=diff_file)
         setup = _setup(request, config=config, offline=False, concurrency=concurrency, timeout=agent_timeout,
@@ -519,7 +522,7 @@ async def batch_collect_async(run: str | None = None, *, cwd: str | Path | None 
             fetched.run_id, fetched.state, [_info(b) for b in fetched.batches]))
     frozen = fetched.frozen
     target = Path(bundle_dir) if bundle_dir is not None else Path(frozen.bundle_dir) if frozen.bundle_dir else None
-    if target is not None and not (target / "batch").is_dir():
+    if target is not None:
         bundle.check_target(target)
     with RunState(frozen.config, root, use_cache=True, path=path) as state:
         report = await anyio.to_thread.run_sync(service.ingest_fetched, state, fetched)

@@ -136,8 +136,6 @@ async def submit(setup: bootstrap.Setup, facts: PRFacts, gaps: list[Gap], run: R
                               input_file_id=c.input_file_id, status=c.status,
                               requests=sum(1 for r in planned.requests if planned.units[r.unit].endpoint == e.ordinal))
         for e, c in sent])
-    if bundle_dir is not None:
-        _write_requests(Path(bundle_dir), frozen, planned)
     shown = [Sent(e.provider, e.url, c.batch_id, sum(1 for r in planned.requests
                                                        if planned.units[r.unit].endpoint == e.ordinal), c.status)
              for e, c in sent]
@@ -174,20 +172,6 @@ def _spec(frozen: FrozenRun, agent_id: str) -> tuple[LlmAgent, str | None]:
     except AgentFault as fault:
         raise UsageError(f"agent {agent_id}: {fault}", fix=f"set {spec.api_key_env} to the key the batch was "
                                                            "submitted with") from None
-
-
-def _write_requests(directory: Path, frozen: FrozenRun, planned: requests.Planned) -> None:
-    import json
-
-    try:
-        (directory / "batch").mkdir(parents=True, exist_ok=True)
-        for endpoint in planned.endpoints:
-            lines = planned.lines(endpoint, frozen.config)
-            (directory / "batch" / f"requests-{endpoint.ordinal}-{endpoint.provider}.jsonl").write_text(
-                "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
-    except OSError as exc:
-        raise ReviewGateError(f"cannot write the batch's request files into {directory}: {exc.strerror}",
-                              fix="choose a writable --bundle DIR") from exc
 
 
 def conclude(run: RunState, frozen: FrozenRun, batched: list[AgentResult]) -> ReviewReport:
@@ -290,14 +274,20 @@ async def fetch(path: Path, ref: str | None, http: httpx.AsyncClient, *, wait_s:
 
 
 def write_results(directory: Path, fetched: Fetched, root: Path | None) -> list[tuple[str, list[str], str]]:
-    """The raw result lines and the batch ids, beside the bundle's files (``batch/``)."""
+    """Each batch's request file, its raw result lines and the batch ids, beside the bundle's files
+    (``batch/``)."""
     import json
 
     from review_gate.own_files import blob_ids, relative
 
-    files = [(directory / "batch" / f"results-{ordinal}-{fetched.frozen.endpoints[ordinal].provider}.jsonl",
-              "".join(line.rstrip("\n") + "\n" for line in lines).encode("utf-8"))
-             for ordinal, lines in sorted(fetched.raw.items())]
+    frozen = fetched.frozen
+    planned = requests.Planned(endpoints=frozen.endpoints, units=frozen.units, requests=frozen.requests)
+    files = [(directory / "batch" / f"requests-{e.ordinal}-{e.provider}.jsonl", "".join(
+        json.dumps(line, ensure_ascii=False) + "\n" for line in planned.lines(e, frozen.config)).encode("utf-8"))
+        for e in frozen.endpoints]
+    files += [(directory / "batch" / f"results-{ordinal}-{frozen.endpoints[ordinal].provider}.jsonl",
+               "".join(line.rstrip("\n") + "\n" for line in lines).encode("utf-8"))
+              for ordinal, lines in sorted(fetched.raw.items())]
     files.append((directory / "batch" / "batches.json", (json.dumps(
         [{"provider": b.provider, "endpoint": b.endpoint, "batch_id": b.batch_id, "status": b.status,
           "requests": b.requests, "counts": b.counts} for b in fetched.status.batches], indent=2) + "\n").encode()))

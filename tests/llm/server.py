@@ -175,6 +175,7 @@ class BatchScript:
     expire: Callable[[int, str], bool] | None = None  # (line index, custom id) left unanswered: it expired
     fail: str | None = None  # OpenAI: the batch fails validation as a whole, with this message
     results_url: str | None = None  # Anthropic: the results_url to announce instead of our own
+    batch_id: str | None = None  # the id a created batch is announced with instead of its own
 
 
 @dataclass
@@ -238,7 +239,7 @@ class Batches:
         batch = Batch(f"batch_{len(self.batches) + 1}", "openai", lines, 1_700_000_000,
                       input_file_id=body["input_file_id"], status="validating")
         self.batches[batch.id] = batch
-        return 200, self.openai_view(batch)
+        return 200, {**self.openai_view(batch), "id": self.script.batch_id or batch.id}
 
     def read_openai(self, headers: dict[str, str], raw: bytes, batch_id: str) -> tuple[int, Any]:
         batch = self.batches.get(batch_id)
@@ -275,7 +276,7 @@ class Batches:
         body = json.loads(raw)
         batch = Batch(f"msgbatch_{len(self.batches) + 1}", "anthropic", list(body["requests"]), 1_700_000_000)
         self.batches[batch.id] = batch
-        return 200, self.anthropic_view(batch)
+        return 200, {**self.anthropic_view(batch), "id": self.script.batch_id or batch.id}
 
     def read_anthropic(self, headers: dict[str, str], raw: bytes, batch_id: str) -> tuple[int, Any]:
         batch = self.batches.get(batch_id)
