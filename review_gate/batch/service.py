@@ -207,11 +207,15 @@ def stored_report(path: Path, run_id: str) -> ReviewReport:
 
 async def status(path: Path, ref: str | None, http: httpx.AsyncClient | None) -> Status:
     """The run's batches as the providers see them now (as last recorded once it is collected)."""
-    run_id, batch_run = load(path, ref)
+    _, batch_run = load(path, ref)
     if batch_run.state == "collected" or http is None:
         return _recorded(batch_run)
+    return (await _poll(path, batch_run, http))[0]
+
+
+async def _poll(path: Path, batch_run: batches.BatchRun, http: httpx.AsyncClient) -> tuple[Status, list[wire.State]]:
     frozen = FrozenRun.load(batch_run.frozen)
-    seen = []
+    seen, states = [], []
     for sent in batch_run.batches:
         endpoint = frozen.endpoints[sent.ordinal]
         spec, key = _spec(frozen, endpoint.agent)
@@ -222,8 +226,9 @@ async def status(path: Path, ref: str | None, http: httpx.AsyncClient | None) ->
                                   fix="try again later; the run waits") from None
         seen.append(Sent(sent.provider, sent.endpoint, sent.batch_id, sent.requests, state.status, state.counts,
                          state.ended))
-        await anyio.to_thread.run_sync(_update, path, run_id, sent.ordinal, state)
-    return Status(run_id, batch_run.state, seen)
+        states.append(state)
+        await anyio.to_thread.run_sync(_update, path, batch_run.run_id, sent.ordinal, state)
+    return Status(batch_run.run_id, batch_run.state, seen), states
 
 
 def _recorded(batch_run: batches.BatchRun) -> Status:
@@ -247,19 +252,18 @@ async def fetch(path: Path, ref: str | None, http: httpx.AsyncClient, *, wait_s:
     if batch_run.state == "collected":
         return stored_report(path, run_id)
     deadline = time.monotonic() + (wait_s or 0.0)
-    seen = await status(path, run_id, http)
+    seen, states = await _poll(path, batch_run, http)
     while not seen.ended and time.monotonic() + poll_s <= deadline:
         await anyio.sleep(poll_s)
-        seen = await status(path, run_id, http)
+        seen, states = await _poll(path, batch_run, http)
     if not seen.ended:
         return seen
     frozen = FrozenRun.load(batch_run.frozen)
     fetched = Fetched(run_id, frozen, {}, {}, {}, seen)
-    for sent, recorded in zip(seen.batches, batch_run.batches, strict=True):
+    for sent, recorded, state in zip(seen.batches, batch_run.batches, states, strict=True):
         endpoint = frozen.endpoints[recorded.ordinal]
         spec, key = _spec(frozen, endpoint.agent)
         try:
-            state = await wire.state(http, spec, key, sent.batch_id)
             outcomes = await wire.results(http, spec, key, state)
         except wire.BatchFault as fault:
             raise ReviewGateError(f"cannot download the results of {sent.provider} batch {sent.batch_id}: {fault}",
