@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     import httpx
 
 POLL_S = 30.0  # between status checks of ``collect --wait``
+CANCEL_S = 15.0  # the most a failed submit spends cancelling the batches it created
 
 
 @dataclass(frozen=True)
@@ -131,11 +132,16 @@ async def submit(setup: bootstrap.Setup, facts: PRFacts, gaps: list[Gap], run: R
         report = await anyio.to_thread.run_sync(conclude, run, frozen, [])
         return Submitted(run_id, [], 0, local_ids, (0, 0), (0.0, 0.0), report, the_plan)
     sent = await _send(http, frozen, planned)
-    await anyio.to_thread.run_sync(run.record_batch, frozen.dump(), [
-        batches.ProviderBatch(ordinal=e.ordinal, provider=e.provider, endpoint=e.url, batch_id=c.batch_id,
-                              input_file_id=c.input_file_id, status=c.status,
-                              requests=sum(1 for r in planned.requests if planned.units[r.unit].endpoint == e.ordinal))
-        for e, c in sent])
+    try:
+        await anyio.to_thread.run_sync(run.record_batch, frozen.dump(), [
+            batches.ProviderBatch(ordinal=e.ordinal, provider=e.provider, endpoint=e.url, batch_id=c.batch_id,
+                                  input_file_id=c.input_file_id, status=c.status,
+                                  requests=sum(1 for r in planned.requests
+                                               if planned.units[r.unit].endpoint == e.ordinal))
+            for e, c in sent])
+    except BaseException:  # a batch nobody will collect must not run (and bill) at the provider
+        await _cancel(http, frozen, sent)
+        raise
     shown = [Sent(e.provider, e.url, c.batch_id, sum(1 for r in planned.requests
                                                        if planned.units[r.unit].endpoint == e.ordinal), c.status)
              for e, c in sent]
@@ -144,22 +150,33 @@ async def submit(setup: bootstrap.Setup, facts: PRFacts, gaps: list[Gap], run: R
 
 async def _send(http: httpx.AsyncClient, frozen: FrozenRun,
                 planned: requests.Planned) -> list[tuple[Endpoint, wire.Created]]:
-    """One batch per endpoint; when one cannot be created, those created already are cancelled."""
+    """One batch per endpoint; when one cannot be created (or the submit is interrupted), those
+    created already are cancelled."""
     created: list[tuple[Endpoint, wire.Created]] = []
-    for endpoint in planned.endpoints:
-        spec, key = _spec(frozen, endpoint.agent)
-        try:
-            created.append((endpoint, await wire.create(http, spec, key, planned.lines(endpoint, frozen.config),
-                                                        frozen.run_id)))
-        except wire.BatchFault as fault:
-            for done, made in created:
-                other, other_key = _spec(frozen, done.agent)
-                with contextlib.suppress(wire.BatchFault):
-                    await wire.cancel(http, other, other_key, made.batch_id)
-            raise ReviewGateError(f"{endpoint.provider} batch API at {endpoint.url} refused the batch: {fault}",
-                                  fix="check the endpoint, its key and its batch limits; nothing was left "
-                                      "queued (the run is recorded as failed)") from None
+    endpoint = planned.endpoints[0]
+    try:
+        for endpoint in planned.endpoints:
+            spec, key = _spec(frozen, endpoint.agent)
+            lines = planned.lines(endpoint, frozen.config)
+            created.append((endpoint, await wire.create(http, spec, key, lines, frozen.run_id)))
+    except wire.BatchFault as fault:
+        await _cancel(http, frozen, created)
+        raise ReviewGateError(f"{endpoint.provider} batch API at {endpoint.url} refused the batch: {fault}",
+                              fix="check the endpoint, its key and its batch limits; nothing was left "
+                                  "queued (the run is recorded as failed)") from None
+    except BaseException:
+        await _cancel(http, frozen, created)
+        raise
     return created
+
+
+async def _cancel(http: httpx.AsyncClient, frozen: FrozenRun, created: list[tuple[Endpoint, wire.Created]]) -> None:
+    """Cancel batches a failed submit created, even while it is being cancelled itself (bounded)."""
+    with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_S):
+        for endpoint, made in created:
+            spec, key = _spec(frozen, endpoint.agent)
+            with contextlib.suppress(wire.BatchFault):
+                await wire.cancel(http, spec, key, made.batch_id)
 
 
 def _spec(frozen: FrozenRun, agent_id: str) -> tuple[LlmAgent, str | None]:

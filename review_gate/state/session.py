@@ -8,11 +8,13 @@ touches no file.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Collection, Mapping
 from pathlib import Path
 from types import TracebackType
 
+from review_gate.errors import ReviewGateError
 from review_gate.models import AgentResult, Plan, ReviewConfig, ReviewReport
 from review_gate.state import acceptance, batches, pairs, runs, written
 from review_gate.state.freshness import CacheSplit, config_sha, plan_reuse
@@ -72,8 +74,12 @@ class RunState(NoState):
             if exc is not None and self.run_id is not None:
                 # Ctrl-C or SIGTERM cancels the run's main task (asyncio) or interrupts it.
                 stopped = isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError))
-                why = "interrupted (SIGINT or SIGTERM)" if stopped else type(exc).__name__
+                why = "interrupted (SIGINT or SIGTERM)" if stopped else f"{type(exc).__name__}: {exc}"[:500]
                 runs.fail(self.store, self.run_id, f"run failed: {why}")
+                if not stopped and not isinstance(exc, ReviewGateError):
+                    log = debug_log(self.run_id, exc)
+                    if log is not None:
+                        runs.set_debug_log(self.store, self.run_id, str(log))
         finally:
             self.store.close()
             self.store = None
@@ -136,6 +142,24 @@ class RunState(NoState):
         """Take the batch run ``run_id`` to collect it; False when it was collected already."""
         assert self.store is not None
         return batches.claim(self.store, run_id)
+
+
+def debug_log(run_id: str, exc: BaseException) -> Path | None:
+    """The traceback of a run that broke, in a file only this user can read in the user's cache
+    (never beside the state: inside a repository it would be an untracked file to review)."""
+    import traceback
+
+    from review_gate.userdirs import cache_dir
+
+    path = cache_dir() / "runs" / f"{run_id}.log"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write("".join(traceback.format_exception(exc)))
+    except OSError:
+        return None
+    return path
 
 
 def run_state(config: ReviewConfig, root: Path | None, *, enabled: bool, use_cache: bool) -> NoState:

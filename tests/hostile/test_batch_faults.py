@@ -162,3 +162,20 @@ def test_provider_errors_never_show_the_key(cli, server: LlmServer, tmp_path: Pa
 
 def _diff() -> bytes:
     return WIDE.encode()
+
+
+def test_a_submit_that_fails_half_way_cancels_the_batches_it_created(cli, server: LlmServer, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.llm.server import Batches
+
+    def refuse(self: Batches, headers: dict[str, str], raw: bytes) -> tuple[int, object]:
+        return 400, {"error": {"message": "too many requests", "type": "invalid_request_error"}}
+
+    monkeypatch.setattr(Batches, "create_openai", refuse)  # the anthropic batch is created first
+    cfg = batch_config(tmp_path, server, providers=("openai", "anthropic"))
+    result = cli("batch", "submit", "--config", str(cfg), "--diff", "-", stdin=_diff())
+    assert result.code == 2 and "refused the batch" in result.err and "too many requests" in result.err
+    [created] = server.batches.batches.values()
+    assert created.provider == "anthropic" and created.status == "canceling"  # nothing left running, nor billed
+    assert query(state_db(), "SELECT status FROM review_runs") == [("failed",)]
+    assert query(state_db(), "SELECT COUNT(*) FROM batch_runs") == [(0,)]

@@ -121,3 +121,28 @@ def test_gc_keeps_a_run_with_a_current_pair(tmp_path: Path, cli) -> None:
     assert dropped == 2 and emptied == []  # first run's a.py pair and its scope pair
     assert query(state_db(), "SELECT file FROM review_pairs WHERE run_id = ?", first["run_id"]) == [("b.py",)]
     assert {r for (r,) in query(state_db(), "SELECT id FROM review_runs")} == {first["run_id"], second["run_id"]}
+
+
+def test_a_run_that_breaks_records_its_failure_and_a_debug_log(tmp_path: Path) -> None:
+    import anyio
+    import pytest
+
+    from review_gate import runner
+    from review_gate.config import load_config
+    from review_gate.pipeline.normalize import DiffRequest
+    from review_gate.state.session import RunState
+
+    config = load_config(counting_config(tmp_path))
+
+    async def planned() -> object:
+        facts = await runner.read_change(DiffRequest(mode="stdin", stdin_data=DIFF.encode()))
+        return await runner.plan(facts, config)
+
+    plan = anyio.run(planned)
+    with pytest.raises(RuntimeError), RunState(config, None, use_cache=True) as state:
+        state.start(plan, "20260101T000000Z-deadbeef")  # type: ignore[arg-type]
+        raise RuntimeError("a bug in the middle of a run")
+    [(status, failure, log)] = query(state_db(), "SELECT status, failure, debug_log FROM review_runs")
+    assert status == "failed" and failure == "run failed: RuntimeError: a bug in the middle of a run"
+    assert "a bug in the middle of a run" in Path(log).read_text() and "Traceback" in Path(log).read_text()
+    assert query(state_db(), "SELECT DISTINCT status FROM review_pairs") == [("missing",)]
