@@ -20,6 +20,11 @@ What to review: the working tree against the merge-base with the default branch 
 default), ``base`` for another base, ``head`` for a commit range, ``staged`` for the index,
 ``diff`` (the bytes of a unified diff) or ``diff_file``. ``cwd`` is where the repository is
 looked for (default: the current directory).
+
+Past one pull request: ``sweep`` reviews files as they are (each as if added whole);
+``batch_submit``, ``batch_status`` and ``batch_collect`` run a review through the providers'
+batch APIs; ``review(shard=(K, N))`` reviews one share of a CI matrix and ``merge`` combines
+the shards' reports (docs/sweeps-and-batches.md).
 """
 
 from __future__ import annotations
@@ -45,6 +50,8 @@ from review_gate.state.session import NoState, RunState, run_state
 
 if TYPE_CHECKING:
     import httpx
+
+    from review_gate.sweep import Swept
 
 __all__ = ["BatchCollected", "BatchInfo", "BatchStatus", "BatchSubmitted", "Explanation", "PolicyMatch",
            "ReviewReport", "batch_collect", "batch_collect_async", "batch_status", "batch_status_async",
@@ -154,6 +161,7 @@ class _How:
     shard: tuple[int, int] | None = None
     kind: Literal["live", "sweep"] = "live"
     gaps: tuple[Gap, ...] = ()  # found before planning (a sweep's files too large to read)
+    commit: str | None = None  # the commit reviewed, when the change does not name it (a sweep's HEAD)
 
 
 async def _reviewed(setup: bootstrap.Setup, facts: PRFacts, how: _How, *, state: bool, cache: bool,
@@ -183,7 +191,8 @@ async def _review(setup: bootstrap.Setup, facts: PRFacts, run: NoState, http: ht
     waivers = setup.waivers(facts)
     run_id = runner.new_run_id()
     reuse = await anyio.to_thread.run_sync(functools.partial(
-        run.start, work, run_id, setup.extras(), setup.options.packing, kind=how.kind, model=_models(setup, work)))
+        run.start, work, run_id, setup.extras(), setup.options.packing, kind=how.kind, model=_models(setup, work),
+        commit=how.commit))
     report = await runner.review(
         work, setup.config, setup.options, filter_mode=how.filter_mode, fail_on=how.fail_on, listener=how.listener,
         waivers={**waivers, **run.waivers}, run_id=run_id, reuse=reuse, http=http)
@@ -340,22 +349,22 @@ async def sweep_async(
     not ignored) within ``paths`` (git pathspecs, relative to ``cwd``) as if it were added whole;
     ``since``: only the files changed since that ref. Everything else as ``review``; a second
     sweep of an unchanged tree reuses every pair and calls no agent."""
-    setup, facts, gaps = await _swept(paths, since=since, cwd=cwd, max_file_bytes=max_file_bytes, config=config,
-                                      offline=offline, concurrency=concurrency, agent_timeout=agent_timeout,
-                                      constitution=constitution, baseline=baseline, use_baseline=use_baseline,
-                                      packing=packing)
+    setup, swept = await _swept(paths, since=since, cwd=cwd, max_file_bytes=max_file_bytes, config=config,
+                                offline=offline, concurrency=concurrency, agent_timeout=agent_timeout,
+                                constitution=constitution, baseline=baseline, use_baseline=use_baseline,
+                                packing=packing)
     target = Path(bundle_dir) if bundle_dir is not None else None
     if target is not None:
         bundle.check_target(target)
     how = _How(fail_on=fail_on, filter_mode=filter_mode, listener=listener, shard=shard, kind="sweep",
-               gaps=tuple(gaps))
-    return await _reviewed(setup, facts, how, state=state, cache=cache, outputs=outputs, target=target)
+               gaps=tuple(swept.gaps), commit=swept.head)
+    return await _reviewed(setup, swept.facts, how, state=state, cache=cache, outputs=outputs, target=target)
 
 
 async def _swept(paths: Sequence[str], *, since: str | None, cwd: str | Path | None, max_file_bytes: int | None,
                  config: str | Path | None, offline: bool, concurrency: int | None, agent_timeout: float | None,
                  constitution: str | None, baseline: str | Path | None, use_baseline: bool,
-                 packing: Packing | None) -> tuple[bootstrap.Setup, PRFacts, list[Gap]]:
+                 packing: Packing | None) -> tuple[bootstrap.Setup, Swept]:
     """The setup of a sweep (the arguments of ``_setup``) and its synthesized change."""
     from review_gate.sweep import MAX_FILE_BYTES, sweep_facts
 
@@ -372,7 +381,7 @@ async def _swept(paths: Sequence[str], *, since: str | None, cwd: str | Path | N
     own = setup.own_files(setup.written(PRFacts(source="sweep", files=[])))
     swept = await anyio.to_thread.run_sync(functools.partial(
         sweep_facts, where, root, paths, since=since, own=own, max_bytes=max_file_bytes or MAX_FILE_BYTES))
-    return setup, swept.facts, swept.gaps
+    return setup, swept
 
 
 @dataclass(frozen=True)
@@ -441,11 +450,13 @@ async def batch_submit_async(
     request and result files of each batch)."""
     from review_gate.batch import service
 
+    commit = None
     if sweep is not None:
-        setup, facts, gaps = await _swept(sweep, since=since, cwd=cwd, max_file_bytes=max_file_bytes, config=config,
+        setup, swept = await _swept(sweep, since=since, cwd=cwd, max_file_bytes=max_file_bytes, config=config,
                                           offline=False, concurrency=concurrency, agent_timeout=agent_timeout,
                                           constitution=constitution, baseline=baseline, use_baseline=use_baseline,
                                           packing=packing)
+        facts, gaps, commit = swept.facts, swept.gaps, swept.head
     else:
         request = request or change(cwd=cwd, base=base, head=head, staged=staged, diff=diff, diff_file=diff_file)
         setup = _setup(request, config=config, offline=False, concurrency=concurrency, timeout=agent_timeout,
@@ -461,7 +472,8 @@ async def batch_submit_async(
     with run:
         async with runner.connect() as http:
             sent = await service.submit(setup, facts, gaps, run, http, fail_on=fail_on, filter_mode=filter_mode,
-                                        listener=listener, bundle_dir=str(target) if target is not None else None)
+                                        listener=listener, bundle_dir=str(target) if target is not None else None,
+                                        commit=commit)
         if sent.report is not None and sent.plan is not None:
             written = _write(setup.root, setup.config, sent.report, sent.plan, setup.waivers(facts), outputs, target,
                              fail_on, filter_mode)

@@ -35,10 +35,11 @@ BINARY_PROBE = 8000  # git's buffer_is_binary looks for a NUL byte in this many 
 
 @dataclass(frozen=True)
 class Swept:
-    """A sweep's change and the files it left out for their size."""
+    """A sweep's change, the files it left out for their size, and the commit it was made at."""
 
     facts: PRFacts
     gaps: list[Gap]
+    head: str | None = None
 
 
 def sweep_facts(cwd: Path, root: Path, pathspecs: Sequence[str] = (), *, since: str | None = None,
@@ -69,7 +70,7 @@ def sweep_facts(cwd: Path, root: Path, pathspecs: Sequence[str] = (), *, since: 
     source = f"sweep of {scope}{where}" + (f" at {head[:12]}" if head else "")
     # The base is the commit the trusted inputs (the baseline) are read from: the one the sweep
     # is relative to, else HEAD.
-    return Swept(PRFacts(source=source, base=since_commit or head, head=None, files=files), gaps)
+    return Swept(PRFacts(source=source, base=since_commit or head, head=None, files=files), gaps, head)
 
 
 def _section(root: Path, raw: bytes, max_bytes: int, sha256: bool, gaps: list[Gap]) -> bytes | None:

@@ -101,7 +101,7 @@ def _models(plan: Plan, config_agents: dict[str, LlmAgent]) -> str:
 
 async def submit(setup: bootstrap.Setup, facts: PRFacts, gaps: list[Gap], run: RunState, http: httpx.AsyncClient, *,
                  fail_on: FailOn | None, filter_mode: FilterMode | None, listener: Listener | None,
-                 bundle_dir: str | None) -> Submitted:
+                 bundle_dir: str | None, commit: str | None = None) -> Submitted:
     config = setup.config
     the_plan = await runner.plan(facts, config, own=setup.own_files(run.written()), offline=False, http=http)
     if gaps:
@@ -111,7 +111,7 @@ async def submit(setup: bootstrap.Setup, facts: PRFacts, gaps: list[Gap], run: R
     llm_agents = {a.id: a for a in config.agents.agents if isinstance(a, LlmAgent)}
     reuse = await anyio.to_thread.run_sync(lambda: run.start(
         the_plan, run_id, extras, setup.options.packing, kind="batch", runner="batch",
-        model=_models(the_plan, llm_agents)))
+        model=_models(the_plan, llm_agents), commit=commit))
     batched = [(e, spec) for e in reuse.manifest.entries if (spec := requests.batchable(e, config)) is not None]
     names = {e.agent for e, _ in batched}
     local_entries = [e for e in reuse.manifest.entries if e.agent not in names]

@@ -40,7 +40,7 @@ class NoState:
 
     def start(self, plan: Plan, run_id: str, extras: Mapping[str, str] | None = None,
               packing: str = "per_agent", *, kind: ReviewKind = "live", runner: str = "live",
-              model: str = "") -> CacheSplit | None:
+              model: str = "", commit: str | None = None) -> CacheSplit | None:
         return None
 
     def finish(self, report: ReviewReport, raw_output: str | None = None) -> None:
@@ -91,10 +91,11 @@ class RunState(NoState):
 
     def start(self, plan: Plan, run_id: str, extras: Mapping[str, str] | None = None,
               packing: str = "per_agent", *, kind: ReviewKind = "live", runner: str = "live",
-              model: str = "") -> CacheSplit:
+              model: str = "", commit: str | None = None) -> CacheSplit:
         """Before dispatch: record the run with its pending and cached pairs; read the acceptances.
         ``extras``: agent id -> other text its answer depends on (freshness); ``kind``: how its
-        pairs are reviewed; ``runner`` and ``model``: how the run executes, with which models."""
+        pairs are reviewed; ``runner`` and ``model``: how the run executes, with which models;
+        ``commit``: the commit reviewed (default: the change's head; none for a working tree)."""
         assert self.store is not None
         store = self.store
         self.run_id = run_id
@@ -102,7 +103,7 @@ class RunState(NoState):
         self.waivers = acceptance.waivers(store)
         lookup = pairs.lookup(store) if self.use_cache else None
         self.reuse = plan_reuse(plan.manifest, plan.facts, self.config, lookup, extras)
-        pairs.record_planned(store, run_id, self.reuse, kind, plan.facts.head or plan.facts.base)
+        pairs.record_planned(store, run_id, self.reuse, kind, commit or plan.facts.head)
         return self.reuse
 
     def resume(self, plan: Plan, run_id: str, extras: Mapping[str, str] | None = None) -> CacheSplit:

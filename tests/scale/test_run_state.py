@@ -61,11 +61,11 @@ def test_the_migration_from_schema_3_keeps_every_row(tmp_path: Path) -> None:
 
 
 def test_pairs_and_runs_record_their_outcome(cli, repo, tmp_path: Path) -> None:
+    repo.branch("feature")
     repo.write("a.py", "x = 1\n")
     head = repo.commit("a")
-    repo.write("a.py", "x = 22\n")  # another size: git's stat check cannot take it for the committed file
     cfg = counting_config(tmp_path, settings={"packing": "per_agent"})
-    result = cli("--config", str(cfg), "--format", "json")
+    result = cli("--config", str(cfg), "--base", "main", "--head", "HEAD", "--format", "json")
     report = json.loads(result.out)
     db = repo.root / ".review-gate" / "state.db"
     rows = query(db, "SELECT file, status, decision, rationale, evidence, reviewed_commit, review_kind "
@@ -78,6 +78,10 @@ def test_pairs_and_runs_record_their_outcome(cli, repo, tmp_path: Path) -> None:
     assert evidence["fingerprint"] in {f["fingerprint"] for f in report["findings"]}
     assert file_row[5:] == (head, "live")
     assert query(db, "SELECT runner, packing, failure FROM review_runs") == [("live", "per_agent", None)]
+    repo.write("a.py", "x = 22\n")  # the working tree is no commit: its pairs name none
+    cli("--config", str(cfg), "--format", "json")
+    assert query(db, "SELECT DISTINCT reviewed_commit FROM review_pairs WHERE run_id != ?", report["run_id"]) == [
+        (None,)]
 
 
 def test_a_run_with_missing_pairs_records_its_failure(cli, tmp_path: Path) -> None:

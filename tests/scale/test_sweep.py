@@ -77,8 +77,9 @@ def test_a_second_sweep_of_an_unchanged_tree_calls_no_agent(cli, repo: GitRepo, 
     repo.write("b.py", "y = 3\n")
     sweep(cli, cfg)
     assert calls(tmp_path, "one") == ["README.md,a.py,b.py", "b.py"]  # only the file that changed
-    kinds = query(repo.root / ".review-gate" / "state.db", "SELECT DISTINCT review_kind FROM review_pairs")
-    assert kinds == [("sweep",)]
+    kinds = query(repo.root / ".review-gate" / "state.db",
+                  "SELECT DISTINCT review_kind, reviewed_commit FROM review_pairs")
+    assert kinds == [("sweep", repo.git("rev-parse", "HEAD").strip())]
 
 
 def test_the_gate_own_files_are_no_part_of_a_sweep(cli, repo: GitRepo, tmp_path: Path) -> None:
