@@ -82,7 +82,13 @@ def test_collecting_twice_is_a_no_op_that_says_so(cli, server: LlmServer, tmp_pa
 def test_a_batch_that_has_not_ended_decides_nothing(cli, server: LlmServer, tmp_path: Path) -> None:
     server.batches.script.polls = 100
     cfg = batch_config(tmp_path, server)
-    _, sent = submit(cli, cfg)
+    text = cli("batch", "submit", "--config", str(cfg), "--diff", "-", stdin=DIFF.encode())
+    assert text.code == 0 and "1 request(s) submitted" in text.out and "at batch prices" in text.out
+    run_id = text.out.split()[1].rstrip(":")
+    assert f"review-gate batch collect {run_id}" in text.out
+    status = cli("batch", "status", run_id[-8:], "--config", str(cfg))
+    assert status.code == 0 and f"run {run_id}: submitted" in status.out and "in_progress" in status.out
+    sent = {"run_id": run_id}
     result, report = collect(cli, cfg)
     assert result.code == 3 and report is None
     assert "still running" in result.err and "nothing was decided" in result.err
