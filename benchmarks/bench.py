@@ -611,6 +611,157 @@ def bench_store_write(table: Table, work: Path, big: Path) -> None:
                 f"{len(report.model_dump_json()) / 1e6:.1f} MB")
 
 
+SWEEP_FILES = (2000, 6_000_000)  # files, bytes of the synthetic repository a sweep reviews
+BATCH_FILES = (800, 2_200_000)  # the change of the batch and shard rows (PACK_BIG's size)
+BATCH_REVIEWERS = 3
+
+
+def _repository(directory: Path, files: int, size: int, seed: int) -> int:
+    """A git repository of ``files`` synthetic files (the added lines of a generated diff), one commit."""
+    from review_gate.diff import parse_diff
+
+    directory.mkdir(parents=True)
+    count = 0
+    for change in parse_diff(DiffWriter(seed).diff(files, size)):
+        if change.status == "deleted":
+            continue
+        target = directory / change.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("".join(line.text + "\n" for h in change.hunks for line in h.lines if line.added),
+                          encoding="utf-8")
+        count += 1
+    env = {**child_env(), "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
+           "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "synthetic"]):
+        subprocess.run(["git", *args], cwd=directory, env=env, check=True, capture_output=True)
+    return count
+
+
+def bench_sweep(table: Table, work: Path) -> None:
+    """A sweep of a 2,000-file repository with the built-in offline agents: wall, peak RSS; then
+    the second sweep of the unchanged tree, which calls no agent."""
+    name = f"sweep of a {SWEEP_FILES[0]:,}-file repository, built-in config, --offline"
+    repo = work / "sweep-repo"
+    try:
+        files = _repository(repo, *SWEEP_FILES, seed=SEED + 5)
+        out = work / "sweep.json"
+        first = run_cli(["sweep", "--offline", "--format", "json", "--output", str(out)], repo)
+        if first.code not in (0, 1):
+            raise BenchError(f"exit {first.code}: {last_line(first.err)}")
+        report = json.loads(out.read_text(encoding="utf-8"))
+        second = run_cli(["sweep", "--offline", "--format", "json", "--output", str(out)], repo)
+        again = json.loads(out.read_text(encoding="utf-8"))
+    except (BenchError, OSError, ValueError, subprocess.CalledProcessError) as exc:
+        table.error(name, "-", exc)
+        return
+    rss_mb = first.max_rss / 1024 / (1024 if sys.platform == "darwin" else 1)
+    table.info(name, f"{first.seconds:.2f} s wall, {rss_mb:.0f} MB peak RSS ({files} files, "
+                     f"{report['coverage']['files_changed']} swept, {len(report['findings'])} findings, "
+                     f"decision {report['decision']})")
+    called = [a["id"] for a in again["agents"] if a["status"] not in ("cached", "skipped")]
+    detail = f"{second.seconds:.2f} s wall; agents called: {', '.join(called) or 'none'}"
+    table.rows.append(Row("  second sweep of the unchanged tree", "no agent called", detail,
+                          "ok" if not called and again["findings"] == report["findings"] else "FAIL"))
+
+
+def bench_batch(table: Table, work: Path) -> None:
+    """A batch submit/collect round trip of an 800-file change against the test server: HTTP calls
+    and model requests, tokens, and the cost at batch prices against interactive ones; the
+    findings against a live run of the same change."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from review_gate import api
+    from review_gate.llm import client
+    from review_gate.models import Price
+    from tests.llm.server import LlmServer, every_file
+
+    name = f"batch round trip, {BATCH_FILES[0]} files, {BATCH_REVIEWERS} packed reviewers + pattern agent"
+    diff = DiffWriter(SEED + 3).diff(*BATCH_FILES)
+    price = Price(input_per_mtok=2.5, output_per_mtok=10.0)  # gpt-4o's list price
+    try:
+        with LlmServer() as server:
+            server.default = every_file
+            config = _batch_config(work / "batch-config", server, price)
+            cwd = work / "batch-cwd"
+            cwd.mkdir()
+            started = time.perf_counter()
+            sent = api.batch_submit(diff=diff, cwd=cwd, config=config)
+            collected = api.batch_collect(sent.run_id, cwd=cwd, config=config)
+            seconds = time.perf_counter() - started
+            calls = len(server.batches.calls)
+            lines = len(server.requests)
+            server.requests.clear()
+            live = api.review(diff=diff, cwd=cwd, config=config, state=False)
+            live_requests = len(server.requests)
+        report = collected.report
+        if report is None:
+            raise BenchError("the batch was not collected")
+    except Exception as exc:
+        table.error(name, "-", BenchError(f"{type(exc).__name__}: {exc}"))
+        return
+    usage = report.usage
+    interactive = sum(client.cost("bench", a.tokens_in, a.tokens_out, {"bench": price}) for a in report.agents)
+    same = sorted(f.fingerprint for f in report.findings) == sorted(f.fingerprint for f in live.findings)
+    detail = (f"{calls} HTTP calls for {lines} model requests (live: {live_requests} calls); "
+              f"{usage.tokens_in:,} in + {usage.tokens_out:,} out tokens; ${usage.cost_usd:.4f} at batch prices "
+              f"vs ${interactive:.4f} interactive; {len(report.findings)} findings, same as live: "
+              f"{'yes' if same else 'NO'}; {seconds:.1f} s")
+    table.rows.append(Row(name, "same findings as live, half the cost", detail,
+                          "ok" if same and abs(usage.cost_usd * 2 - interactive) < 0.001 else "FAIL"))
+
+
+def _batch_config(directory: Path, server: Any, price: Any) -> Path:
+    (directory / "instructions").mkdir(parents=True)
+    (directory / "instructions" / "r.md").write_text("# Reviewer\nFind bugs.\n", encoding="utf-8")
+    ids = [f"reviewer-{i}" for i in range(BATCH_REVIEWERS)]
+    specs = [{"id": i, "name": i, "description": "bench llm agent", "kind": "llm", "provider": "openai",
+              "model": "bench", "base_url": f"{server.url}/v1", "instructions": "instructions/r.md",
+              "timeout_s": 600} for i in ids]
+    builtin = json.loads((Path(__file__).resolve().parent.parent / "config" / "review-agents.json").read_text())
+    pattern = [a for a in builtin["agents"] if a["kind"] == "pattern"]
+    files = {"review-agents.json": {"version": 1, "agents": [*specs, *pattern]},
+             "review-composition.json": {"version": 1, "policies": [{
+                 "id": "all", "description": "every agent", "trigger": {"type": "always"},
+                 "dispatch": [*ids, *(a["id"] for a in pattern)]}]},
+             "review-gate.json": {"version": 1, "packing": "agent_packed",
+                                  "prices": {"bench": price.model_dump(exclude_none=True)}}}
+    for file_name, data in files.items():
+        (directory / file_name).write_text(json.dumps(data), encoding="utf-8")
+    return directory
+
+
+def bench_shards(table: Table, work: Path) -> None:
+    """The 800-file change in a 4-way sharded run merged back: the same report as unsharded."""
+    name = f"4-way sharded run of the {BATCH_FILES[0]}-file change, merged"
+    diff = work / "shard.diff"
+    diff.write_bytes(DiffWriter(SEED + 3).diff(*BATCH_FILES))
+    cwd = work / "shards"
+    cwd.mkdir()
+    try:
+        whole = run_cli(["--diff", str(diff), "--offline", "--no-state", "--format", "json", "--output",
+                         str(cwd / "whole.json")], cwd)
+        walls = []
+        for index in range(1, 5):
+            part = run_cli(["--diff", str(diff), "--offline", "--no-state", "--shard", f"{index}/4", "--format",
+                            "json", "--output", str(cwd / f"shard-{index}.json")], cwd)
+            if part.code not in (0, 1):
+                raise BenchError(f"shard {index}: exit {part.code}: {last_line(part.err)}")
+            walls.append(part.seconds)
+        merged = run_cli(["merge", *(str(cwd / f"shard-{i}.json") for i in range(1, 5)), "--format", "json",
+                          "--output", str(cwd / "merged.json")], cwd)
+        a = json.loads((cwd / "whole.json").read_text(encoding="utf-8"))
+        b = json.loads((cwd / "merged.json").read_text(encoding="utf-8"))
+    except (BenchError, OSError, ValueError) as exc:
+        table.error(name, "same findings and decision", exc)
+        return
+    same = (sorted(f["fingerprint"] for f in a["findings"]) == sorted(f["fingerprint"] for f in b["findings"])
+            and a["decision"] == b["decision"] and merged.code == whole.code)
+    shares = [len(json.loads((cwd / f"shard-{i}.json").read_text())["shard"]["files"]) for i in range(1, 5)]
+    detail = (f"{len(b['findings'])} findings, decision {b['decision']} (exit {merged.code}); unsharded "
+              f"{whole.seconds:.2f} s, shards {', '.join(f'{w:.2f}' for w in walls)} s, files per shard "
+              f"{'/'.join(map(str, shares))}")
+    table.rows.append(Row(name, "same findings and decision", detail, "ok" if same else "FAIL"))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
@@ -647,6 +798,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         bench_cached_rerun(table, work, big)
         bench_store_write(table, work, big)
         bench_llm(table, work)
+        bench_sweep(table, work)
+        bench_batch(table, work)
+        bench_shards(table, work)
     finally:
         if args.keep:
             print(f"inputs and outputs kept in {work}", file=sys.stderr)

@@ -21,6 +21,11 @@ What to review: the working tree against the merge-base with the default branch 
 default), ``base`` for another base, ``head`` for a commit range, ``staged`` for the index,
 ``diff`` (the bytes of a unified diff) or ``diff_file``. ``cwd`` is where the repository is
 looked for (default: the current directory).
+
+Past one pull request: ``sweep`` reviews files as they are (each as if added whole);
+``batch_submit``, ``batch_status`` and ``batch_collect`` run a review through the providers'
+batch APIs; ``review(shard=(K, N))`` reviews one share of a CI matrix and ``merge`` combines
+the shards' reports (docs/sweeps-and-batches.md).
 """
 
 from __future__ import annotations
@@ -34,26 +39,29 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Literal, ParamSpec, TypeVar
 
 import anyio
 import anyio.to_thread
 
 from review_gate import bootstrap, bundle, git, runner
 from review_gate.errors import GitError, InputError, ReviewGateError, StateError, UsageError
-from review_gate.models import FailOn, FilterMode, Packing, Plan, PRFacts, ReviewConfig, ReviewReport
+from review_gate.models import FailOn, FilterMode, Gap, Packing, Plan, PRFacts, ReviewConfig, ReviewReport
 from review_gate.own_files import blob_ids, relative
 from review_gate.pipeline.dispatch import Listener
 from review_gate.pipeline.normalize import DiffRequest
-from review_gate.state.session import NoState, run_state
+from review_gate.state.session import NoState, RunState, run_state
 
 if TYPE_CHECKING:
     import httpx
 
     from review_gate.state.store import Store
+    from review_gate.sweep import Swept
 
-__all__ = ["Accepted", "Explanation", "PolicyMatch", "ReviewReport", "accept", "change", "explain", "plan",
-           "plan_async", "replay", "review", "review_async"]
+__all__ = ["Accepted", "BatchCollected", "BatchInfo", "BatchStatus", "BatchSubmitted", "Explanation",
+           "PolicyMatch", "ReviewReport", "accept", "batch_collect", "batch_collect_async", "batch_status",
+           "batch_status_async", "batch_submit", "batch_submit_async", "change", "explain", "merge", "plan",
+           "plan_async", "replay", "review", "review_async", "sweep", "sweep_async"]
 
 Render = Callable[[ReviewReport], str]
 """A format's ``render``, for a format whose options its caller sets (``--max-chars`` of ``agent``)."""
@@ -137,14 +145,15 @@ async def review_async(
     constitution: str | None = None, baseline: str | Path | None = None, use_baseline: bool = True,
     packing: Packing | None = None, state: bool = True, cache: bool = True,
     outputs: Sequence[tuple[str | Render, str | Path]] = (), bundle_dir: str | Path | None = None,
-    listener: Listener | None = None,
+    listener: Listener | None = None, shard: tuple[int, int] | None = None,
 ) -> ReviewReport:
     """Review a change: all six stages, the run state (cache, acceptances, history) unless
     ``state`` is false, reports written to ``outputs`` (format name or render function, path)
     and a replay bundle to
     ``bundle_dir``. ``agent_timeout``: every agent's deadline in seconds (retries included),
     over the config's. ``request``: a change made with ``change()`` instead of the arguments that
-    name one."""
+    name one. ``shard``: (K, N), review only the K-th of N balanced shares of the files (a CI
+    matrix job; ``merge`` combines the N reports)."""
     request = request or change(cwd=cwd, base=base, head=head, staged=staged, diff=diff, diff_file=diff_file)
     setup = _setup(request, config=config, offline=offline, concurrency=concurrency, timeout=agent_timeout,
                    constitution=constitution, baseline=baseline, use_baseline=use_baseline, packing=packing)
@@ -152,35 +161,71 @@ async def review_async(
     if target is not None:
         bundle.check_target(target)  # before any agent runs
     facts = await runner.read_change(setup.request)
+    how = _How(fail_on=fail_on, filter_mode=filter_mode, listener=listener, shard=shard)
+    return await _reviewed(setup, facts, how, state=state, cache=cache, outputs=outputs, target=target)
+
+
+@dataclass(frozen=True)
+class _How:
+    """How a change is reviewed, beside the setup: the run's flags, and what kind of change it is."""
+
+    fail_on: FailOn | None = None
+    filter_mode: FilterMode | None = None
+    listener: Listener | None = None
+    shard: tuple[int, int] | None = None
+    kind: Literal["live", "sweep"] = "live"
+    gaps: tuple[Gap, ...] = ()  # found before planning (a sweep's files too large to read)
+    commit: str | None = None  # the commit reviewed, when the change does not name it (a sweep's HEAD)
+
+
+async def _reviewed(setup: bootstrap.Setup, facts: PRFacts, how: _How, *, state: bool, cache: bool,
+                    outputs: Sequence[tuple[str | Render, str | Path]], target: Path | None) -> ReviewReport:
     # The run state is opened only once the change is known not to bring its own.
     run = run_state(setup.config, setup.root, enabled=state and setup.state_trusted(facts), use_cache=cache)
     # One HTTP client for the run (the gap detector and every llm agent), when it may use one.
     connection = runner.connect() if setup.networked() else contextlib.nullcontext()
     with run:
         async with connection as http:
-            the_plan, report, waivers = await _review(setup, facts, run, http, fail_on=fail_on,
-                                                      filter_mode=filter_mode, listener=listener)
-        written = _write(setup, report, the_plan, waivers, outputs, target, fail_on, filter_mode)
+            the_plan, report, waivers = await _review(setup, facts, run, http, how)
+        written = _write(setup.root, setup.config, report, the_plan, waivers, outputs, target, how.fail_on,
+                         how.filter_mode)
         await anyio.to_thread.run_sync(run.record_written, report.run_id, written)
     return report
 
 
-async def _review(setup: bootstrap.Setup, facts: PRFacts, run: NoState, http: httpx.AsyncClient | None, *,
-                  fail_on: FailOn | None, filter_mode: FilterMode | None,
-                  listener: Listener | None) -> tuple[Plan, ReviewReport, dict[str, str]]:
+async def _review(setup: bootstrap.Setup, facts: PRFacts, run: NoState, http: httpx.AsyncClient | None,
+                  how: _How) -> tuple[Plan, ReviewReport, dict[str, str]]:
+    from review_gate import shard
+
     the_plan = await runner.plan(facts, setup.config, own=setup.own_files(run.written()),
                                  offline=setup.options.offline, http=http)
+    if how.gaps:
+        the_plan = the_plan.model_copy(update={"gaps": [*how.gaps, *the_plan.gaps]})
+    work, info = shard.share(the_plan, setup.config, *how.shard) if how.shard else (the_plan, None)
     waivers = setup.waivers(facts)
     run_id = runner.new_run_id()
-    reuse = await anyio.to_thread.run_sync(run.start, the_plan, run_id, setup.extras(), setup.options.packing)
+    reuse = await anyio.to_thread.run_sync(functools.partial(
+        run.start, work, run_id, setup.extras(), setup.options.packing, kind=how.kind, model=_models(setup, work),
+        commit=how.commit))
     report = await runner.review(
-        the_plan, setup.config, setup.options, filter_mode=filter_mode, fail_on=fail_on, listener=listener,
+        work, setup.config, setup.options, filter_mode=how.filter_mode, fail_on=how.fail_on, listener=how.listener,
         waivers={**waivers, **run.waivers}, run_id=run_id, reuse=reuse, http=http)
+    if info is not None:  # a shard's report names the whole run's manifest and its own share
+        report = report.model_copy(update={"manifest": the_plan.manifest.entries, "shard": info})
     await anyio.to_thread.run_sync(run.finish, report)
-    return the_plan, report, waivers
+    return work, report, waivers
 
 
-def _write(setup: bootstrap.Setup, report: ReviewReport, the_plan: Plan, waivers: dict[str, str],
+def _models(setup: bootstrap.Setup, the_plan: Plan) -> str:
+    """The models the run's llm agents use (recorded on the run)."""
+    from review_gate.models import LlmAgent
+
+    found = {spec.model for e in the_plan.manifest.entries
+             if isinstance(spec := setup.config.agent(e.agent), LlmAgent)}
+    return ",".join(sorted(found))
+
+
+def _write(root: Path | None, config: ReviewConfig, report: ReviewReport, the_plan: Plan, waivers: dict[str, str],
            outputs: Sequence[tuple[str | Render, str | Path]], target: Path | None, fail_on: FailOn | None,
            filter_mode: FilterMode | None) -> list[tuple[str, list[str], str]]:
     """The bundle and the report files; what landed inside the repository, for the next run to leave out."""
@@ -193,12 +238,12 @@ def _write(setup: bootstrap.Setup, report: ReviewReport, the_plan: Plan, waivers
                                  waivers={**waivers, **{f.fingerprint: f.waived for f in report.waived if f.waived}})
         written += [(p, data, "bundle") for p, data in bundle.write(
             target, facts=the_plan.facts, classification=the_plan.classification,
-            manifest=the_plan.manifest.entries, gaps=the_plan.gaps, config=setup.config, report=report, info=info)]
+            manifest=the_plan.manifest.entries, gaps=the_plan.gaps, config=config, report=report, info=info)]
     for fmt, path in outputs:
         render = renderer(fmt) if isinstance(fmt, str) else fmt
         written.append((*write_file(Path(path), render(report)), "report"))
     return [(rel, blob_ids(data), kind) for path, data, kind in written
-            if (rel := relative(path, setup.root)) is not None]
+            if (rel := relative(path, root)) is not None]
 
 
 async def plan_async(*, cwd: str | Path | None = None, base: str | None = None, head: str | None = None,
@@ -395,5 +440,244 @@ def _blocking(function: Callable[P, Awaitable[R]]) -> Callable[P, R]:
     return call
 
 
+async def sweep_async(
+    paths: Sequence[str] = (), *, since: str | None = None, cwd: str | Path | None = None,
+    config: str | Path | None = None, fail_on: FailOn | None = None, filter_mode: FilterMode | None = None,
+    offline: bool = False, concurrency: int | None = None, agent_timeout: float | None = None,
+    constitution: str | None = None, baseline: str | Path | None = None, use_baseline: bool = True,
+    packing: Packing | None = None, state: bool = True, cache: bool = True,
+    outputs: Sequence[tuple[str | Render, str | Path]] = (), bundle_dir: str | Path | None = None,
+    listener: Listener | None = None, shard: tuple[int, int] | None = None, max_file_bytes: int | None = None,
+) -> ReviewReport:
+    """Review the repository's files as they are: each file git lists (tracked, or untracked and
+    not ignored) within ``paths`` (git pathspecs, relative to ``cwd``) as if it were added whole;
+    ``since``: only the files changed since that ref. Everything else as ``review``; a second
+    sweep of an unchanged tree reuses every pair and calls no agent."""
+    setup, swept = await _swept(paths, since=since, cwd=cwd, max_file_bytes=max_file_bytes, config=config,
+                                offline=offline, concurrency=concurrency, agent_timeout=agent_timeout,
+                                constitution=constitution, baseline=baseline, use_baseline=use_baseline,
+                                packing=packing)
+    target = Path(bundle_dir) if bundle_dir is not None else None
+    if target is not None:
+        bundle.check_target(target)
+    how = _How(fail_on=fail_on, filter_mode=filter_mode, listener=listener, shard=shard, kind="sweep",
+               gaps=tuple(swept.gaps), commit=swept.head)
+    return await _reviewed(setup, swept.facts, how, state=state, cache=cache, outputs=outputs, target=target)
+
+
+async def _swept(paths: Sequence[str], *, since: str | None, cwd: str | Path | None, max_file_bytes: int | None,
+                 config: str | Path | None, offline: bool, concurrency: int | None, agent_timeout: float | None,
+                 constitution: str | None, baseline: str | Path | None, use_baseline: bool,
+                 packing: Packing | None) -> tuple[bootstrap.Setup, Swept]:
+    """The setup of a sweep (the arguments of ``_setup``) and its synthesized change."""
+    from review_gate.sweep import MAX_FILE_BYTES, sweep_facts
+
+    where = Path(cwd) if cwd is not None else Path.cwd()
+    root = git.repo_root(where)
+    if root is None:
+        raise GitError(f"{where} is not inside a git repository",
+                       fix="run the sweep in the repository whose files it should review")
+    if max_file_bytes is not None and max_file_bytes < 1:
+        raise UsageError(f"--max-file-bytes {max_file_bytes}: must be at least 1")
+    request = DiffRequest(mode="worktree", repo_root=str(root))
+    setup = _setup(request, config=config, offline=offline, concurrency=concurrency, timeout=agent_timeout,
+                   constitution=constitution, baseline=baseline, use_baseline=use_baseline, packing=packing)
+    own = setup.own_files(setup.written(PRFacts(source="sweep", files=[])))
+    swept = await anyio.to_thread.run_sync(functools.partial(
+        sweep_facts, where, root, paths, since=since, own=own, max_bytes=max_file_bytes or MAX_FILE_BYTES))
+    return setup, swept
+
+
+@dataclass(frozen=True)
+class BatchSubmitted:
+    """A run sent to provider batches: its id, each batch, and what it may cost. ``report`` is
+    set when nothing had to be sent (every llm pair fresh, or no llm agent): the run is done."""
+
+    run_id: str
+    batches: list[BatchInfo]
+    requests: int
+    local_agents: list[str]
+    tokens_in: int
+    max_tokens_out: int
+    max_cost_usd: float  # at batch prices
+    max_cost_interactive_usd: float  # the same requests at interactive prices
+    report: ReviewReport | None = None
+
+
+@dataclass(frozen=True)
+class BatchInfo:
+    provider: str
+    endpoint: str
+    batch_id: str
+    requests: int
+    status: str
+    counts: dict[str, int]
+    ended: bool
+
+
+@dataclass(frozen=True)
+class BatchStatus:
+    run_id: str
+    state: str  # submitted (waiting for its batches) | collected
+    batches: list[BatchInfo]
+
+    @property
+    def ended(self) -> bool:
+        return all(b.ended for b in self.batches)
+
+
+@dataclass(frozen=True)
+class BatchCollected:
+    """``report``: the run's report (``already``: collected before, nothing was done); or
+    ``pending``: a batch has not ended yet, nothing was recorded."""
+
+    run_id: str
+    report: ReviewReport | None
+    already: bool = False
+    pending: BatchStatus | None = None
+
+
+async def batch_submit_async(
+    *, cwd: str | Path | None = None, base: str | None = None, head: str | None = None, staged: bool = False,
+    diff: bytes | None = None, diff_file: str | Path | None = None, request: DiffRequest | None = None,
+    sweep: Sequence[str] | None = None, since: str | None = None, max_file_bytes: int | None = None,
+    config: str | Path | None = None, fail_on: FailOn | None = None, filter_mode: FilterMode | None = None,
+    concurrency: int | None = None, agent_timeout: float | None = None, constitution: str | None = None,
+    baseline: str | Path | None = None, use_baseline: bool = True, packing: Packing | None = None,
+    cache: bool = True, bundle_dir: str | Path | None = None, outputs: Sequence[tuple[str | Render, str | Path]] = (),
+    listener: Listener | None = None,
+) -> BatchSubmitted:
+    """Plan a change (or, with ``sweep``, a sweep of those pathspecs), record the run and its
+    pending pairs, run the agents that need no provider batch now, and send the llm requests to
+    their providers' batch APIs (one batch per endpoint). The run waits in the run state until
+    ``batch_collect``. ``bundle_dir``: where collecting it writes its replay bundle (with the
+    request and result files of each batch)."""
+    from review_gate.batch import service
+
+    commit = None
+    if sweep is not None:
+        setup, swept = await _swept(sweep, since=since, cwd=cwd, max_file_bytes=max_file_bytes, config=config,
+                                          offline=False, concurrency=concurrency, agent_timeout=agent_timeout,
+                                          constitution=constitution, baseline=baseline, use_baseline=use_baseline,
+                                          packing=packing)
+        facts, gaps, commit = swept.facts, swept.gaps, swept.head
+    else:
+        request = request or change(cwd=cwd, base=base, head=head, staged=staged, diff=diff, diff_file=diff_file)
+        setup = _setup(request, config=config, offline=False, concurrency=concurrency, timeout=agent_timeout,
+                       constitution=constitution, baseline=baseline, use_baseline=use_baseline, packing=packing)
+        facts, gaps = await runner.read_change(setup.request), []
+    target = Path(bundle_dir) if bundle_dir is not None else None
+    if target is not None:
+        bundle.check_target(target)
+    if not setup.state_trusted(facts):
+        raise StateError("the change adds or edits the run-state database, which a batch run waits in",
+                         fix="remove the state file from the change, or review it live (review-gate run)")
+    run = RunState(setup.config, setup.root, use_cache=cache)
+    with run:
+        async with runner.connect() as http:
+            sent = await service.submit(setup, facts, gaps, run, http, fail_on=fail_on, filter_mode=filter_mode,
+                                        listener=listener, bundle_dir=str(target) if target is not None else None,
+                                        commit=commit)
+        if sent.report is not None and sent.plan is not None:
+            written = _write(setup.root, setup.config, sent.report, sent.plan, setup.waivers(facts), outputs, target,
+                             fail_on, filter_mode)
+            await anyio.to_thread.run_sync(run.record_written, sent.run_id, written)
+    return BatchSubmitted(run_id=sent.run_id, batches=[_info(b) for b in sent.batches], requests=sent.requests,
+                          local_agents=sent.local, tokens_in=sent.tokens[0], max_tokens_out=sent.tokens[1],
+                          max_cost_usd=round(sent.cost[0], 6), max_cost_interactive_usd=round(sent.cost[1], 6),
+                          report=sent.report)
+
+
+def _info(sent: object) -> BatchInfo:
+    from review_gate.batch.service import Sent
+
+    assert isinstance(sent, Sent)
+    return BatchInfo(sent.provider, sent.endpoint, sent.batch_id, sent.requests, sent.status, dict(sent.counts),
+                     sent.ended)
+
+
+def _state_path(cwd: str | Path | None, config: str | Path | None) -> tuple[Path | None, Path]:
+    """The repository and the run-state file a batch command reads (the config names it)."""
+    from review_gate.config import locate_config_dir
+    from review_gate.config.load import load_config
+    from review_gate.state.store import state_file
+
+    root = git.repo_root(Path(cwd) if cwd is not None else Path.cwd())
+    loaded = load_config(locate_config_dir(str(config) if config is not None else None, root))
+    return root, state_file(loaded, root)
+
+
+async def batch_status_async(run: str | None = None, *, cwd: str | Path | None = None,
+                             config: str | Path | None = None) -> BatchStatus:
+    """A batch run's batches as the providers report them now (``run``: its id, a unique prefix
+    or suffix, ``last``; default: the newest run still waiting, else the newest batch run)."""
+    from review_gate.batch import service
+
+    _, path = _state_path(cwd, config)
+    async with runner.connect() as http:
+        seen = await service.status(path, run, http)
+    return BatchStatus(seen.run_id, seen.state, [_info(b) for b in seen.batches])
+
+
+async def batch_collect_async(run: str | None = None, *, cwd: str | Path | None = None,
+                              config: str | Path | None = None, wait_s: float | None = None,
+                              poll_s: float | None = None, outputs: Sequence[tuple[str | Render, str | Path]] = (),
+                              bundle_dir: str | Path | None = None) -> BatchCollected:
+    """Once every batch of the run has ended: download the results (once), complete or mark
+    missing exactly the run's pending pairs, decide the gate, write ``outputs`` and the replay
+    bundle. Collecting a collected run does nothing and returns its report (``already``)."""
+    from review_gate.batch import service
+
+    root, path = _state_path(cwd, config)
+    async with runner.connect() as http:
+        fetched = await service.fetch(path, run, http, wait_s=wait_s, poll_s=poll_s or service.POLL_S)
+    if isinstance(fetched, ReviewReport):
+        return BatchCollected(fetched.run_id, fetched, already=True)
+    if isinstance(fetched, service.Status):
+        return BatchCollected(fetched.run_id, None, pending=BatchStatus(
+            fetched.run_id, fetched.state, [_info(b) for b in fetched.batches]))
+    frozen = fetched.frozen
+    target = Path(bundle_dir) if bundle_dir is not None else Path(frozen.bundle_dir) if frozen.bundle_dir else None
+    if target is not None:
+        bundle.check_target(target)
+    with RunState(frozen.config, root, use_cache=True, path=path) as state:
+        report = await anyio.to_thread.run_sync(service.ingest_fetched, state, fetched)
+        if report is None:
+            return BatchCollected(fetched.run_id, service.stored_report(path, fetched.run_id), already=True)
+        the_plan = Plan(facts=frozen.facts, classification=frozen.classification, manifest=frozen.manifest,
+                        gaps=frozen.gaps)
+        written = _write(root, frozen.config, report, the_plan, frozen.waivers, outputs, target, frozen.fail_on,
+                         frozen.filter_mode)
+        if target is not None:
+            written += service.write_results(target, fetched, root)
+        await anyio.to_thread.run_sync(state.record_written, report.run_id, written)
+    return BatchCollected(report.run_id, report)
+
+
+def merge(reports: Sequence[str | Path], *, cwd: str | Path | None = None, config: str | Path | None = None,
+          fail_on: FailOn | None = None, outputs: Sequence[tuple[str | Render, str | Path]] = ()) -> ReviewReport:
+    """Combine the JSON reports of the N shards of one run (``--shard K/N``) into one report and
+    one decision; reports of another change or configuration, or a shard missing or given twice,
+    are refused (InputError, exit 2)."""
+    from review_gate import __version__
+    from review_gate import merge as merging
+    from review_gate.config import locate_config_dir
+    from review_gate.config.load import load_config
+
+    root = git.repo_root(Path(cwd) if cwd is not None else Path.cwd())
+    loaded = load_config(locate_config_dir(str(config) if config is not None else None, root))
+    parts = [(str(path), merging.read(Path(path))) for path in reports]
+    report = merging.merge(parts, loaded, run_id=runner.new_run_id(), tool_version=__version__, fail_on=fail_on)
+    from review_gate.outputs import renderer
+
+    for fmt, path in outputs:
+        write_file(Path(path), (renderer(fmt) if isinstance(fmt, str) else fmt)(report))
+    return report
+
+
 review = _blocking(review_async)
 plan = _blocking(plan_async)
+sweep = _blocking(sweep_async)
+batch_submit = _blocking(batch_submit_async)
+batch_status = _blocking(batch_status_async)
+batch_collect = _blocking(batch_collect_async)

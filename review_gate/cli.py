@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 COMMANDS = ("run", "plan", "config", "init", "explain", "agents", "meta", "baseline", "replay",
-            "history", "show", "accept", "accepted", "gc", "loop", "hook", "mcp")
+            "history", "show", "accept", "accepted", "gc", "loop", "hook", "mcp", "sweep", "batch", "merge")
 STATE_COMMANDS = ("history", "show", "accept", "accepted", "gc")
 DECISIONS = ("pass_with_warnings", "needs_fixes", "fail", "never")
 FILTER_MODES = ("added", "diff_context", "file", "nofilter")
@@ -85,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for add in (_run_command, _plan_command, _config_commands, _explain_command, _agents_commands,
                 _baseline_command, _replay_command, _state_commands, _meta_commands, _loop_commands,
-                _hook_command, _mcp_command):
+                _hook_command, _mcp_command, _sweep_command, _batch_commands, _merge_command):
         add(sub)
     return parser
 
@@ -117,6 +117,7 @@ def _run_command(sub: Subparsers) -> None:
     run.add_argument("--max-chars", type=int, metavar="N",
                      help="the agent format's size limit in characters (default 8000); the least severe "
                           "findings are left out first, and counted")
+    _shard_option(run)
 
 
 def _plan_command(sub: Subparsers) -> None:
@@ -272,6 +273,9 @@ def _state_commands(sub: Subparsers) -> None:
     gc.add_argument("--days", type=int, metavar="N",
                     help="drop runs older than N days (default 30; above 36500, none by age)")
     gc.add_argument("--keep", type=int, metavar="N", help="drop all but the newest N runs")
+    gc.add_argument("--obsolete", action="store_true",
+                    help="drop only review pairs a newer pair of the same file and agent supersedes (and runs "
+                         "left with none)")
     for parser in (history, show, accept, accepted, gc):
         parser.add_argument("--config", metavar="DIR", help=config_help)
 
@@ -303,6 +307,108 @@ def _mcp_command(sub: Subparsers) -> None:
                    description="Serve review-gate's tools over the Model Context Protocol on standard input and "
                                "output, for an MCP client such as a coding agent. Needs the mcp extra: "
                                "pip install 'review-gate[mcp]'.")
+
+
+def _shard_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--shard", metavar="K/N",
+                        help="review the K-th of N balanced shares of the files (a CI matrix job); "
+                             "`review-gate merge` combines the N JSON reports")
+
+
+def _review_flags(parser: argparse.ArgumentParser, *, outputs: bool = True) -> None:
+    """The flags of how a review runs, shared by sweep and batch submit."""
+    if outputs:
+        parser.add_argument("--config", metavar="DIR",
+                            help="config directory (default: $REVIEW_GATE_CONFIG, .review-gate/, built-in)")
+        parser.add_argument("--format", "-f", dest="outputs", action=_FormatAction, choices=tuple(FORMATS),
+                            help=f"output format, repeatable: {', '.join(FORMATS)}")
+        parser.add_argument("--output", "-o", dest="outputs", action=_FormatAction, metavar="FILE",
+                            help="write the format before it to FILE instead of standard output")
+    parser.add_argument("--fail-on", choices=DECISIONS,
+                        help="least severe decision that exits 1 (default: needs_fixes)")
+    parser.add_argument("--filter-mode", choices=FILTER_MODES, help="which findings count (as for run)")
+    parser.add_argument("--concurrency", type=int, metavar="N", help="agents running at once")
+    parser.add_argument("--timeout", type=float, metavar="S", help="deadline of every agent, retries included")
+    parser.add_argument("--packing", choices=("per_agent", "agent_packed"),
+                        help="llm agents of one endpoint: each in its own requests, or packed (as for run)")
+    parser.add_argument("--constitution", metavar="FILE", help="Markdown file whose Standards section LLM agents get")
+    parser.add_argument("--no-cache", action="store_true", help="review every file again (the run is still recorded)")
+    parser.add_argument("--bundle", metavar="DIR", help="write a replay bundle to DIR")
+    parser.add_argument("--baseline", metavar="FILE", help="baseline to apply (as for run)")
+    parser.add_argument("--no-baseline", action="store_true", help="apply no baseline: every finding counts")
+    parser.add_argument("--max-file-bytes", type=int, metavar="N",
+                        help="a swept file larger than this is not read, and a gap says so (default 2000000)")
+
+
+def _sweep_command(sub: Subparsers) -> None:
+    sweep = sub.add_parser(
+        "sweep", help="review files as they are (each file added whole), not a diff",
+        description="Review the repository's files as they are: every file git lists (tracked, or untracked "
+                    "and not ignored) within the PATHSPECs, as if added whole, with the same policies, agents, "
+                    "gate and reports as a diff. A second sweep of an unchanged tree calls no agent.")
+    sweep.add_argument("paths", nargs="*", metavar="PATHSPEC", help="git pathspecs (default: the whole tree)")
+    sweep.add_argument("--since", metavar="REF", help="only the files changed since REF")
+    _review_flags(sweep)
+    sweep.add_argument("--exit-zero", action="store_true", help="advisory run: exit 0 unless an error or incomplete")
+    sweep.add_argument("--offline", action="store_true", help="run only agents that need no network")
+    sweep.add_argument("--no-state", action="store_true",
+                       help="no run state: no cache, no acceptances, nothing recorded")
+    _shard_option(sweep)
+
+
+def _batch_commands(sub: Subparsers) -> None:
+    batch = sub.add_parser("batch", help="provider batch execution: submit, status, collect")
+    batch_sub = batch.add_subparsers(dest="batch_command", metavar="ACTION", required=True)
+    submit = batch_sub.add_parser(
+        "submit", help="plan the run, run the local agents, send the llm requests to the providers' batch APIs",
+        description="Plan a change (or, with --sweep, the files as they are), record the run and its pending "
+                    "pairs, run the agents that need no provider now, and send every llm request to its "
+                    "provider's batch API (OpenAI Batch API, Anthropic Message Batches): half the price, "
+                    "answered within 24 hours. Exit 0 once submitted.")
+    submit.add_argument("paths", nargs="*", metavar="PATHSPEC", help="with --sweep: git pathspecs")
+    submit.add_argument("--sweep", action="store_true", help="submit a sweep (files as they are) instead of a diff")
+    submit.add_argument("--since", metavar="REF", help="with --sweep: only the files changed since REF")
+    _input_options(submit, ())
+    _review_flags(submit, outputs=False)
+    submit.add_argument("--format", "-f", choices=("text", "json"), default="text", dest="summary_format",
+                        help="how to print what was submitted")
+    status = batch_sub.add_parser("status", help="a batch run's batches as the providers see them")
+    collect = batch_sub.add_parser(
+        "collect", help="download an ended batch run's results (once) and decide the gate",
+        description="Download the results of an ended batch run once, complete or mark missing exactly its "
+                    "requested pairs, and write the report and decision as run does (exit codes as run). "
+                    "Collecting it again does nothing and says so. Exit 3 while a batch still runs.")
+    for parser in (status, collect):
+        parser.add_argument("run", nargs="?", metavar="RUN",
+                            help="a run id, a unique prefix or suffix of one, or last (default: the newest "
+                                 "run waiting for its batches)")
+        parser.add_argument("--config", metavar="DIR", help="config directory (its review-gate.json names the "
+                                                            "state_path)")
+    status.add_argument("--format", "-f", choices=("text", "json"), default="text", dest="summary_format")
+    collect.add_argument("--format", "-f", dest="outputs", action=_FormatAction, choices=tuple(FORMATS),
+                         help=f"output format, repeatable: {', '.join(FORMATS)}")
+    collect.add_argument("--output", "-o", dest="outputs", action=_FormatAction, metavar="FILE",
+                         help="write the format before it to FILE instead of standard output")
+    collect.add_argument("--wait", type=float, metavar="SECONDS",
+                         help="while a batch runs, check again every --poll seconds, for at most SECONDS")
+    collect.add_argument("--poll", type=float, metavar="SECONDS", default=30.0,
+                         help="seconds between checks with --wait (default 30)")
+    collect.add_argument("--bundle", metavar="DIR", help="write the replay bundle to DIR (default: submit's --bundle)")
+
+
+def _merge_command(sub: Subparsers) -> None:
+    merge = sub.add_parser(
+        "merge", help="combine the JSON reports of a run's shards (--shard K/N) into one report and decision",
+        description="Combine the JSON reports of the N shards of one run into one report and one gate decision "
+                    "(exit codes as run). Reports of another change or configuration, a shard missing or given "
+                    "twice: exit 2.")
+    merge.add_argument("reports", nargs="+", metavar="REPORT", help="the shards' JSON reports (--format json)")
+    merge.add_argument("--config", metavar="DIR", help="the config directory the shards ran with")
+    merge.add_argument("--format", "-f", dest="outputs", action=_FormatAction, choices=tuple(FORMATS),
+                       help=f"output format, repeatable: {', '.join(FORMATS)}")
+    merge.add_argument("--output", "-o", dest="outputs", action=_FormatAction, metavar="FILE",
+                       help="write the format before it to FILE instead of standard output")
+    merge.add_argument("--fail-on", choices=DECISIONS, help="least severe decision that exits 1")
 
 
 def _with_default_command(argv: list[str]) -> list[str]:
@@ -428,7 +534,8 @@ def _sigterm_as_interrupt(received: list[int]) -> Iterator[None]:
 HANDLERS = {
     "run": "run", "plan": "plan", "config": "config_cmd", "init": "init", "explain": "explain",
     "agents": "agents_cmd", "meta": "meta_cmd", "baseline": "baseline_cmd", "replay": "replay",
-    "loop": "loop_cmd", "hook": "hook_cmd", "mcp": "mcp_cmd",
+    "loop": "loop_cmd", "hook": "hook_cmd", "mcp": "mcp_cmd", "sweep": "sweep", "batch": "batch_cmd",
+    "merge": "merge",
     **{name: name for name in STATE_COMMANDS},
 }
 

@@ -184,3 +184,24 @@ def unpushed_base(root: Path, head: str, remote: str | None) -> str:
     result = _git(["merge-base", "--octopus", *boundary], root, check=False)
     found = result.stdout.decode().split()
     return found[0] if result.returncode == 0 and found else empty_tree(root)
+
+
+def ls_files(cwd: Path, pathspecs: Sequence[str] = ()) -> list[bytes]:
+    """Repository-relative paths (as git writes them) of the tracked files and the untracked ones
+    git does not ignore, within ``pathspecs`` (relative to ``cwd``); a sweep's files."""
+    out = _git(["ls-files", "-z", "--full-name", "--cached", "--others", "--exclude-standard", "--", *pathspecs],
+               cwd).stdout
+    return list(dict.fromkeys(p for p in out.split(b"\0") if p))
+
+
+def changed_since(root: Path, commit: str) -> set[bytes]:
+    """Paths whose working-tree content differs from ``commit``'s, untracked ones included."""
+    tracked = _git(["diff", "--name-only", "-z", "--no-renames", commit, "--"], root).stdout
+    untracked = _git(["ls-files", "-z", "--others", "--exclude-standard"], root).stdout
+    return {p for p in (tracked + b"\0" + untracked).split(b"\0") if p}
+
+
+def object_format(root: Path) -> str:
+    """sha1 or sha256: which ids the repository's objects have."""
+    found = _git(["rev-parse", "--show-object-format"], root, check=False).stdout.decode("ascii", "replace").strip()
+    return found if found in ("sha1", "sha256") else "sha1"

@@ -14,6 +14,8 @@ NO_AGE_LIMIT_DAYS = 36500  # a hundred years: more than that drops nothing by ag
 
 
 def gc_command(args: argparse.Namespace) -> int:
+    if args.obsolete:
+        return _obsolete(args)
     for flag, value in (("--days", args.days), ("--keep", args.keep)):
         if value is not None and value < 0:
             raise UsageError(f"{flag} {value}: must be 0 or more")
@@ -31,4 +33,21 @@ def gc_command(args: argparse.Namespace) -> int:
         return 0
     console.out(f"dropped {len(dropped)} run{'s' if len(dropped) != 1 else ''} and {pairs} review pairs: "
                 + ", ".join(dropped))
+    return 0
+
+
+def _obsolete(args: argparse.Namespace) -> int:
+    """Only the pairs a newer pair supersedes; a run goes only when none of its pairs is left."""
+    if args.days is not None or args.keep is not None:
+        raise UsageError("--obsolete drops superseded pairs, not runs by age or count",
+                         fix="give --obsolete alone, or --days / --keep")
+    path, store = open_existing(args)
+    if store is None:
+        console.out(f"nothing to drop ({path} does not exist)")
+        return 0
+    with store:
+        pairs, emptied = runs.gc_obsolete(store)
+    console.out(f"dropped {pairs} obsolete review pair{'s' if pairs != 1 else ''}"
+                + (f" and {len(emptied)} run{'s' if len(emptied) != 1 else ''} left without any: "
+                   + ", ".join(emptied) if emptied else ""))
     return 0

@@ -8,7 +8,7 @@ import sys
 
 import anyio
 
-from review_gate import agent_report, api, console
+from review_gate import agent_report, api, console, shard
 from review_gate.commands.common import check_timeout, diff_request, find_repo_root, output_targets
 from review_gate.commands.emit import show
 from review_gate.commands.progress import Progress
@@ -36,6 +36,7 @@ def run_command(args: argparse.Namespace) -> int:
                                    max_chars=args.max_chars or MAX_CHARS)}
     files: list[tuple[str | api.Render, str]] = [
         (renderers.get(fmt, fmt), path) for fmt, path in targets if path is not None and path != "-"]
+    share = shard.parse(args.shard) if args.shard else None
     reports: list[ReviewReport] = []
 
     async def main() -> None:  # returns nothing: asyncio keeps a finished task's repr, and a report is big
@@ -45,7 +46,7 @@ def run_command(args: argparse.Namespace) -> int:
                 offline=args.offline, concurrency=args.concurrency, agent_timeout=args.timeout,
                 constitution=args.constitution, baseline=args.baseline, use_baseline=not args.no_baseline,
                 packing=args.packing, state=not args.no_state, cache=not args.no_cache, outputs=files,
-                bundle_dir=args.bundle, listener=progress))
+                bundle_dir=args.bundle, listener=progress, shard=share))
 
     anyio.run(main)
     [report] = reports

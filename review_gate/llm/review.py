@@ -127,7 +127,9 @@ def estimate(lenses: list[Lens], standards: str | None, repo_root: str | None,
 
 
 @dataclass
-class _Chunk:
+class Answered:
+    """One request's usable answer (a provider batch's result lines are ingested as these)."""
+
     parsed: ParsedAnswer
     usage: Usage
     raw: str
@@ -143,15 +145,15 @@ async def review(lenses: list[Lens], *, http: httpx.AsyncClient, standards: str 
     key = client.api_key(spec)
     pacing = client.pace(governors, spec, deadline)
 
-    async def one(user: str) -> _Chunk:
+    async def one(user: str) -> Answered:
         asked = await client.ask(http, spec, key, requests.system, user, prices,
                                  lambda answer: parse_answer(answer, requests.lenses), schema=requests.schema,
                                  name=TOOL_NAME if requests.lenses else None, pacing=pacing)
-        return _Chunk(asked.answer, asked.usage, asked.raw)
+        return Answered(asked.answer, asked.usage, asked.raw)
 
     try:
         chunks, faults = await _schedule(requests.users, deadline, one)
-        return _results(lenses, requests, chunks, faults, key)
+        return lens_results(lenses, requests, chunks, faults, key)
     except TransientAgentFault as fault:
         raise TransientAgentFault(client.scrub(str(fault), key), retry_after=fault.retry_after,
                                   spent=fault.spent) from None
@@ -159,8 +161,10 @@ async def review(lenses: list[Lens], *, http: httpx.AsyncClient, standards: str 
         raise AgentFault(client.scrub(str(fault), key), spent=fault.spent) from None
 
 
-def _results(lenses: list[Lens], requests: Requests, chunks: list[_Chunk | None], faults: list[AgentFault],
-             key: str | None) -> list[LensResult]:
+def lens_results(lenses: list[Lens], requests: Requests, chunks: list[Answered | None], faults: list[AgentFault],
+                 key: str | None) -> list[LensResult]:
+    """Each lens's result from the chunks' answers (None: a chunk not answered, whose files are
+    then unreviewed for the lenses that had them); a fault of any chunk fails them all."""
     done = [c for c in chunks if c is not None]
     usage = sum((c.usage for c in done), Usage())
     if faults:
@@ -207,13 +211,13 @@ def _results(lenses: list[Lens], requests: Requests, chunks: list[_Chunk | None]
     return [results[lens.spec.id] for lens in lenses]
 
 
-async def _schedule(users: list[str], deadline: float | None, review_one: Callable[[str], Awaitable[_Chunk]],
-                    ) -> tuple[list[_Chunk | None], list[AgentFault]]:
+async def _schedule(users: list[str], deadline: float | None, review_one: Callable[[str], Awaitable[Answered]],
+                    ) -> tuple[list[Answered | None], list[AgentFault]]:
     """Review every chunk concurrently (the governor paces the requests); a chunk whose turn
     comes too late stays None. The first fault cancels the others. Just before ``deadline``,
     once a chunk is answered, the ones still in flight are given up (None); while none is,
     the deadline takes its course and the review times out."""
-    results: list[_Chunk | None] = [None] * len(users)
+    results: list[Answered | None] = [None] * len(users)
     faults: list[AgentFault] = []
     chunks = anyio.CancelScope()
 

@@ -34,7 +34,16 @@ from review_gate.models.facts import Commit, FileChange, Hunk, Line, PRFacts, Re
 from review_gate.models.findings import Finding, RawFinding
 from review_gate.models.manifest import AgentManifest, Gap, ManifestEntry
 from review_gate.models.plan import Plan
-from review_gate.models.report import AgentResult, AgentStatus, Coverage, Metrics, ReviewReport, RuleInfo, Usage
+from review_gate.models.report import (
+    AgentResult,
+    AgentStatus,
+    Coverage,
+    Metrics,
+    ReviewReport,
+    RuleInfo,
+    ShardInfo,
+    Usage,
+)
 
 __all__ = [
     "SEVERITIES",
@@ -82,6 +91,7 @@ __all__ = [
     "RulesFile",
     "SettingsFile",
     "Severity",
+    "ShardInfo",
     "Trigger",
     "Usage",
 ]

@@ -288,6 +288,36 @@ class Price(Frozen):
         default=None, ge=0,
         description="USD per million input tokens written to the provider's prompt cache; null prices them as input.",
     )
+    batch_input_per_mtok: float | None = Field(
+        default=None, ge=0,
+        description="USD per million input tokens sent through the provider's batch API; null: half of "
+                    "input_per_mtok (both providers' batch discount).",
+    )
+    batch_output_per_mtok: float | None = Field(
+        default=None, ge=0,
+        description="USD per million output tokens of the provider's batch API; null: half of output_per_mtok.",
+    )
+
+    BATCH_DISCOUNT: ClassVar[float] = 0.5  # what OpenAI's and Anthropic's batch APIs charge of the interactive price
+
+    def batch(self) -> Price:
+        """The price of a batch request: the batch columns, the cache rates scaled as input is.
+
+        >>> Price(input_per_mtok=2, output_per_mtok=8).batch().input_per_mtok
+        1.0
+        """
+        batch_in = self.input_per_mtok * self.BATCH_DISCOUNT if self.batch_input_per_mtok is None \
+            else self.batch_input_per_mtok
+        batch_out = self.output_per_mtok * self.BATCH_DISCOUNT if self.batch_output_per_mtok is None \
+            else self.batch_output_per_mtok
+        ratio = batch_in / self.input_per_mtok if self.input_per_mtok else self.BATCH_DISCOUNT
+
+        def scaled(rate: float | None) -> float | None:
+            return None if rate is None else rate * ratio
+
+        return Price(input_per_mtok=batch_in, output_per_mtok=batch_out,
+                     cached_input_per_mtok=scaled(self.cached_input_per_mtok),
+                     cache_write_per_mtok=scaled(self.cache_write_per_mtok))
 
 
 class SettingsFile(ConfigFile):

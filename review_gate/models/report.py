@@ -175,6 +175,18 @@ class RuleInfo(Frozen):
     recommendation: str
 
 
+class ShardInfo(Frozen):
+    """One share of a sharded run (``--shard K/N``) and the identity of the whole it belongs to:
+    ``review-gate merge`` combines the N reports of one change and one configuration only."""
+
+    index: int = Field(ge=1, description="K of --shard K/N.")
+    count: int = Field(ge=1, description="N of --shard K/N.")
+    change_sha: str = Field(description="SHA of the whole change as planned (every file's path and diff), "
+                                        "the same in every shard of it.")
+    config_sha: str = Field(description="SHA of the configuration the run used.")
+    files: list[str] = Field(description="The files of this shard's share.")
+
+
 class ReviewReport(Frozen):
     schema_version: Literal[1] = 1
     tool_version: str
@@ -194,6 +206,8 @@ class ReviewReport(Frozen):
     coverage: Coverage
     usage: Usage = Field(default_factory=Usage)
     source: str
+    shard: ShardInfo | None = Field(
+        default=None, description="Set on the report of one shard of a sharded run (--shard K/N).")
 
     @property
     def verdict(self) -> str:

@@ -91,7 +91,7 @@ async def dispatch(
     notify: Listener = listener or (lambda _id, _event, _result: None)
     limiter = anyio.CapacityLimiter(options.concurrency)
     by_path = {f.path: f for f in facts.files}
-    line_text = _line_index(facts)
+    line_text = line_index(facts)
     results: dict[str, AgentResult] = {}
     budget = _Budget(config.settings.max_tokens, config.settings.max_cost_usd)
     members: list[_Member] = []
@@ -191,23 +191,23 @@ def _prepare(entry: ManifestEntry, config: ReviewConfig, options: DispatchOption
     """The entry ready to run, or its result when it cannot run at all."""
     spec = config.agent(entry.agent)
     if spec is None:
-        return None, _result(entry, "failed", error=f"agent {entry.agent!r} is not in the registry "
+        return None, agent_result(entry, "failed", error=f"agent {entry.agent!r} is not in the registry "
                                                    "(review-agents.json)")
     kind = KINDS.get(spec.kind)
     if kind is None:
-        return None, _result(entry, "failed", kind=spec.kind, required=spec.required,
+        return None, agent_result(entry, "failed", kind=spec.kind, required=spec.required,
                              error=f"agent kind {spec.kind!r} is not available in this version")
     if not spec.enabled:
         # The configuration turned it off: nothing requires it to run. Any other skip of a
         # required agent (no key, --offline, the run budget) makes the run incomplete.
-        return None, _result(entry, "skipped", kind=spec.kind, required=False,
+        return None, agent_result(entry, "skipped", kind=spec.kind, required=False,
                              error="disabled in review-agents.json (enabled: false)")
     if options.offline and kind.needs_network:
-        return None, _result(entry, "skipped", kind=spec.kind, required=spec.required,
+        return None, agent_result(entry, "skipped", kind=spec.kind, required=spec.required,
                              error="needs the network; --offline")
     reason = kind.unavailable(spec)
     if reason:
-        return None, _result(entry, "skipped", kind=spec.kind, required=spec.required, error=reason)
+        return None, agent_result(entry, "skipped", kind=spec.kind, required=spec.required, error=reason)
     task = AgentTask(files=[by_path[p] for p in entry.files], rules=config.rules_for(spec.id),
                      repo_root=options.repo_root, config_dir=options.config_dir)
     return _Member(entry, spec, kind, task), None
@@ -231,10 +231,13 @@ def _units(members: list[_Member], packing: Packing) -> list[list[_Member]]:
     return units
 
 
-def _result(entry: ManifestEntry, status: AgentStatus, attempts: int = 0, duration: float = 0.0,
-            error: str | None = None, output: AgentOutput | None = None, kind: str = "unknown",
-            required: bool = True, spent: Usage | None = None,
-            line_text: dict[tuple[str, int], str] | None = None) -> AgentResult:
+def agent_result(entry: ManifestEntry, status: AgentStatus, attempts: int = 0, duration: float = 0.0,
+                 error: str | None = None, output: AgentOutput | None = None, kind: str = "unknown",
+                 required: bool = True, spent: Usage | None = None,
+                 line_text: dict[tuple[str, int], str] | None = None) -> AgentResult:
+    """The result of an entry: its status, and the findings of ``output`` given their agent and
+    fingerprint (anchored on ``line_text``, ``line_index(facts)``). Provider batches build
+    theirs here too, so a finding has the same fingerprint however it was asked for."""
     findings = _findings(entry.agent, output.findings, line_text or {}) if output else []
     usage = (spent or Usage()) + output.usage if output else (spent or Usage())
     return AgentResult(
@@ -259,7 +262,7 @@ async def _run_unit(unit: list[_Member], options: DispatchOptions, limiter: anyi
     def each(status: AgentStatus, started: float, error: str | None = None,
              outputs: list[AgentOutput] | None = None) -> list[AgentResult]:
         shares = spent.split(len(unit))
-        return [_result(m.entry, status, attempts, time.monotonic() - started if started else 0.0, error,
+        return [agent_result(m.entry, status, attempts, time.monotonic() - started if started else 0.0, error,
                         outputs[i] if outputs else None, m.spec.kind, m.spec.required, shares[i], line_text)
                 for i, m in enumerate(unit)]
 
@@ -316,7 +319,8 @@ async def _review(unit: list[_Member], tasks: list[AgentTask], context: AgentCon
     return await review_pack([m.spec for m in unit], tasks, context)
 
 
-def _line_index(facts: PRFacts) -> dict[tuple[str, int], str]:
+def line_index(facts: PRFacts) -> dict[tuple[str, int], str]:
+    """(file, new line number) -> the line's text: what a finding's fingerprint is anchored on."""
     return {(f.path, ln.number): ln.text for f in facts.files for h in f.hunks for ln in h.lines}
 
 

@@ -2,6 +2,11 @@
 
 Events are only ever added; an acceptance is active while no revoke names it and its expiry
 date (inclusive, local date) has not passed. Active ones become aggregate's waivers.
+
+Three kinds waive or mark a finding (seed 003): ``accept`` points at the completed review pair
+that reported it; ``override`` waives it with no pair (a person's decision over the review, e.g.
+for a fingerprint no recorded run holds); ``ack`` records that a person saw it and waives
+nothing: the finding still counts.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from review_gate.errors import StateError
 from review_gate.state.store import Store
 from review_gate.state.times import utc_now
 
+WAIVING = ("accept", "override")
+
 
 @dataclass
 class Acceptance:
@@ -24,6 +31,7 @@ class Acceptance:
     created_at: str
     expires: str | None
     revoked: bool
+    kind: str = "accept"
 
     def active(self, today: date) -> bool:
         return not self.revoked and (self.expires is None or self.expires >= today.isoformat())
@@ -53,19 +61,37 @@ def reported(store: Store, prefix: str, limit: int = 6) -> list[tuple[str, int |
 
 
 def accept(store: Store, fingerprint: str, reason: str, who: str, expires: str | None, pair: int | None) -> int:
+    return record(store, "accept", fingerprint, reason, who, expires, pair)
+
+
+def override(store: Store, fingerprint: str, reason: str, who: str, expires: str | None = None) -> int:
+    """Waive a finding with no review pair behind it."""
+    return record(store, "override", fingerprint, reason, who, expires, None)
+
+
+def ack(store: Store, fingerprint: str, reason: str, who: str, pair: int | None = None) -> int:
+    """Note that a person saw a finding; it still counts."""
+    return record(store, "ack", fingerprint, reason, who, None, pair)
+
+
+def record(store: Store, kind: str, fingerprint: str, reason: str, who: str, expires: str | None,
+           pair: int | None) -> int:
+    if kind not in ("accept", "ack", "override"):
+        raise ValueError(kind)
     with store.write() as db:
         cursor = db.execute(
             "INSERT INTO acceptance_events (kind, fingerprint, reason, who, created_at, expires, review_pair_id) "
-            "VALUES ('accept', ?, ?, ?, ?, ?, ?)", (fingerprint, reason, who, utc_now(), expires, pair))
+            "VALUES (?, ?, ?, ?, ?, ?, ?)", (kind, fingerprint, reason, who, utc_now(), expires, pair))
         return int(cursor.lastrowid or 0)
 
 
-def listing(store: Store) -> list[Acceptance]:
+def listing(store: Store, kinds: tuple[str, ...] = WAIVING) -> list[Acceptance]:
+    marks = ", ".join("?" for _ in kinds)
     rows = store.db.execute(
         "SELECT a.id, a.fingerprint, a.reason, a.who, a.created_at, a.expires, "
-        "EXISTS (SELECT 1 FROM acceptance_events r WHERE r.kind = 'revoke' AND r.revokes = a.id) "
-        "FROM acceptance_events a WHERE a.kind = 'accept' ORDER BY a.id")
-    return [Acceptance(i, f, r, w, c, e, bool(rev)) for i, f, r, w, c, e, rev in rows]
+        "EXISTS (SELECT 1 FROM acceptance_events r WHERE r.kind = 'revoke' AND r.revokes = a.id), a.kind "
+        f"FROM acceptance_events a WHERE a.kind IN ({marks}) ORDER BY a.id", kinds)
+    return [Acceptance(i, f, r, w, c, e, bool(rev), k) for i, f, r, w, c, e, rev, k in rows]
 
 
 def revoke(store: Store, event_id: int, who: str) -> Acceptance:
@@ -82,4 +108,5 @@ def revoke(store: Store, event_id: int, who: str) -> Acceptance:
 
 def waivers(store: Store, today: date | None = None) -> dict[str, str]:
     day = today or date.today()
-    return {a.fingerprint: f"accepted: {a.reason}" for a in listing(store) if a.active(day)}
+    label = {"accept": "accepted", "override": "overridden"}
+    return {a.fingerprint: f"{label[a.kind]}: {a.reason}" for a in listing(store) if a.active(day)}

@@ -18,16 +18,18 @@ from review_gate.state.times import parse, utc_now
 FOREIGN_HOST_GRACE = timedelta(hours=24)
 
 
-def begin(store: Store, run_id: str, facts: PRFacts, config_sha: str, packing: str = "per_agent") -> None:
-    """Record the run as running; first mark runs whose process is gone as abandoned."""
+def begin(store: Store, run_id: str, facts: PRFacts, config_sha: str, packing: str = "per_agent", *,
+          runner: str = "live", model: str = "") -> None:
+    """Record the run as running; first mark runs whose process is gone as abandoned.
+    ``runner``: how it executes (live, batch); ``model``: the models its llm agents use."""
     pid = os.getpid()
     with store.write() as db:
         mark_abandoned(db, run_id)
         db.execute(
             "INSERT INTO review_runs (id, started_at, base, head, source, config_sha, status, pid, host, proc_start, "
-            "packing) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?)",
+            "packing, runner, model) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?)",
             (run_id, utc_now(), facts.base, facts.head, facts.source, config_sha, pid, socket.gethostname(),
-             process_start(pid), packing))
+             process_start(pid), packing, runner, model))
 
 
 def mark_abandoned(db: sqlite3.Connection, current: str | None = None) -> int:
@@ -36,8 +38,10 @@ def mark_abandoned(db: sqlite3.Connection, current: str | None = None) -> int:
     host = socket.gethostname()
     now = datetime.now(timezone.utc)
     dead = []
+    # A run waiting for a provider's batch has no process: it lives until it is collected.
     for run_id, pid, run_host, start, started in db.execute(
-            "SELECT id, pid, host, proc_start, started_at FROM review_runs WHERE status = 'running'").fetchall():
+            "SELECT id, pid, host, proc_start, started_at FROM review_runs r WHERE status = 'running' AND NOT EXISTS "
+            "(SELECT 1 FROM batch_runs b WHERE b.run_id = r.id AND b.state = 'submitted')").fetchall():
         if run_id == current:
             continue
         if run_host == host:
@@ -49,30 +53,40 @@ def mark_abandoned(db: sqlite3.Connection, current: str | None = None) -> int:
     for run_id in dead:
         db.execute("UPDATE review_pairs SET status = 'missing', reason = 'run abandoned' "
                    "WHERE run_id = ? AND status = 'pending'", (run_id,))
-        db.execute("UPDATE review_runs SET status = 'incomplete', finished_at = ? WHERE id = ?",
-                   (utc_now(), run_id))
+        db.execute("UPDATE review_runs SET status = 'incomplete', finished_at = ?, failure = 'run abandoned: its "
+                   "process is gone' WHERE id = ?", (utc_now(), run_id))
     return len(dead)
 
 
-def finish(store: Store, report: ReviewReport, duration_s: float) -> None:
+def finish(store: Store, report: ReviewReport, duration_s: float, *, raw_output: str | None = None,
+           failure: str | None = None) -> None:
+    """The run's outcome; ``failure``: what it lacks (its missing pairs), kept even when it decided.
+    ``raw_output``: where its raw answers are (a bundle directory)."""
     agents = report.agents
     with store.write() as db:
         # A run whose decision is incomplete did not review everything: it is recorded as such.
         db.execute(
             "UPDATE review_runs SET status = ?, finished_at = ?, decision = ?, metrics = ?, "
-            "tokens_in = ?, tokens_out = ?, cost_usd = ?, duration_s = ?, report = ? WHERE id = ?",
+            "tokens_in = ?, tokens_out = ?, cost_usd = ?, duration_s = ?, report = ?, failure = ?, "
+            "raw_output = COALESCE(?, raw_output) WHERE id = ?",
             ("incomplete" if report.decision == "incomplete" else "completed", utc_now(), report.decision,
              report.metrics.model_dump_json(), sum(a.tokens_in for a in agents),
              sum(a.tokens_out for a in agents), sum(a.cost_usd for a in agents), round(duration_s, 3),
-             report.model_dump_json(), report.run_id))
+             report.model_dump_json(), failure, raw_output, report.run_id))
 
 
 def fail(store: Store, run_id: str, reason: str) -> None:
     with store.write() as db:
         db.execute("UPDATE review_pairs SET status = 'missing', reason = ? WHERE run_id = ? AND status = 'pending'",
                    (reason, run_id))
-        db.execute("UPDATE review_runs SET status = 'failed', finished_at = ? WHERE id = ? AND status = 'running'",
-                   (utc_now(), run_id))
+        db.execute("UPDATE review_runs SET status = 'failed', finished_at = ?, failure = ? "
+                   "WHERE id = ? AND status = 'running'", (utc_now(), reason, run_id))
+
+
+def set_debug_log(store: Store, run_id: str, path: str) -> None:
+    """Where the run's debug log (a crash's traceback) is."""
+    with store.write() as db:
+        db.execute("UPDATE review_runs SET debug_log = ? WHERE id = ?", (path, run_id))
 
 
 @dataclass
@@ -90,7 +104,9 @@ class RunRow:
 
 def history(store: Store, limit: int | None) -> list[RunRow]:
     rows = store.db.execute(
-        "SELECT r.id, r.started_at, r.source, r.status, r.decision, r.metrics, r.duration_s, "
+        "SELECT r.id, r.started_at, r.source, CASE WHEN r.status = 'running' AND EXISTS (SELECT 1 FROM batch_runs b "
+        "WHERE b.run_id = r.id AND b.state = 'submitted') THEN 'submitted' ELSE r.status END, r.decision, "
+        "r.metrics, r.duration_s, "
         "(SELECT COUNT(*) FROM review_pairs p WHERE p.run_id = r.id AND p.file != '' AND p.status = 'cached'), "
         "(SELECT COUNT(*) FROM review_pairs p WHERE p.run_id = r.id AND p.file != '') "
         "FROM review_runs r ORDER BY r.started_at DESC, r.rowid DESC LIMIT ?", (-1 if limit is None else limit,))
@@ -142,6 +158,27 @@ def gc(store: Store, days: int | None, keep: int | None, keep_ids: tuple[str, ..
             pairs += db.execute("SELECT COUNT(*) FROM review_pairs WHERE run_id = ?", (run_id,)).fetchone()[0]
             db.execute("DELETE FROM review_runs WHERE id = ?", (run_id,))
     return drop, pairs
+
+
+def gc_obsolete(store: Store) -> tuple[int, list[str]]:
+    """Drop review pairs that a newer pair of the same (file, agent) supersedes, completed or reused,
+    and the runs left with no pair at all; a run whose other pairs are current is kept. Pairs of
+    live runs, runs waiting for a batch, and pairs an acceptance points to are kept. Returns the
+    pairs dropped and the runs that went with them."""
+    with store.write() as db:
+        mark_abandoned(db)
+        obsolete = db.execute(
+            "SELECT p.id, p.run_id FROM review_pairs p JOIN review_runs r ON r.id = p.run_id "
+            "WHERE r.status != 'running' "
+            "AND p.id NOT IN (SELECT review_pair_id FROM acceptance_events WHERE review_pair_id IS NOT NULL) "
+            "AND EXISTS (SELECT 1 FROM review_pairs newer WHERE newer.file = p.file AND newer.agent = p.agent "
+            "AND newer.id > p.id AND newer.status IN ('completed', 'cached'))").fetchall()
+        db.executemany("DELETE FROM review_pairs WHERE id = ?", [(pair,) for pair, _ in obsolete])
+        touched = sorted({run_id for _, run_id in obsolete})
+        emptied = [run_id for run_id in touched
+                   if db.execute("SELECT 1 FROM review_pairs WHERE run_id = ? LIMIT 1", (run_id,)).fetchone() is None]
+        db.executemany("DELETE FROM review_runs WHERE id = ?", [(r,) for r in emptied])
+    return len(obsolete), emptied
 
 
 def prune(store: Store, max_age_days: int, max_bytes: int, current: str) -> list[str]:

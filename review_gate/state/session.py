@@ -8,14 +8,17 @@ touches no file.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from types import TracebackType
 
-from review_gate.models import Plan, ReviewConfig, ReviewReport
-from review_gate.state import acceptance, pairs, runs, written
+from review_gate.errors import ReviewGateError
+from review_gate.models import AgentResult, Plan, ReviewConfig, ReviewReport
+from review_gate.state import acceptance, batches, pairs, runs, written
 from review_gate.state.freshness import CacheSplit, config_sha, plan_reuse
+from review_gate.state.pairs import ReviewKind
 from review_gate.state.store import Store, open_store, state_file
 
 
@@ -36,10 +39,11 @@ class NoState:
         return {}
 
     def start(self, plan: Plan, run_id: str, extras: Mapping[str, str] | None = None,
-              packing: str = "per_agent") -> CacheSplit | None:
+              packing: str = "per_agent", *, kind: ReviewKind = "live", runner: str = "live",
+              model: str = "", commit: str | None = None) -> CacheSplit | None:
         return None
 
-    def finish(self, report: ReviewReport) -> None:
+    def finish(self, report: ReviewReport, raw_output: str | None = None) -> None:
         return None
 
     def record_written(self, run_id: str, files: list[tuple[str, list[str], str]]) -> None:
@@ -47,11 +51,11 @@ class NoState:
 
 
 class RunState(NoState):
-    def __init__(self, config: ReviewConfig, root: Path | None, *, use_cache: bool) -> None:
+    def __init__(self, config: ReviewConfig, root: Path | None, *, use_cache: bool, path: Path | None = None) -> None:
         super().__init__()
         self.config = config
         self.root = root
-        self.path = state_file(config, root)
+        self.path = path or state_file(config, root)
         self.use_cache = use_cache
         self.store: Store | None = None
         self.run_id: str | None = None
@@ -70,8 +74,12 @@ class RunState(NoState):
             if exc is not None and self.run_id is not None:
                 # Ctrl-C or SIGTERM cancels the run's main task (asyncio) or interrupts it.
                 stopped = isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError))
-                why = "interrupted (SIGINT or SIGTERM)" if stopped else type(exc).__name__
+                why = "interrupted (SIGINT or SIGTERM)" if stopped else f"{type(exc).__name__}: {exc}"[:500]
                 runs.fail(self.store, self.run_id, f"run failed: {why}")
+                if not stopped and not isinstance(exc, ReviewGateError):
+                    log = debug_log(self.run_id, exc)
+                    if log is not None:
+                        runs.set_debug_log(self.store, self.run_id, str(log))
         finally:
             self.store.close()
             self.store = None
@@ -82,24 +90,42 @@ class RunState(NoState):
         return written.load(self.store)
 
     def start(self, plan: Plan, run_id: str, extras: Mapping[str, str] | None = None,
-              packing: str = "per_agent") -> CacheSplit:
+              packing: str = "per_agent", *, kind: ReviewKind = "live", runner: str = "live",
+              model: str = "", commit: str | None = None) -> CacheSplit:
         """Before dispatch: record the run with its pending and cached pairs; read the acceptances.
-        ``extras``: agent id -> other text its answer depends on (freshness)."""
+        ``extras``: agent id -> other text its answer depends on (freshness); ``kind``: how its
+        pairs are reviewed; ``runner`` and ``model``: how the run executes, with which models;
+        ``commit``: the commit reviewed (default: the change's head; none for a working tree)."""
         assert self.store is not None
         store = self.store
         self.run_id = run_id
-        runs.begin(store, run_id, plan.facts, config_sha(self.config), packing)
+        runs.begin(store, run_id, plan.facts, config_sha(self.config), packing, runner=runner, model=model)
         self.waivers = acceptance.waivers(store)
         lookup = pairs.lookup(store) if self.use_cache else None
         self.reuse = plan_reuse(plan.manifest, plan.facts, self.config, lookup, extras)
-        pairs.record_planned(store, run_id, self.reuse)
+        pairs.record_planned(store, run_id, self.reuse, kind, commit or plan.facts.head)
         return self.reuse
 
-    def finish(self, report: ReviewReport) -> None:
+    def resume(self, plan: Plan, run_id: str, extras: Mapping[str, str] | None = None) -> CacheSplit:
+        """A run begun earlier (a batch being collected): the same split it made when it began,
+        and today's acceptances."""
+        assert self.store is not None
+        self.run_id = run_id
+        self.waivers = acceptance.waivers(self.store)
+        self.reuse = plan_reuse(plan.manifest, plan.facts, self.config, pairs.own_lookup(self.store, run_id), extras)
+        return self.reuse
+
+    def record(self, results: list[AgentResult], agents: Collection[str]) -> None:
+        """Finish the pairs of ``agents`` only (those a batch ran locally at submit)."""
+        assert self.store is not None and self.reuse is not None and self.run_id is not None
+        pairs.record_results(self.store, self.run_id, self.reuse, results, agents)
+
+    def finish(self, report: ReviewReport, raw_output: str | None = None) -> None:
         """After aggregation: finish the pairs and the run."""
         assert self.store is not None and self.reuse is not None
         pairs.record_results(self.store, report.run_id, self.reuse, report.agents)
-        runs.finish(self.store, report, time.monotonic() - self.started)
+        runs.finish(self.store, report, time.monotonic() - self.started, raw_output=raw_output,
+                    failure=pairs.missing_summary(self.store, report.run_id))
         settings = self.config.settings
         runs.prune(self.store, settings.state_max_age_days, settings.state_max_mb << 20, report.run_id)
 
@@ -107,6 +133,34 @@ class RunState(NoState):
         """(repository-relative path, blob ids, kind) of the reports and bundle files this run wrote."""
         assert self.store is not None
         written.record(self.store, run_id, files)
+
+    def record_batch(self, frozen: str, sent: list[batches.ProviderBatch]) -> None:
+        """The run was sent to provider batches: it waits, with what collecting it needs."""
+        assert self.store is not None and self.run_id is not None
+        batches.record(self.store, self.run_id, frozen, sent)
+
+    def claim_batch(self, run_id: str) -> bool:
+        """Take the batch run ``run_id`` to collect it; False when it was collected already."""
+        assert self.store is not None
+        return batches.claim(self.store, run_id)
+
+
+def debug_log(run_id: str, exc: BaseException) -> Path | None:
+    """The traceback of a run that broke, in a file only this user can read in the user's cache
+    (never beside the state: inside a repository it would be an untracked file to review)."""
+    import traceback
+
+    from review_gate.userdirs import cache_dir
+
+    path = cache_dir() / "runs" / f"{run_id}.log"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write("".join(traceback.format_exception(exc)))
+    except OSError:
+        return None
+    return path
 
 
 def run_state(config: ReviewConfig, root: Path | None, *, enabled: bool, use_cache: bool) -> NoState:

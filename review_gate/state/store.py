@@ -19,14 +19,78 @@ from review_gate.models import ReviewConfig
 from review_gate.userdirs import cache_dir
 
 APPLICATION = "review-gate"
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 BUSY_TIMEOUT_MS = 10_000
 SQLITE_HEADER = b"SQLite format 3\x00"
 SIDE_FILES = ("-wal", "-shm", "-journal")
 
+# Seed 003's pairs whole, and provider batches.
+MIGRATION_SCALE: tuple[str, ...] = (
+    # How the run was executed (live, batch), the models its llm agents used, where its raw
+    # answers and debug log are, and why it failed or which pairs it lacks.
+    "ALTER TABLE review_runs ADD COLUMN runner TEXT NOT NULL DEFAULT 'live'",
+    "ALTER TABLE review_runs ADD COLUMN model TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE review_runs ADD COLUMN raw_output TEXT",
+    "ALTER TABLE review_runs ADD COLUMN debug_log TEXT",
+    "ALTER TABLE review_runs ADD COLUMN failure TEXT",
+    # A pair's own outcome: its decision (as the gate would judge its findings alone), a one-line
+    # rationale, the evidence (fingerprint, line and rule of each finding), the commit reviewed
+    # and how it was reviewed.
+    "ALTER TABLE review_pairs ADD COLUMN decision TEXT",
+    "ALTER TABLE review_pairs ADD COLUMN rationale TEXT",
+    "ALTER TABLE review_pairs ADD COLUMN evidence TEXT NOT NULL DEFAULT '[]'",
+    "ALTER TABLE review_pairs ADD COLUMN reviewed_commit TEXT",
+    "ALTER TABLE review_pairs ADD COLUMN review_kind TEXT NOT NULL DEFAULT 'live' "
+    "CHECK (review_kind IN ('live', 'batch', 'sweep'))",
+    "CREATE INDEX review_pairs_file ON review_pairs (file, agent)",
+    # acceptance_events: 'ack' beside accept, override and revoke. A CHECK cannot be altered: the
+    # table is rebuilt. Its self-reference names the new table, so dropping the old one touches no
+    # row of it; the rename then points it at itself under the old name.
+    """CREATE TABLE acceptance_events_new (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL CHECK (kind IN ('accept', 'ack', 'override', 'revoke')),
+        fingerprint TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        who TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires TEXT,
+        review_pair_id INTEGER REFERENCES review_pairs (id) ON DELETE SET NULL,
+        revokes INTEGER REFERENCES acceptance_events_new (id)
+    )""",
+    "INSERT INTO acceptance_events_new (id, kind, fingerprint, reason, who, created_at, expires, review_pair_id, "
+    "revokes) SELECT id, kind, fingerprint, reason, who, created_at, expires, review_pair_id, revokes "
+    "FROM acceptance_events",
+    "DROP TABLE acceptance_events",
+    "ALTER TABLE acceptance_events_new RENAME TO acceptance_events",
+    "CREATE INDEX acceptance_fingerprint ON acceptance_events (fingerprint)",
+    # A run sent to a provider's batch API: what it needs to be finished later (its plan, config,
+    # the results of the agents that ran locally, the request map), frozen at submit.
+    """CREATE TABLE batch_runs (
+        run_id TEXT PRIMARY KEY REFERENCES review_runs (id) ON DELETE CASCADE,
+        state TEXT NOT NULL CHECK (state IN ('submitted', 'collected')),
+        frozen TEXT NOT NULL,
+        submitted_at TEXT NOT NULL,
+        collected_at TEXT
+    )""",
+    # One provider batch of such a run (a run whose llm agents use two endpoints has two).
+    """CREATE TABLE review_batches (
+        id INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL REFERENCES review_runs (id) ON DELETE CASCADE,
+        ordinal INTEGER NOT NULL,
+        provider TEXT NOT NULL,
+        endpoint TEXT NOT NULL,
+        batch_id TEXT NOT NULL,
+        input_file_id TEXT,
+        status TEXT NOT NULL,
+        requests INTEGER NOT NULL,
+        counts TEXT NOT NULL DEFAULT '{}',
+        created_at TEXT NOT NULL,
+        checked_at TEXT,
+        UNIQUE (run_id, ordinal)
+    )""",
+)
+
 # Each version's statements take the schema from the version before it to this one.
-# acceptance_events allows the kind 'override', DESIGN §6's name for a waiver no command records
-# yet: nothing writes or reads it, and narrowing the CHECK would take a rebuild of the table.
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: (
         """CREATE TABLE review_runs (
@@ -157,6 +221,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
             PRIMARY KEY (host, session_id)
         )""",
     ),
+    6: MIGRATION_SCALE,
 }
 
 # The run state's .gitignore, in its two forms. The store writes one into a directory it

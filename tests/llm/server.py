@@ -8,6 +8,13 @@ empty (``default`` may be a function of the request, to answer by content).
 ``rate_limit`` (a ``RateLimit``, off by default) turns on the rate-limit mode: requests beyond
 its limits are answered 429 before they take a step, and every answer carries the provider's
 rate-limit headers.
+
+It also speaks both providers' batch APIs (``Batches``): OpenAI's files and batches endpoints
+(``/v1/files``, ``/v1/batches``, ``/v1/files/{id}/content``) and Anthropic's Message Batches
+(``/v1/messages/batches``, its ``results_url``). A batch ends when its status has been read
+``BatchScript.polls`` times; then each request line takes a step as a live request would
+(``Step.status`` >= 400 answers it with an error), unless ``BatchScript.expire`` leaves it
+unanswered (the batch expired). Every call to those endpoints is in ``batch_calls``.
 """
 
 from __future__ import annotations
@@ -160,12 +167,233 @@ def go_duration(seconds: float) -> str:
     return (f"{int(minutes)}m" if minutes else "") + f"{rest:.3f}".rstrip("0").rstrip(".") + "s"
 
 
+@dataclass
+class BatchScript:
+    """How the server's batches go."""
+
+    polls: int = 0  # status reads answered in progress before a batch ends
+    expire: Callable[[int, str], bool] | None = None  # (line index, custom id) left unanswered: it expired
+    fail: str | None = None  # OpenAI: the batch fails validation as a whole, with this message
+    results_url: str | None = None  # Anthropic: the results_url to announce instead of our own
+    batch_id: str | None = None  # the id a created batch is announced with instead of its own
+
+
+@dataclass
+class Batch:
+    id: str
+    provider: str
+    lines: list[dict[str, Any]]
+    created_at: int
+    input_file_id: str | None = None
+    polls: int = 0
+    status: str = "in_progress"
+    output_file_id: str | None = None
+    error_file_id: str | None = None
+    results: list[dict[str, Any]] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+class Batches:
+    """The batch APIs' state: uploaded files, batches, and every call made to them."""
+
+    def __init__(self, owner: LlmServer) -> None:
+        self.owner = owner
+        self.script = BatchScript()
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, Batch] = {}
+        self.calls: list[Recorded] = []
+        self._lock = threading.Lock()
+
+    def handle(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, bytes] | None:
+        """The answer to a batch API call, None when ``path`` is not one."""
+        found = next(((name, match.groups()) for verb, pattern, name in _BATCH_ROUTES
+                      if verb == method and (match := pattern.fullmatch(path.split("?")[0]))), None)
+        if found is None:
+            return None
+        route, ids = found
+        with self._lock:
+            self.calls.append(Recorded(f"{method} {path}", headers, _json_or_empty(raw)))
+            status, data = getattr(self, route)(headers, raw, *ids)
+        return status, data if isinstance(data, bytes) else json.dumps(data).encode()
+
+    # OpenAI ----------------------------------------------------------------------------------
+
+    def upload(self, headers: dict[str, str], raw: bytes) -> tuple[int, Any]:
+        from email.parser import BytesParser
+        from email.policy import HTTP
+
+        message = BytesParser(policy=HTTP).parsebytes(
+            b"Content-Type: " + headers.get("content-type", "").encode() + b"\r\n\r\n" + raw)
+        parts = {part.get_param("name", header="content-disposition"): part for part in message.iter_parts()}
+        data = parts["file"].get_payload(decode=True) if "file" in parts else b""
+        file_id = f"file-{len(self.files) + 1}"
+        self.files[file_id] = data
+        return 200, {"id": file_id, "object": "file", "bytes": len(data), "created_at": 1_700_000_000,
+                     "filename": parts["file"].get_filename() if "file" in parts else "", "purpose": "batch",
+                     "status": "processed", "expires_at": None, "status_details": None}
+
+    def create_openai(self, headers: dict[str, str], raw: bytes) -> tuple[int, Any]:
+        body = json.loads(raw)
+        text = self.files.get(body.get("input_file_id", ""), b"").decode()
+        lines = [json.loads(line) for line in text.splitlines() if line.strip()]
+        batch = Batch(f"batch_{len(self.batches) + 1}", "openai", lines, 1_700_000_000,
+                      input_file_id=body["input_file_id"], status="validating")
+        self.batches[batch.id] = batch
+        return 200, {**self.openai_view(batch), "id": self.script.batch_id or batch.id}
+
+    def read_openai(self, headers: dict[str, str], raw: bytes, batch_id: str) -> tuple[int, Any]:
+        batch = self.batches.get(batch_id)
+        if batch is None:
+            return 404, error_body("/v1/batches", 404)
+        self.advance(batch)
+        return 200, self.openai_view(batch)
+
+    def cancel_openai(self, headers: dict[str, str], raw: bytes, batch_id: str) -> tuple[int, Any]:
+        batch = self.batches[batch_id]
+        batch.status = "cancelled"
+        return 200, self.openai_view(batch)
+
+    def content(self, headers: dict[str, str], raw: bytes, file_id: str) -> tuple[int, Any]:
+        if file_id not in self.files:
+            return 404, error_body("/v1/files", 404)
+        return 200, self.files[file_id]
+
+    def openai_view(self, batch: Batch) -> dict[str, Any]:
+        errors = {"object": "list", "data": [{"code": "invalid_request", "message": self.script.fail, "line": 1,
+                                              "param": None}]} if batch.status == "failed" else None
+        return {"id": batch.id, "object": "batch", "endpoint": "/v1/chat/completions", "errors": errors,
+                "input_file_id": batch.input_file_id, "completion_window": "24h", "status": batch.status,
+                "output_file_id": batch.output_file_id, "error_file_id": batch.error_file_id,
+                "created_at": batch.created_at, "in_progress_at": None, "expires_at": batch.created_at + 86400,
+                "finalizing_at": None, "completed_at": None, "failed_at": None, "expired_at": None,
+                "cancelling_at": None, "cancelled_at": None, "metadata": None,
+                "request_counts": {"total": len(batch.lines), "completed": batch.counts.get("completed", 0),
+                                   "failed": batch.counts.get("failed", 0)}}
+
+    # Anthropic -------------------------------------------------------------------------------
+
+    def create_anthropic(self, headers: dict[str, str], raw: bytes) -> tuple[int, Any]:
+        body = json.loads(raw)
+        batch = Batch(f"msgbatch_{len(self.batches) + 1}", "anthropic", list(body["requests"]), 1_700_000_000)
+        self.batches[batch.id] = batch
+        return 200, {**self.anthropic_view(batch), "id": self.script.batch_id or batch.id}
+
+    def read_anthropic(self, headers: dict[str, str], raw: bytes, batch_id: str) -> tuple[int, Any]:
+        batch = self.batches.get(batch_id)
+        if batch is None:
+            return 404, error_body("/v1/messages", 404)
+        self.advance(batch)
+        return 200, self.anthropic_view(batch)
+
+    def cancel_anthropic(self, headers: dict[str, str], raw: bytes, batch_id: str) -> tuple[int, Any]:
+        batch = self.batches[batch_id]
+        batch.status = "canceling"
+        return 200, self.anthropic_view(batch)
+
+    def anthropic_results(self, headers: dict[str, str], raw: bytes, batch_id: str) -> tuple[int, Any]:
+        batch = self.batches[batch_id]
+        return 200, "".join(json.dumps(line) + "\n" for line in batch.results).encode()
+
+    def anthropic_view(self, batch: Batch) -> dict[str, Any]:
+        ended = batch.status == "ended"
+        stamp = "2026-01-01T00:00:00Z"
+        counts = {k: batch.counts.get(k, 0) for k in ("succeeded", "errored", "canceled", "expired")}
+        url = self.script.results_url or f"{self.owner.url}/v1/messages/batches/{batch.id}/results"
+        return {"id": batch.id, "type": "message_batch", "processing_status": batch.status,
+                "request_counts": {"processing": 0 if ended else len(batch.lines), **counts},
+                "created_at": stamp, "expires_at": "2026-01-02T00:00:00Z", "ended_at": stamp if ended else None,
+                "cancel_initiated_at": None, "archived_at": None, "results_url": url if ended else None}
+
+    # Both ------------------------------------------------------------------------------------
+
+    def advance(self, batch: Batch) -> None:
+        """Count a status read; once the script's polls are spent, answer every request line."""
+        if batch.status not in ("validating", "in_progress"):
+            return
+        batch.polls += 1
+        if batch.polls <= self.script.polls:
+            batch.status = "in_progress"
+            return
+        if batch.provider == "openai" and self.script.fail is not None:
+            batch.status = "failed"
+            return
+        outputs, errors = [], []
+        expired = False
+        for index, line in enumerate(batch.lines):
+            custom_id = line["custom_id"]
+            if self.script.expire is not None and self.script.expire(index, custom_id):
+                expired = True
+                errors.append(self.expired_line(batch, index, custom_id))
+                continue
+            path = "/v1/chat/completions" if batch.provider == "openai" else "/v1/messages"
+            body = line["body"] if batch.provider == "openai" else line["params"]
+            step = self.owner.next_step(Recorded(path, {}, body))
+            (outputs if step.status < 400 else errors).append(self.answer_line(batch, index, custom_id, path, step))
+        if batch.provider == "openai":
+            batch.counts = {"completed": len(outputs), "failed": len(errors)}
+            if outputs:
+                batch.output_file_id = self.store(outputs)
+            if errors:
+                batch.error_file_id = self.store(errors)
+            batch.status = "expired" if expired else "completed"
+        else:
+            batch.results = outputs + errors
+            kinds = [line["result"]["type"] for line in batch.results]
+            batch.counts = {k: kinds.count(k) for k in ("succeeded", "errored", "canceled", "expired")}
+            batch.status = "ended"
+
+    def store(self, lines: list[dict[str, Any]]) -> str:
+        file_id = f"file-{len(self.files) + 1}"
+        self.files[file_id] = "".join(json.dumps(line) + "\n" for line in lines).encode()
+        return file_id
+
+    def answer_line(self, batch: Batch, index: int, custom_id: str, path: str, step: Step) -> dict[str, Any]:
+        if batch.provider == "anthropic":
+            if step.status >= 400:
+                return {"custom_id": custom_id, "result": {"type": "errored",
+                                                           "error": error_body(path, step.status, step.error)}}
+            return {"custom_id": custom_id, "result": {"type": "succeeded", "message": answer(path, step)}}
+        body = error_body(path, step.status, step.error) if step.status >= 400 else answer(path, step)
+        return {"id": f"batch_req_{index}", "custom_id": custom_id,
+                "response": {"status_code": step.status, "request_id": f"req_{index}", "body": body}, "error": None}
+
+    def expired_line(self, batch: Batch, index: int, custom_id: str) -> dict[str, Any]:
+        if batch.provider == "anthropic":
+            return {"custom_id": custom_id, "result": {"type": "expired"}}
+        return {"id": f"batch_req_{index}", "custom_id": custom_id, "response": None,
+                "error": {"code": "batch_expired",
+                          "message": "This request could not be executed before the completion window expired."}}
+
+
+_ID = r"([A-Za-z0-9_-]+)"
+_BATCH_ROUTES = [(verb, re.compile(pattern), name) for verb, pattern, name in (
+    ("POST", "/v1/files", "upload"),
+    ("POST", "/v1/batches", "create_openai"),
+    ("GET", f"/v1/batches/{_ID}", "read_openai"),
+    ("POST", f"/v1/batches/{_ID}/cancel", "cancel_openai"),
+    ("GET", f"/v1/files/{_ID}/content", "content"),
+    ("POST", "/v1/messages/batches", "create_anthropic"),
+    ("GET", f"/v1/messages/batches/{_ID}", "read_anthropic"),
+    ("POST", f"/v1/messages/batches/{_ID}/cancel", "cancel_anthropic"),
+    ("GET", f"/v1/messages/batches/{_ID}/results", "anthropic_results"),
+)]
+
+
+def _json_or_empty(raw: bytes) -> dict[str, Any]:
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 class LlmServer:
     def __init__(self) -> None:
         self.rate_limit: RateLimit | None = None
         self.requests: list[Recorded] = []
         self.queue: deque[Step] = deque()
         self.default: Step | Callable[[Recorded], Step] = Step()
+        self.batches = Batches(self)
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), _handler(self))
@@ -241,9 +469,23 @@ def _handler(owner: LlmServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
+        def do_GET(self) -> None:
+            self.batch_call("GET", b"") or self.reply(404, json.dumps(error_body(self.path, 404)).encode(), {})
+
+        def batch_call(self, method: str, raw: bytes) -> bool:
+            """A call to the batch APIs, answered; False for any other path."""
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            handled = owner.batches.handle(method, self.path, headers, raw)
+            if handled is None:
+                return False
+            self.reply(*handled, {})
+            return True
+
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             raw = self.rfile.read(length)
+            if self.batch_call("POST", raw):
+                return
             try:
                 body = json.loads(raw)
             except json.JSONDecodeError:

@@ -1,0 +1,90 @@
+"""What a batch run keeps between submit and collect: one stable run id, its plan, its config,
+the results of the agents that ran locally at submit, and its request map (each request's
+custom id, the agents it asks for and the files it shows)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import Field
+
+from review_gate.models import (
+    AgentManifest,
+    AgentResult,
+    FailOn,
+    FilterMode,
+    Gap,
+    PRClassification,
+    PRFacts,
+    ReviewConfig,
+)
+from review_gate.models.base import Frozen
+
+Provider = Literal["openai", "anthropic"]
+
+
+class Endpoint(Frozen):
+    """One provider batch: the agents of one provider, endpoint and key share it."""
+
+    ordinal: int
+    provider: Provider
+    url: str = Field(description="The agents' base_url (no key).")
+    api_key_env: str | None
+    agent: str = Field(description="An agent of this endpoint, whose settings read its answers.")
+
+
+class Unit(Frozen):
+    """Agents asked together in each of the unit's requests: one agent, or a pack of them."""
+
+    agents: list[str]
+    lenses: list[str] | None = Field(description="Packed: the lens ids the answers name; None for one agent.")
+    endpoint: int
+    system: str
+    unreviewed: list[str] = Field(description="Files no request of the unit can hold (over the token budget).")
+
+
+class Request(Frozen):
+    """One line of a batch request file."""
+
+    custom_id: str
+    unit: int
+    files: list[str]
+    user: str
+
+
+class FrozenRun(Frozen):
+    """Everything ``batch collect`` needs, as ``batch submit`` left it."""
+
+    run_id: str
+    kind: Literal["live", "batch", "sweep"] = "batch"
+    facts: PRFacts
+    classification: PRClassification
+    manifest: AgentManifest
+    gaps: list[Gap]
+    config: ReviewConfig
+    extras: dict[str, str]
+    local: list[AgentResult] = Field(description="Results of the agents run at submit (not the batched ones).")
+    waivers: dict[str, str] = Field(description="The baseline's waivers, read at submit.")
+    filter_mode: FilterMode | None = None
+    fail_on: FailOn | None = None
+    endpoints: list[Endpoint]
+    units: list[Unit]
+    requests: list[Request]
+    bundle_dir: str | None = None
+
+    def dump(self) -> str:
+        """JSON with what model dumps leave out: each file's patch, each result's findings."""
+        data = self.model_dump(mode="json")
+        for file_data, change in zip(data["facts"]["files"], self.facts.files, strict=True):
+            file_data["patch"] = change.patch
+        for result_data, result in zip(data["local"], self.local, strict=True):
+            result_data["findings"] = [f.model_dump(mode="json") for f in result.findings]
+            result_data["raw"] = result.raw
+            result_data["prompts"] = result.prompts
+        return json.dumps(data, separators=(",", ":"))
+
+    @classmethod
+    def load(cls, text: str) -> FrozenRun:
+        data: dict[str, Any] = json.loads(text)
+        return cls.model_validate(data)
