@@ -303,7 +303,8 @@ def _hook_command(sub: Subparsers) -> None:
 
 
 def _mcp_command(sub: Subparsers) -> None:
-    sub.add_parser("mcp", help="serve the Model Context Protocol over stdio (tools: review, plan, explain, accept)",
+    sub.add_parser("mcp", help="serve the Model Context Protocol over stdio (tools: review, plan, explain, "
+                              "accept, loop_status)",
                    description="Serve review-gate's tools over the Model Context Protocol on standard input and "
                                "output, for an MCP client such as a coding agent. Needs the mcp extra: "
                                "pip install 'review-gate[mcp]'.")

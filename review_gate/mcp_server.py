@@ -9,7 +9,8 @@ them and a model can call them without reading this page:
   text of a unified diff) → verdict, decision, summary line, findings, and the report in a format;
 - ``plan``: who would review what, and what the configuration misses; no agent runs;
 - ``explain``: the domains, policies and agents a path triggers;
-- ``accept``: a person's acceptance of a reported finding (fingerprint or short id, reason, last day).
+- ``accept``: a person's acceptance of a reported finding (fingerprint or short id, reason, last day);
+- ``loop_status``: where the coder/reviewer loop's sessions stand (``review-gate loop status``).
 
 A user error (an unknown ref, a malformed diff, a broken config) comes back as a tool error
 with the message and fix the command line prints, and the server keeps serving; so does any
@@ -22,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec, TypeVar
 
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
@@ -121,6 +122,12 @@ class Explained(Output):
     agents: list[str] = Field(description="The agents a change of this path alone dispatches.")
 
 
+class LoopStatus(Output):
+    sessions: list[dict[str, Any]] = Field(description="Each session as `review-gate loop status --format json` "
+                                                       "prints it: phase, stage, iteration, what a person must do.")
+    handoffs_waiting: list[dict[str, str]] = Field(description="Hand-off items waiting for a person (task, file).")
+
+
 class AcceptResult(Output):
     fingerprint: str = Field(description="The finding's whole fingerprint.")
     acceptance: int = Field(description="The acceptance's id, for `review-gate accepted --revoke ID`.")
@@ -146,6 +153,9 @@ def build() -> MCPServer:
         "Record a person's acceptance of a reported finding (by its id or whole fingerprint), with the reason and "
         "an optional last day: it is then reported as accepted and no longer counts. Only on a person's explicit "
         "decision; never to get a change through."))
+    server.add_tool(_errors_as_tool_errors(loop_status), description=(
+        "Where the coder/reviewer loop's sessions stand (one task, or all): the phase and stage, the iteration, "
+        "the verdict, and what a person is awaited for (an approval, a response, the hand-off)."))
     return server
 
 
@@ -230,6 +240,31 @@ async def accept(fingerprint: Annotated[str, Field(description="The finding's id
                                                              config=_path(config, cwd)))
     return AcceptResult(fingerprint=done.fingerprint, acceptance=done.acceptance,
                         expires=done.expires.isoformat() if isinstance(done.expires, date) else None)
+
+
+async def loop_status(task: Annotated[str | None, Field(description="The task id (default: every session).")] = None,
+                      cwd: Cwd = None, config: Config = None) -> LoopStatus:
+    def read() -> LoopStatus:
+        from review_gate import git
+        from review_gate.errors import GitError, UsageError
+        from review_gate.loop.status import collect
+        from review_gate.state.store import open_store, state_file
+
+        root = git.repo_root(Path(cwd) if cwd is not None else Path.cwd())
+        if root is None:
+            raise GitError("the loop works on a git repository's working tree, and this is not inside one",
+                           fix="give cwd: the repository the coder works in")
+        store = open_store(state_file(api.load(_path(config, cwd), root), root), create=False)
+        if store is None:
+            infos, handoffs = collect(root, None, task)
+        else:
+            with store:
+                infos, handoffs = collect(root, store, task)
+        if task and not infos:
+            raise UsageError(f"no loop session {task!r}", fix="call loop_status without a task to list them")
+        return LoopStatus(sessions=infos, handoffs_waiting=handoffs)
+
+    return await anyio.to_thread.run_sync(read)
 
 
 def _path(config: str | None, cwd: str | None) -> str | None:

@@ -16,7 +16,8 @@ PACKAGE = Path(review_gate.__file__).resolve().parent
 OURS = "review_gate"
 
 # layer -> ("only", allowed layers) or ("not", forbidden layers)
-ENTRY = ("review_gate.cli", "review_gate.commands", "review_gate.mcp", "review_gate.api")
+# the callers: the CLI, the API, the MCP server and the coding agents' hooks
+ENTRY = ("review_gate.cli", "review_gate.commands", "review_gate.mcp_server", "review_gate.hooks", "review_gate.api")
 RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     # models import nothing of ours; the escaping helper nothing at all
     "review_gate.models": ("only", ("review_gate.models",)),
@@ -45,8 +46,16 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "review_gate.bootstrap": ("not", (*ENTRY, "review_gate.outputs", "review_gate.console")),
     # the loop calls the API like the CLI and the MCP server do (DESIGN §8); it never reaches into
     # stages, and it reports through the Reporter its caller passes, never the console
-    "review_gate.loop": ("not", ("review_gate.cli", "review_gate.commands", "review_gate.mcp", "review_gate.pipeline",
-                                 "review_gate.console")),
+    "review_gate.loop": ("not", ("review_gate.cli", "review_gate.commands", "review_gate.mcp_server",
+                                 "review_gate.hooks", "review_gate.pipeline", "review_gate.console")),
+    # provider batches run the stages as the runner does, for every caller alike
+    "review_gate.batch": ("not", (*ENTRY, "review_gate.outputs", "review_gate.console")),
+    # sweeps make a change, shards split a plan, merge joins reports: pure steps the API composes
+    "review_gate.sweep": ("not", (*ENTRY, "review_gate.console", "review_gate.runner", "review_gate.state")),
+    "review_gate.shard": ("not", (*ENTRY, "review_gate.console", "review_gate.runner")),
+    "review_gate.merge": ("not", (*ENTRY, "review_gate.console", "review_gate.runner")),
+    # the agent format's quoted lines are read from the change, never from the console or a caller
+    "review_gate.agent_report": ("not", (*ENTRY, "review_gate.console", "review_gate.runner")),
 }
 
 # (importer, imported) pairs that break a rule today and are on their way out. An entry that no

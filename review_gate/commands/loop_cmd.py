@@ -21,11 +21,9 @@ from pathlib import Path
 from review_gate import console, git
 from review_gate.commands.common import config_for, find_repo_root, load_config_dir
 from review_gate.errors import GitError, InputError, UsageError
-from review_gate.loop import hil
 from review_gate.loop import status as describe
 from review_gate.loop import store as sessions
-from review_gate.loop.engine import Loop, decisions, exit_code
-from review_gate.loop.files import Files
+from review_gate.loop.engine import Loop, exit_code
 from review_gate.loop.model import WAITING, Session, StartPhase
 from review_gate.loop.verdict import MetaVerdict
 from review_gate.models import ReviewConfig
@@ -245,20 +243,10 @@ def _feedback(args: argparse.Namespace) -> str:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from review_gate.loop.tree import tree_hash
-
     with _opened(args, create=False) as opened:
         root = opened.root if opened is not None else find_repo_root()
         assert root is not None  # _opened refuses a directory outside a repository
-        infos = []
-        for session in sessions.all_sessions(opened.store) if opened is not None else []:
-            if args.task and session.task != args.task:
-                continue
-            assert opened is not None
-            current = tree_hash(root) if session.tree_hash else None
-            infos.append(describe.state(session, Files(root, session.task), current_tree=current,
-                                        decisions=decisions(opened.store, session.task)))
-        handoffs = [{"task": task, "file": Files(root, task).shown(path)} for task, path in hil.waiting(root)]
+        infos, handoffs = describe.collect(root, opened.store if opened is not None else None, args.task)
     if args.task and not infos:
         raise UsageError(f"no loop session {args.task!r}", fix="`review-gate loop status` lists them")
     if args.format == "json":

@@ -45,11 +45,6 @@ class Reporter(Protocol):
     def warn(self, text: str) -> None: ...
 
 
-def decisions(store: Store, task: str) -> list[dict[str, Any]]:
-    """The session's decision records, oldest first (the run state's copy of the decision log)."""
-    return [e.detail for e in sessions.events(store, task, "decision") if e.detail]
-
-
 def exit_code(session: Session) -> int:
     """0 complete (or cancelled), 4 waiting for a person, 3 stopped by an error (or interrupted)."""
     if session.phase in ("complete", "cancelled"):
@@ -368,7 +363,7 @@ class Loop:
         return agent
 
     def decisions(self, task: str) -> list[dict[str, Any]]:
-        return decisions(self.store, task)
+        return sessions.decisions(self.store, task)
 
     def _values(self, s: Session) -> dict[str, str]:
         files = self.files(s)

@@ -3,12 +3,32 @@ and as lines for people (what is awaited, which file, the next commands, drift a
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from review_gate.loop import hil
 from review_gate.loop.files import Files, sha256
 from review_gate.loop.model import WAITING, Session
-from review_gate.loop.store import owner_alive
+from review_gate.loop.store import all_sessions, decisions, owner_alive
 from review_gate.models.loop import MANUAL
+from review_gate.state.store import Store
+
+
+def collect(root: Path, store: Store | None,
+            task: str | None = None) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+    """Every session (or ``task``'s) as ``state`` describes it, and the hand-off items waiting for
+    a person; for ``loop status`` and the MCP server's ``loop_status``."""
+    from review_gate.loop.tree import tree_hash
+
+    infos = []
+    for session in all_sessions(store) if store is not None else []:
+        if task and session.task != task:
+            continue
+        current = tree_hash(root) if session.tree_hash else None
+        infos.append(state(session, Files(root, session.task), current_tree=current,
+                           decisions=decisions(store, session.task) if store is not None else []))
+    handoffs = [{"task": name, "file": Files(root, name).shown(path)} for name, path in hil.waiting(root)]
+    return infos, handoffs
 
 
 def interrupted(s: Session) -> bool:

@@ -127,6 +127,11 @@ def events(store: Store, task: str, kind: str | None = None) -> list[EventRow]:
             for row in rows]
 
 
+def decisions(store: Store, task: str) -> list[dict[str, Any]]:
+    """The session's decision records, oldest first (the run state's copy of the decision log)."""
+    return [e.detail for e in events(store, task, "decision") if e.detail]
+
+
 def owner_alive(session: Session) -> bool:
     """Another live process is advancing the session."""
     if session.owner_pid is None or session.owner_pid == os.getpid():

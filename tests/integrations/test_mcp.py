@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any, get_args
 
 import anyio
@@ -20,7 +21,7 @@ pytest.importorskip("mcp")
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-TOOLS = {"review", "plan", "explain", "accept"}
+TOOLS = {"review", "plan", "explain", "accept", "loop_status"}
 
 
 def session(repo: GitRepo, check: Callable[[ClientSession], Awaitable[None]]) -> None:
@@ -105,6 +106,28 @@ def test_plan_explain_and_accept(repo: GitRepo) -> None:
         assert again["verdict"] == "PASS" and again["findings"] == []
         refused = await client.call_tool("accept", {"fingerprint": "abcdef", "reason": "x"})
         assert refused.is_error
+
+    session(repo, check)
+
+
+def test_loop_status_says_what_a_waiting_session_needs(repo: GitRepo, tmp_path: Path, cli: Any) -> None:
+    from tests.loop.conftest import FLAWED, write_config
+
+    config = tmp_path / "cfg"
+    write_config(config, tmp_path / "records", tmp_path / "approvals")
+    repo.write("app.py", FLAWED)
+    started = cli("loop", "start", "hil", "--coder", "fixer", "--approver", "review.response=manual",
+                  "--config", str(config))
+    assert started.code == 4, started.err
+
+    async def check(client: ClientSession) -> None:
+        listed = (await client.call_tool("loop_status", {"config": str(config)})).structured_content or {}
+        [one] = listed["sessions"]
+        assert (one["task"], one["phase"], one["stage"], one["waiting_for_person"]) == (
+            "hil", "review", "response", True)
+        assert one["pending_approval"]["file"] == ".review-gate/sessions/hil/1/review.response.md"
+        unknown = await client.call_tool("loop_status", {"task": "nope", "config": str(config)})
+        assert unknown.is_error and "no loop session 'nope'" in str(unknown.content)
 
     session(repo, check)
 
