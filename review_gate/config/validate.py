@@ -12,6 +12,7 @@ from review_gate.escape import sanitize
 from review_gate.globs import GlobError, Globs, check_glob
 from review_gate.models import Agent, LlmAgent, ReviewConfig, Rule
 from review_gate.models.config import AGENTS_FILE, COMPOSITION_FILE, DOMAINS_FILE, RULES_FILE, SETTINGS_FILE
+from review_gate.models.loop import MANUAL, SKIP, named_agents, role_problem
 from review_gate.patterns import PatternError, compile_pattern
 
 RE2_SYNTAX = "https://github.com/google/re2/wiki/Syntax"
@@ -30,6 +31,7 @@ def check_references(config: ReviewConfig) -> list[ConfigProblem]:
     dispatched = _policies(config, found)
     _rules(config, found, dispatched)
     _settings(config, found)
+    _loop(config, found)
     return found.problems
 
 
@@ -200,6 +202,25 @@ def _settings(config: ReviewConfig, found: _Problems) -> None:
                   "'llm' agent",
                   (f"use one of the llm agents: {', '.join(llm_ids)}" if llm_ids
                    else f"add an agent of kind 'llm' to {AGENTS_FILE} and name it") + ", or remove 'gap_detector'")
+
+
+def _loop(config: ReviewConfig, found: _Problems) -> None:
+    """The agents ``loop`` names exist, are enabled and can do the job (as ``loop start`` checks)."""
+    agents = {a.id: a for a in config.agents.agents}
+    able = sorted(a.id for a in config.agents.agents if a.kind in ("command", "llm"))
+    for key, phase, role, agent_id in named_agents(config.settings.loop):
+        pointer = "/loop/phases/" + key.replace(".", "/")
+        agent = agents.get(agent_id)
+        either = f"{SKIP} or {MANUAL}" if role == "approver" else MANUAL
+        if agent is None:
+            found.add(SETTINGS_FILE, pointer, f"loop {key}: unknown agent {show(agent_id)}",
+                      _known(able, agent_id, f"{AGENTS_FILE} as a command agent") + f", or use {either}")
+        elif not agent.enabled:
+            found.add(SETTINGS_FILE, pointer, f"loop {key}: agent {show(agent_id)} is disabled",
+                      f"set \"enabled\": true on it in {AGENTS_FILE}, or name another {role}")
+        elif (why := role_problem(agent.kind, phase, role)) is not None:
+            found.add(SETTINGS_FILE, pointer, f"loop {key}: agent {show(agent_id)} cannot be the {role}: {why}",
+                      f"name a command agent (a coding CLI that reads the prompt on stdin), or use {either}")
 
 
 def request_problems(agent: LlmAgent) -> list[tuple[str, str, str]]:

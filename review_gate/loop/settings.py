@@ -11,11 +11,12 @@ and can do its job; an automated session has no person in it, seed 002's key ins
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from review_gate.errors import UsageError
 from review_gate.loop.model import STAGES, StartPhase, phases_from
 from review_gate.models import CommandAgent, LlmAgent, ReviewConfig
-from review_gate.models.loop import GATE, MANUAL, SKIP, LoopSettings, PhaseName, StageApprovers, StageName
+from review_gate.models.loop import GATE, MANUAL, SKIP, LoopSettings, PhaseName, StageApprovers, StageName, role_problem
 
 _PHASES: tuple[PhaseName, ...] = ("plan", "generate", "review", "revise")
 
@@ -99,7 +100,7 @@ def check(chosen: Effective, config: ReviewConfig, start: StartPhase) -> None:
 
 def _agent(config: ReviewConfig, agent_id: str, key: str, chosen: Effective, *, coder_for: PhaseName | None) -> None:
     agent = config.agent(agent_id)
-    role = "coder" if coder_for else "approver"
+    role: Literal["coder", "approver"] = "coder" if coder_for else "approver"
     where = chosen.said_by(key)
     if agent is None:
         known = sorted(a.id for a in config.agents.agents if isinstance(a, (CommandAgent, LlmAgent)))
@@ -110,12 +111,9 @@ def _agent(config: ReviewConfig, agent_id: str, key: str, chosen: Effective, *, 
     if not agent.enabled:
         raise UsageError(f"{key}: agent {agent_id!r} is disabled ({where})",
                          fix=f"set \"enabled\": true on it in review-agents.json, or choose another {role}")
-    if isinstance(agent, CommandAgent):
+    why = role_problem(agent.kind, coder_for or "review", role)
+    if why is None:
         return
-    if isinstance(agent, LlmAgent) and (role == "approver" or coder_for == "plan"):
-        return
-    why = ("an llm agent can write the plan, but cannot edit the working tree" if isinstance(agent, LlmAgent)
-           else f"a {agent.kind} agent reviews; it cannot be a loop {role}")
     raise UsageError(f"{key}: agent {agent_id!r} cannot be the {role} here: {why} ({where})",
                      fix=f"name a command agent (a coding CLI that reads the prompt on stdin) as the {role}")
 

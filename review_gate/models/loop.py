@@ -36,6 +36,38 @@ DEFAULT_QUALITY_CHECKS: dict[str, list[str]] = {
 }
 
 
+def role_problem(kind: str, phase: PhaseName, role: Literal["coder", "approver"]) -> str | None:
+    """Why an agent of ``kind`` cannot be ``phase``'s coder or approver, or None when it can:
+    a command agent can be either; an llm agent can approve, and write the plan (text) but not
+    edit the working tree; a reviewing kind can be neither.
+
+    >>> role_problem("llm", "generate", "coder")
+    'an llm agent can write the plan, but cannot edit the working tree'
+    >>> role_problem("llm", "plan", "coder") is None
+    True
+    """
+    if kind == "command" or (kind == "llm" and (role == "approver" or phase == "plan")):
+        return None
+    if kind == "llm":
+        return "an llm agent can write the plan, but cannot edit the working tree"
+    return f"a {kind} agent reviews; it cannot be a loop {role}"
+
+
+def named_agents(settings: LoopSettings) -> list[tuple[str, PhaseName, Literal["coder", "approver"], str]]:
+    """Every agent the settings name: (key, phase, role, agent id), keys as ``generate.ai`` or
+    ``review.approver.response``; ``skip``, ``manual`` and the gate are no agents."""
+    named: list[tuple[str, PhaseName, Literal["coder", "approver"], str]] = []
+    for phase in ("plan", "generate", "review", "revise"):
+        ai = settings.phases.ai(phase)
+        if ai not in (MANUAL, GATE):
+            named.append((f"{phase}.ai", phase, "coder", ai))
+        for stage in ("prompt", "response"):
+            approver = settings.phases.get(phase).approver_for(stage)
+            if approver not in (SKIP, MANUAL):
+                named.append((f"{phase}.approver.{stage}", phase, "approver", approver))
+    return named
+
+
 class StageApprovers(Frozen):
     prompt: Actor = SKIP
     response: Actor = SKIP
@@ -106,4 +138,4 @@ class LoopSettings(Frozen):
 
 
 __all__ = ["GATE", "MANUAL", "SKIP", "LoopPhases", "LoopSettings", "Mode", "PhaseName", "PhaseSettings",
-           "StageApprovers", "StageName"]
+           "StageApprovers", "StageName", "named_agents", "role_problem"]

@@ -675,3 +675,17 @@ def test_control_characters_in_an_unknown_key_are_escaped_for_run_too(cli, cfg: 
     assert result.code == 2
     assert "\x1b" not in result.err and "\x07" not in result.err
     assert "/\\x1b]0;pwned\\x07: unknown field" in result.err
+
+
+def test_loop_agents_are_checked_as_loop_start_checks_them(cli, cfg: ConfigDir) -> None:
+    """An unknown coder and a pattern agent as approver fail `config validate`, not only `loop start`."""
+    cfg.edit(GATE, lambda d: d.update(loop={"phases": {"generate": {"ai": "my-codr"},
+                                                       "review": {"approver": {"response": "security-patterns"}}}}))
+    found = {p.pointer: p for p in invalid(cli, cfg, count=2)}
+    assert set(found) == {"/loop/phases/generate/ai", "/loop/phases/review/approver/response"}
+    assert found["/loop/phases/generate/ai"].message == "loop generate.ai: unknown agent 'my-codr'"
+    assert "or use manual" in found["/loop/phases/generate/ai"].fix
+    unable = found["/loop/phases/review/approver/response"]
+    assert unable.message == ("loop review.approver.response: agent 'security-patterns' cannot be the approver: "
+                              "a pattern agent reviews; it cannot be a loop approver")
+    assert "or use skip or manual" in unable.fix
