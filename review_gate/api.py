@@ -342,6 +342,8 @@ class Accepted:
     fingerprint: str
     acceptance: int
     expires: date | None
+    kind: Literal["accept", "override"] = "accept"
+    """``override`` when no recorded run reported the fingerprint (``force``)."""
 
 
 def accept(id_or_fingerprint: str, reason: str, expires: date | str | None = None, cwd: str | Path | None = None,
@@ -371,10 +373,12 @@ def accept(id_or_fingerprint: str, reason: str, expires: date | str | None = Non
                          fix="accept a finding from a recorded run, or force its whole fingerprint "
                              "(`review-gate accept --force`)")
     with store:
-        fingerprint, pair = _reported(store, given, force)
-        event = acceptance.accept(store, fingerprint, reason.strip(), who or person(),
+        fingerprint, pair, seen = _reported(store, given, force)
+        # A fingerprint no run reported is a person's decision over the review (seed 003's override).
+        kind: Literal["accept", "override"] = "accept" if seen else "override"
+        event = acceptance.record(store, kind, fingerprint, reason.strip(), who or person(),
                                   day.isoformat() if day else None, pair)
-    return Accepted(fingerprint, event, day)
+    return Accepted(fingerprint, event, day, kind)
 
 
 def _last_day(value: date | str | None) -> date | None:
@@ -394,17 +398,17 @@ def _last_day(value: date | str | None) -> date | None:
     return day
 
 
-def _reported(store: Store, given: str, force: bool) -> tuple[str, int | None]:
-    """The one reported fingerprint ``given`` is (or starts); with ``force``, a whole fingerprint
-    no run reported is taken as it is."""
+def _reported(store: Store, given: str, force: bool) -> tuple[str, int | None, bool]:
+    """The one reported fingerprint ``given`` is (or starts), its newest pair, and whether a run
+    reported it; with ``force``, a whole fingerprint no run reported is taken as it is."""
     from review_gate.state import acceptance
 
     matches = acceptance.reported(store, given)
     if len(matches) == 1:
-        return matches[0]
+        return (*matches[0], True)
     if not matches:
         if force and acceptance.FINGERPRINT.match(given):
-            return given, None
+            return given, None, False
         raise StateError(f"no recorded run reported a finding {given}",
                          fix="copy the id from a report (`review-gate show last`), or force the whole "
                              "fingerprint (`review-gate accept --force`)")

@@ -16,6 +16,7 @@ def accept_command(args: argparse.Namespace) -> int:
     day = expiry(args.expires) if args.expires is not None else None
     done = api.accept(args.fingerprint, args.reason, day, config=args.config, force=args.force)
     until = f" until {done.expires.isoformat()}" if done.expires else ""
-    console.out(f"accepted {done.fingerprint}{until} (acceptance {done.acceptance}); "
+    verb = "accepted" if done.kind == "accept" else "overridden (no recorded run reported it)"
+    console.out(f"{verb} {done.fingerprint}{until} (acceptance {done.acceptance}); "
                 f"revoke it with `review-gate accepted --revoke {done.acceptance}`")
     return 0

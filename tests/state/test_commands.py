@@ -112,7 +112,11 @@ def test_accept_refuses_an_unknown_fingerprint_unless_forced(cli, tmp_path: Path
     assert short.code == 2  # --force takes only a whole fingerprint
     forced = cli("accept", unknown_fp, "--reason", "x", "--force", "--config", str(cfg))
     assert forced.code == 0, forced.err
+    assert forced.out.startswith(f"overridden (no recorded run reported it) {unknown_fp}")
     assert unknown_fp in cli("accepted", "--config", str(cfg)).out
+    # seed 003: a waiver with no review pair behind it is an override, not an acceptance of a pair
+    events = "SELECT kind, review_pair_id FROM acceptance_events WHERE fingerprint = ?"
+    assert query(state_db(), events, unknown_fp) == [("override", None)]
     for bad in (["--expires", "2001-01-01"], ["--expires", "tomorrow"], ["--reason", " "]):
         args = ["accept", unknown_fp, "--reason", "x", *bad, "--force", "--config", str(cfg)]
         result = cli(*args)
