@@ -604,7 +604,7 @@ def _matching_lines(regex: Any, path: str, data: bytes, room: int) -> list[str]:
         stop = data.find(b"\n", start)
         stop = len(data) if stop < 0 else stop
         text = data[begin:stop].decode("utf-8", "replace").rstrip("\r")
-        out.append(f"{path}:{line}: {_cut(text.strip(), MAX_GREP_LINE)}")
+        out.append(f"{path}:{line}: {_cut(text.rstrip(), MAX_GREP_LINE)}")
         pos = stop + 1
     return out
 

@@ -132,4 +132,5 @@ def _calls(blocks: list[dict[str, Any]], result: Reply) -> bool:
     if not result.calls:
         return False
     result.turn = {"role": "assistant", "content": sent}
+    result.answer = None  # the text beside the calls is the model thinking aloud, not its answer
     return True

@@ -125,6 +125,7 @@ def _calls(message: dict[str, Any], result: Reply) -> bool:
         sent.append({"id": use.id, "type": "function", "function": {"name": name, "arguments": text}})
     content = message.get("content")
     result.turn = {"role": "assistant", "content": content if isinstance(content, str) else None, "tool_calls": sent}
+    result.answer = None  # the text beside the calls is the model thinking aloud, not its answer
     return True
 
 
