@@ -294,3 +294,22 @@ def test_a_bundle_of_llm_agents_replays_without_the_config_directory(
     assert replayed.out, replayed.err
     assert replayed.json()["findings"] == report["findings"] and replayed.code == result.code == 1
     assert (bundle / "config" / "instructions" / "reviewer.md").read_text().startswith("# Reviewer")
+
+
+def test_merged_shards_keep_every_tool_call(cli: Any, tmp_path: Path, server: LlmServer, change: GitRepo) -> None:
+    change.write("shop.py", SHOP.replace("total", "amount"))
+    change.commit("rename in the caller too")  # two changed files: one for each of two shards
+    server.default = lambda request: (Step(findings=[]) if tool_results(request)
+                                      else Step(tool_calls=[("list_files", {"glob": "*.py"})]))
+    cfg = tool_config(tmp_path, server)
+    paths = []
+    for k in (1, 2):
+        out = tmp_path / f"shard{k}.json"
+        result = cli("--config", str(cfg), "--base", "main", "--head", "feature", f"--shard={k}/2",
+                     "--format", "json", "--output", str(out))
+        assert out.is_file(), result.err
+        paths.append(str(out))
+    merged = cli("merge", "--config", str(cfg), *paths, "--format", "json")
+    assert merged.out, merged.err
+    calls = agent_result(merged.json(), "reviewer")["tool_calls"]
+    assert [c["tool"] for c in calls] == ["list_files", "list_files"]
