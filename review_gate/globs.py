@@ -19,7 +19,7 @@ _SPECIAL = re.compile(r"([*?\[\]\\!# ])")
 
 
 def literal_glob(path: str) -> str:
-    """A glob that matches exactly the repository-relative ``path``, whatever it holds.
+    r"""A glob that matches exactly the repository-relative ``path``, whatever it holds.
 
     >>> literal_glob("state/db[1].sqlite")
     '/state/db\\[1\\].sqlite'
