@@ -299,6 +299,7 @@ def bench_llm(table: Table, work: Path) -> None:
         table.error(name, "< 1.5 s", exc)
     bench_rate_limited(table, work)
     bench_packing(table, work)
+    bench_tools(table, work)
 
 
 PACK_REVIEWERS = 5
@@ -433,6 +434,124 @@ def bench_rate_limited(table: Table, work: Path) -> None:
     windows = -(-requests // limit.requests)
     table.info("  scaled to 60/min", f"window {RATE_WINDOW_S:g} s: the same run at 60/min takes about "
                f"{60 / RATE_WINDOW_S:g}x as long; {requests} requests need {windows} windows at least")
+
+
+TOOL_FILES = 40  # files of the repository the tool-using reviewer looks around in
+TOOL_CALLERS = 12  # of them, modules that call the function the change alters
+TOOL_LATENCY = (0.0, 0.5)  # seconds the scripted model takes to answer each request
+
+
+def _tool_repository(directory: Path) -> None:
+    """A 40-file Python repository (core.charge and its callers among 39 other modules) on main;
+    feature gives charge a new parameter and touches one more module."""
+    env = {**child_env(), "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
+           "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=directory, env=env, check=True, capture_output=True)
+
+    (directory / "src").mkdir(parents=True)
+    core = "def charge(amount):\n    return round(amount * 100)\n\n\ndef refund(amount):\n    return -charge(amount)\n"
+    (directory / "src" / "core.py").write_text(core, encoding="utf-8")
+    for i in range(TOOL_FILES - 1):
+        body = [f'"""Module {i}."""', "from core import charge" if i < TOOL_CALLERS else "", ""]
+        for n in range(12):
+            body += [f"def step_{i}_{n}(value):", f"    total = value * {n + 1} + {i}",
+                     "    return charge(total)" if i < TOOL_CALLERS and n == 5 else "    return total", ""]
+        (directory / "src" / f"m{i:02d}.py").write_text("\n".join(body) + "\n", encoding="utf-8")
+    git("init", "-q", "-b", "main")
+    git("add", "-A")
+    git("commit", "-q", "-m", "base")
+    git("checkout", "-q", "-b", "feature")
+    changed = core.replace("charge(amount):\n    return round(amount * 100)",
+                           "charge(amount, currency):\n    return round(amount * 100), currency")
+    (directory / "src" / "core.py").write_text(changed, encoding="utf-8")
+    with (directory / "src" / "m39.py").open("a", encoding="utf-8") as handle:
+        handle.write("\n\ndef audit(value):\n    return value\n")
+    git("commit", "-q", "-am", "charge takes a currency")
+
+
+def _tool_reviewer(latency: float) -> Any:
+    """A scripted model that reviews like a careful person with tools: first grep for the callers
+    of charge, then read the first two callers it found, then report each call without a
+    currency; without tools it reports the changed line. Tokens count from the request's size."""
+    import re
+
+    from tests.llm.server import Recorded, Step, tool_results
+
+    def answer(request: Recorded) -> Step:
+        size = len(json.dumps(request.body)) // 4
+        results = tool_results(request)
+        if "tools" not in request.body:
+            findings = [{"severity": "major", "message": "charge's signature changed", "file": "src/core.py",
+                         "line": 1}]
+            return Step(findings=findings, tokens=(size, 40), delay=latency)
+        if not results:
+            return Step(tool_calls=[("grep", {"pattern": r"\bcharge\(", "paths": ["src/**"]})], tokens=(size, 30),
+                        delay=latency)
+        callers = sorted(set(re.findall(r"^(src/m\d+\.py):\d+:", results[0][1], re.MULTILINE)))
+        if len(results) == 1:
+            reads = [("read_file", {"path": path, "start_line": None, "end_line": None}) for path in callers[:2]]
+            return Step(tool_calls=reads, tokens=(size, 60), delay=latency)
+        findings = []
+        for _, text, _ in results[1:]:
+            found = re.search(r"read_file (\S+) .*?\n(?:.*\n)*?\s+(\d+)\s+return charge\(total\)", text)
+            if found:
+                findings.append({"severity": "major", "message": "calls charge without a currency",
+                                 "file": found.group(1), "line": int(found.group(2))})
+        return Step(findings=findings, tokens=(size, 30 * len(findings) + 10), delay=latency)
+
+    return answer
+
+
+def bench_tools(table: Table, work: Path) -> None:
+    """One llm reviewer with repository tools (grep, read_file) against the same reviewer without,
+    over a change to a 40-file repository, as whole processes against the scripted test server:
+    requests, tokens in and out, tool calls and bytes, findings, wall."""
+    from tests.llm.server import LlmServer
+
+    repo = work / "tools-repo"
+    try:
+        _tool_repository(repo)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        table.error("reviewer with tools", "-", exc)
+        return
+    for latency in TOOL_LATENCY:
+        for tools in ([], ["grep", "read_file"]):
+            label = "with tools (grep, read_file)" if tools else "without tools"
+            name = f"reviewer {label}, {TOOL_FILES}-file repo, {latency:g} s latency"
+            try:
+                with LlmServer() as server:
+                    server.default = _tool_reviewer(latency)
+                    cfg = work / f"tools-cfg-{latency:g}-{len(tools)}"
+                    (cfg / "instructions").mkdir(parents=True)
+                    (cfg / "instructions" / "r.md").write_text("# Reviewer\nFind what the change breaks.\n")
+                    agent = {"id": "reviewer", "name": "reviewer", "description": "bench reviewer", "kind": "llm",
+                             "provider": "openai", "model": "bench", "base_url": f"{server.url}/v1",
+                             "instructions": "instructions/r.md", "timeout_s": 60, "tools": tools}
+                    files = {"review-agents.json": {"version": 1, "agents": [agent]},
+                             "review-composition.json": {"version": 1, "policies": [{
+                                 "id": "all", "description": "every change", "trigger": {"type": "always"},
+                                 "dispatch": ["reviewer"]}]},
+                             "review-rules.json": {"version": 1, "rules": []},
+                             "review-gate.json": {"version": 1, "filter_mode": "nofilter"}}
+                    for file_name, data in files.items():
+                        (cfg / file_name).write_text(json.dumps(data), encoding="utf-8")
+                    out = work / f"tools-{latency:g}-{len(tools)}.json"
+                    run = run_cli(["--config", str(cfg), "--base", "main", "--head", "feature", "--no-state",
+                                   "--format", "json", "--output", str(out)], repo)
+                    requests = len(server.requests)
+                report = json.loads(out.read_text(encoding="utf-8"))
+                [agent_out] = report["agents"]
+                if agent_out["status"] != "completed":
+                    raise BenchError(f"{agent_out['status']}: {agent_out['error']}")
+                calls = agent_out["tool_calls"]
+                detail = (f"{requests} requests, {agent_out['tokens_in']:,} tokens in, {agent_out['tokens_out']:,} "
+                          f"out, {len(calls)} tool calls ({sum(c['bytes'] for c in calls):,} bytes), "
+                          f"{len(report['findings'])} findings, {run.seconds:.2f} s wall")
+                table.info(name, detail)
+            except Exception as exc:
+                table.error(name, "-", exc)
 
 
 def write_sleep_config(directory: Path, command: list[str]) -> None:

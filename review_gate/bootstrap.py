@@ -12,6 +12,7 @@ from pathlib import Path
 from review_gate import baseline, git
 from review_gate.config.locations import find_config_file
 from review_gate.errors import UsageError
+from review_gate.globs import literal_glob
 from review_gate.models import LlmAgent, Packing, PRFacts, ReviewConfig
 from review_gate.own_files import OwnFiles, locate, relative
 from review_gate.pipeline.dispatch import DispatchOptions
@@ -92,14 +93,23 @@ def setup(*, root: Path | None, config: ReviewConfig, request: DiffRequest, offl
           concurrency: int | None = None, timeout_s: float | None = None, constitution: str | None = None,
           baseline_file: str | None = None, no_baseline: bool = False, packing: Packing | None = None) -> Setup:
     settings = config.settings
+    state_path = state_file(config, root)
     options = DispatchOptions(
         concurrency=concurrency or settings.concurrency, timeout_s=timeout_s, default_timeout_s=settings.timeout_s,
         offline=offline, repo_root=str(root) if root else None, config_dir=config.directory,
-        standards=standards(config, root, constitution), packing=packing or settings.packing)
+        standards=standards(config, root, constitution), packing=packing or settings.packing,
+        staged=request.mode == "staged", private_paths=private_paths(config, root, state_path))
     return Setup(root=root, config=config, request=request, options=options,
-                 state_path=state_file(config, root),
+                 state_path=state_path,
                  baselines=baseline.candidates(baseline_file, no_baseline, config.directory, root),
                  explicit_baseline=baseline_file is not None)
+
+
+def private_paths(config: ReviewConfig, root: Path | None, state_path: Path) -> tuple[str, ...]:
+    """What an llm agent's tools never read: review-gate.json's ``private_paths`` and the run
+    state's files, wherever ``state_path`` puts them in the repository."""
+    state = [p for p in (relative(f, root) for f in companions(state_path)) if p]
+    return (*config.settings.private_paths, *(literal_glob(p) for p in state))
 
 
 def standards(config: ReviewConfig, root: Path | None, constitution: str | None) -> str | None:

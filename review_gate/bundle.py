@@ -7,7 +7,8 @@
     classification.json    stage 2
     manifest.json          stage 3-4 manifest
     gaps.json              stage 4 gaps
-    config/                the five effective config files, as JSON
+    config/                the five effective config files, as JSON, and the files they name (an llm
+                           agent's instructions, the constitution), so replay needs nothing else
     agents/<id>.json       each AgentResult with its findings and its raw answer
     prompts/<id>.json      what each llm agent sent: a system and a user message a request
     report.json            the report of the run
@@ -34,6 +35,7 @@ from review_gate.models import (
     FailOn,
     FilterMode,
     Gap,
+    LlmAgent,
     ManifestEntry,
     PRClassification,
     PRFacts,
@@ -111,6 +113,7 @@ def write(directory: Path, *, facts: PRFacts, classification: PRClassification, 
         (directory / "gaps.json", _json([_dump(g) for g in gaps])),
         *((directory / "config" / name, _json(config.file(name).model_dump(mode="json", by_alias=True)))
           for name in config.FILES),
+        *((directory / "config" / relative, data) for relative, data in named_files(config)),
         *((directory / "agents" / f"{r.id}.json", _json(result_data(r))) for r in report.agents),
         (directory / "prompts" / "README.md", PROMPTS_README.encode("utf-8")),
         *((directory / "prompts" / f"{r.id}.json", _json(r.prompts)) for r in report.agents if r.prompts),
@@ -123,11 +126,33 @@ def write(directory: Path, *, facts: PRFacts, classification: PRClassification, 
         for sub in ("agents", "prompts", "config"):
             (directory / sub).mkdir(parents=True, exist_ok=True)
         for path, data in files:
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
     except OSError as exc:
         raise ReviewGateError(f"cannot write the bundle {directory}: {exc.strerror}",
                               fix="choose a writable directory with --bundle DIR") from exc
     return files
+
+
+NAMED_LIMIT = 5 * 1024 * 1024  # bytes of a file a config names (as of a config file)
+
+
+def named_files(config: ReviewConfig) -> list[tuple[str, bytes]]:
+    """(path relative to the config directory, content) of the files the config names there:
+    each llm agent's instructions and the constitution. A name that leads out of the directory,
+    or a file the built-in config provides, is left out (replay finds the built-in one itself)."""
+    if config.directory is None:
+        return []
+    root = Path(config.directory).resolve()
+    names = [a.instructions for a in config.agents.agents if isinstance(a, LlmAgent)]
+    names += [config.settings.constitution] if config.settings.constitution else []
+    out = []
+    for name in dict.fromkeys(names):
+        path = (root / name).resolve()
+        if not path.is_relative_to(root) or path == root or not path.is_file() or path.stat().st_size > NAMED_LIMIT:
+            continue
+        out.append((path.relative_to(root).as_posix(), path.read_bytes()))
+    return out
 
 
 def _load(directory: Path, name: str, model: Any) -> Any:

@@ -32,7 +32,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from review_gate.models.report import Usage
+    from review_gate.models.report import ToolCall, Usage
 
 
 class ReviewGateError(Exception):
@@ -133,12 +133,14 @@ class AgentFault(Exception):
     """An agent ran but produced no usable output; recorded as status ``failed``.
 
     ``spent`` carries the tokens (and their cost) the agent's requests used before it gave up:
-    they were billed, so its result reports them.
+    they were billed, so its result reports them; ``tool_calls`` the calls its model made to
+    repository tools, which its result lists too.
     """
 
-    def __init__(self, message: str, *, spent: Usage | None = None) -> None:
+    def __init__(self, message: str, *, spent: Usage | None = None, tool_calls: list[ToolCall] | None = None) -> None:
         super().__init__(message)
         self.spent = spent
+        self.tool_calls = list(tool_calls or [])
 
 
 class TransientAgentFault(AgentFault):

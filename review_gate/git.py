@@ -205,3 +205,42 @@ def object_format(root: Path) -> str:
     """sha1 or sha256: which ids the repository's objects have."""
     found = _git(["rev-parse", "--show-object-format"], root, check=False).stdout.decode("ascii", "replace").strip()
     return found if found in ("sha1", "sha256") else "sha1"
+
+
+def tree_files(root: Path, commit: str) -> list[tuple[str, str, str, int | None, bytes]]:
+    """Every entry of ``commit``'s tree, recursively: (mode, type, object id, size, path), the
+    size None for what is not a blob (a submodule's commit)."""
+    out = _git(["ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--"], root).stdout
+    found = []
+    for record in out.split(b"\0"):
+        meta, tab, path = record.partition(b"\t")
+        parts = meta.decode("ascii", "replace").split()
+        if tab and len(parts) == 4:
+            found.append((parts[0], parts[1], parts[2], int(parts[3]) if parts[3].isdigit() else None, path))
+    return found
+
+
+def index_files(root: Path) -> list[tuple[str, str, bytes]]:
+    """Every entry of the index (stage 0 and conflict stages alike): (mode, object id, path)."""
+    out = _git(["ls-files", "-s", "-z", "--full-name"], root).stdout
+    found = []
+    for record in out.split(b"\0"):
+        meta, tab, path = record.partition(b"\t")
+        parts = meta.decode("ascii", "replace").split()
+        if tab and len(parts) == 3:
+            found.append((parts[0], parts[1], path))
+    return found
+
+
+def blob_sizes(root: Path, ids: Sequence[str]) -> dict[str, int]:
+    """The size of each blob of ``ids`` (full object ids only) the object store holds."""
+    names = [name for name in dict.fromkeys(ids) if _OBJECT_ID.fullmatch(name)]
+    if not names:
+        return {}
+    result = _git(["cat-file", "--batch-check"], root, check=False, stdin="".join(f"{n}\n" for n in names).encode())
+    sizes = {}
+    for line in result.stdout.decode("ascii", "replace").splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] == "blob" and parts[2].isdigit():
+            sizes[parts[0]] = int(parts[2])
+    return sizes

@@ -15,6 +15,18 @@ class GlobError(ValueError):
     pass
 
 
+_SPECIAL = re.compile(r"([*?\[\]\\!# ])")
+
+
+def literal_glob(path: str) -> str:
+    r"""A glob that matches exactly the repository-relative ``path``, whatever it holds.
+
+    >>> literal_glob("state/db[1].sqlite")
+    '/state/db\\[1\\].sqlite'
+    """
+    return "/" + _SPECIAL.sub(r"\\\1", path)
+
+
 @lru_cache(maxsize=1024)
 def _compile(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
     import pathspec

@@ -150,7 +150,8 @@ def _agent(results: list[AgentResult]) -> AgentResult:
         "unreviewed": sorted({p for r in results for p in r.unreviewed}),
         "out_of_scope": sum(r.out_of_scope for r in results),
         "dropped_findings": sum(r.dropped_findings for r in results),
-        "notes": bounded_notes([n for r in results for n in r.notes])})
+        "notes": bounded_notes([n for r in results for n in r.notes]),
+        "tool_calls": [c for r in results for c in r.tool_calls]})
 
 
 __all__ = ["check", "merge", "read"]

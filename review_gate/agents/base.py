@@ -10,12 +10,13 @@ from pydantic import Field, field_validator
 
 from review_gate.models import CommandAgent, FileChange, LlmAgent, PatternAgent, Price, RawFinding, Rule
 from review_gate.models.base import Frozen
-from review_gate.models.report import Usage, bounded_notes
+from review_gate.models.report import ToolCall, Usage, bounded_notes
 
 if TYPE_CHECKING:
     import httpx
 
     from review_gate.llm.governor import Governors
+    from review_gate.llm.tools import Revision
 
 AgentSpec = PatternAgent | CommandAgent | LlmAgent
 
@@ -56,6 +57,7 @@ class AgentContext:
     prices: Mapping[str, Price] = field(default_factory=dict)
     standards: str | None = None  # the constitution's Standards section, when one is set
     governors: Governors | None = None  # the llm endpoints' rate governors, made beside the client
+    revision: Revision | None = None  # the files an llm agent's tools read; None: no repository, no tools
 
 
 class AgentTask(Frozen):
@@ -84,6 +86,8 @@ class AgentOutput(Frozen):
     out_of_scope: int = Field(default=0, description="Findings dropped because their file is not in the scope.")
     dropped_findings: int = Field(default=0, ge=0, description="Findings of the answer too malformed to keep.")
     notes: list[str] = Field(default_factory=list, description="What was corrected in the answer (bounded).")
+    tool_calls: list[ToolCall] = Field(
+        default_factory=list, description="An llm agent's calls to its repository tools, in order.")
     raw: str | None = Field(
         default=None, repr=False,
         description="The agent's answer as it gave it (a program's stdout, capped), kept for replay bundles.",

@@ -18,6 +18,7 @@ from review_gate.config.locations import find_config_file
 from review_gate.errors import AgentFault
 from review_gate.llm import client
 from review_gate.llm import review as lens_review
+from review_gate.llm.tools import Revision, ToolBox
 from review_gate.models import LlmAgent
 
 needs_network = True
@@ -33,27 +34,31 @@ def instructions_path(spec: LlmAgent, config_dir: str | None) -> Path | None:
     return find_config_file(spec.instructions, config_dir)
 
 
-def lens(spec: AgentSpec, task: AgentTask, config_dir: str | None) -> lens_review.Lens:
+def lens(spec: AgentSpec, task: AgentTask, config_dir: str | None, revision: Revision | None = None,
+         ) -> lens_review.Lens:
+    """The agent as a lens; ``revision``: the files its tools read, when there is a repository."""
     assert isinstance(spec, LlmAgent)
     path = instructions_path(spec, config_dir)
     if path is None:
         raise AgentFault(f"instructions file {spec.instructions!r} not found")
     return lens_review.Lens(spec=spec, instructions=path.read_text(encoding="utf-8"), rules=task.rules,
-                            files=task.files)
+                            files=task.files, tools=bool(spec.tools) and revision is not None)
 
 
 def estimate(spec: AgentSpec, task: AgentTask, context: AgentContext) -> tuple[int, float]:
-    """The most tokens (and their cost) the agent may spend: every prompt plus a full answer each."""
+    """The most tokens (and their cost) the agent may spend: every prompt plus a full answer each,
+    and, with tools, every round they may take."""
     try:
-        one = lens(spec, task, context.config_dir)
+        one = lens(spec, task, context.config_dir, context.revision)
     except AgentFault:
         return 0, 0.0
     return lens_review.estimate([one], context.standards, task.repo_root, context.prices)
 
 
 def pack_key(spec: AgentSpec) -> Hashable | None:
-    """Agents with the same key can share requests: the same endpoint, key, model and request shape."""
-    if not isinstance(spec, LlmAgent):
+    """Agents with the same key can share requests: the same endpoint, key, model and request shape.
+    An agent with tools has its own conversations, never packed."""
+    if not isinstance(spec, LlmAgent) or spec.tools:
         return None
     return (spec.provider, spec.url, spec.api_key_env, spec.model, spec.answer_format, spec.is_reasoning,
             spec.reasoning_effort, spec.temperature)
@@ -69,13 +74,30 @@ async def review_pack(specs: list[AgentSpec], tasks: list[AgentTask], context: A
     if context.client is None:
         raise AgentFault("no HTTP client (the run is offline)")
     deadlines = [t.deadline for t in tasks if t.deadline is not None]
-    results = await lens_review.review(
-        [lens(spec, task, context.config_dir) for spec, task in zip(specs, tasks, strict=True)],
-        http=context.client, standards=context.standards, prices=context.prices, governors=context.governors,
-        deadline=min(deadlines) if deadlines else None, repo_root=tasks[0].repo_root)
+    lenses = [lens(spec, task, context.config_dir, context.revision) for spec, task in zip(specs, tasks, strict=True)]
+    box = _toolbox(lenses, context.revision)
+    try:
+        results = await lens_review.review(
+            lenses, http=context.client, standards=context.standards, prices=context.prices,
+            governors=context.governors, deadline=min(deadlines) if deadlines else None,
+            repo_root=tasks[0].repo_root, box=box)
+    except AgentFault as fault:
+        if box is not None:  # the calls it made are part of its result, failed or not
+            fault.tool_calls = [*fault.tool_calls, *box.calls]
+        raise
+    calls = box.calls if box is not None else []
+    notes = [f"{box.unlisted} more tool calls refused past the budget, not listed"] if box and box.unlisted else []
     return [AgentOutput(findings=r.findings, **r.usage.rounded().model_dump(), unreviewed=r.unreviewed,
-                        out_of_scope=r.out_of_scope, dropped_findings=r.dropped, notes=r.notes,
-                        raw="\n".join(r.raws) or None, prompts=r.prompts) for r in results]
+                        out_of_scope=r.out_of_scope, dropped_findings=r.dropped, notes=[*r.notes, *notes],
+                        raw="\n".join(r.raws) or None, prompts=r.prompts, tool_calls=calls) for r in results]
+
+
+def _toolbox(lenses: list[lens_review.Lens], revision: Revision | None) -> ToolBox | None:
+    """The tools of a lone agent that has some, over the reviewed revision."""
+    if len(lenses) != 1 or not lenses[0].tools or revision is None:
+        return None
+    spec = lenses[0].spec
+    return ToolBox(revision, list(spec.tools), spec.max_tool_calls, spec.max_tool_bytes)
 
 
 __all__ = ["estimate", "needs_network", "pack_key", "review", "review_pack", "unavailable"]

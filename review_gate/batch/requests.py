@@ -44,7 +44,7 @@ class Planned:
             if unit.endpoint != endpoint.ordinal:
                 continue
             spec = packed_spec(unit, config)
-            named = {"name": TOOL_NAME} if unit.lenses else {}
+            named: dict[str, Any] = {"name": TOOL_NAME} if unit.lenses else {}
             schema = findings_schema(lenses=unit.lenses) if unit.lenses else None
             if endpoint.provider == "openai":
                 _, _, body = openai.request(spec, None, unit.system, request.user, schema=schema, **named)
@@ -57,9 +57,11 @@ class Planned:
 
 def batchable(entry: ManifestEntry, config: ReviewConfig) -> LlmAgent | None:
     """The entry's llm agent when it can be sent to a batch API: enabled, its key set, its
-    provider one with a batch API. Every other entry runs locally at submit."""
+    provider one with a batch API, no repository tools. Every other entry runs locally at submit."""
     spec = config.agent(entry.agent)
     if not isinstance(spec, LlmAgent) or not spec.enabled or llm_kind.unavailable(spec) is not None:
+        return None
+    if spec.tools:  # a conversation with tools takes several rounds; a batch request is one
         return None
     return spec
 

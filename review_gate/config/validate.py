@@ -187,6 +187,7 @@ def _settings(config: ReviewConfig, found: _Problems) -> None:
         found.add(SETTINGS_FILE, "/constitution",
                   f"constitution file {show(constitution)} not found in {config.directory}",
                   "give the path of a Markdown file relative to the config directory, or remove 'constitution'")
+    found.globs(SETTINGS_FILE, "/private_paths", config.settings.private_paths)
     gap_detector = config.settings.gap_detector
     if gap_detector is None:
         return
@@ -202,6 +203,13 @@ def _settings(config: ReviewConfig, found: _Problems) -> None:
                   "'llm' agent",
                   (f"use one of the llm agents: {', '.join(llm_ids)}" if llm_ids
                    else f"add an agent of kind 'llm' to {AGENTS_FILE} and name it") + ", or remove 'gap_detector'")
+    elif detector.tools:
+        index = config.agents.agents.index(detector)
+        found.add(AGENTS_FILE, f"/agents/{index}/tools",
+                  f"agent {show(gap_detector)} is the gap_detector, which reads the change and the manifest only: "
+                  "it never calls tools",
+                  f"remove 'tools' from {show(gap_detector)}, or name another llm agent as gap_detector in "
+                  f"{SETTINGS_FILE}")
 
 
 def _loop(config: ReviewConfig, found: _Problems) -> None:

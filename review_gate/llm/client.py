@@ -21,7 +21,7 @@ from review_gate.llm import chunking, prompt
 from review_gate.llm.answer import UnusableAnswer
 from review_gate.llm.governor import Governor, Governors, Ticket
 from review_gate.llm.providers import anthropic, openai
-from review_gate.llm.providers.common import Reply, Unusable, check_status, decode, read_bounded
+from review_gate.llm.providers.common import Dialog, Reply, Unusable, check_status, decode, read_bounded
 from review_gate.models import LlmAgent, Price, Usage
 
 if TYPE_CHECKING:
@@ -36,10 +36,11 @@ class Provider(Protocol):
     """A wire format: the request for one question, and the reply read from the answer."""
 
     def request(self, spec: LlmAgent, key: str | None, system: str, user: str, *,
-                schema: dict[str, Any] | None = None, name: str = ...) -> tuple[str, dict[str, str], dict[str, Any]]:
+                schema: dict[str, Any] | None = None, name: str = ...,
+                dialog: Dialog | None = None) -> tuple[str, dict[str, str], dict[str, Any]]:
         ...
 
-    def reply(self, data: dict[str, Any], raw: str, *, name: str = ...) -> Reply: ...
+    def reply(self, data: dict[str, Any], raw: str, *, name: str = ..., tools: bool = False) -> Reply: ...
 
 
 PROVIDERS: dict[str, Provider] = {"openai": openai, "anthropic": anthropic}
@@ -135,15 +136,18 @@ def _turn(pacing: Pace | None, spec: LlmAgent, body: dict[str, Any]) -> contextl
 
 
 async def send(client: httpx.AsyncClient, spec: LlmAgent, key: str | None, system: str, user: str, *,
-               schema: dict[str, Any] | None = None, name: str | None = None, pacing: Pace | None = None) -> Reply:
+               schema: dict[str, Any] | None = None, name: str | None = None, pacing: Pace | None = None,
+               dialog: Dialog | None = None) -> Reply:
     """One request; transport and HTTP errors mapped to AgentFault / TransientAgentFault.
     ``schema`` and ``name``: another answer schema than the findings one (the gap detector's, a
     packed review's). ``pacing``: wait for a turn at the endpoint's rate governor (NoTurn when
-    it comes too late)."""
+    it comes too late). ``dialog``: a conversation with tools, whose reply may be tool calls."""
     import httpx
 
     provider = PROVIDERS[spec.provider]
-    named = {"name": name} if name else {}
+    named: dict[str, Any] = {"name": name} if name else {}
+    if dialog is not None:  # without one, the plain question
+        named["dialog"] = dialog
     url, headers, body = provider.request(spec, key, system, user, schema=schema, **named)
     async with _turn(pacing, spec, body) as ticket:
         try:
@@ -157,7 +161,7 @@ async def send(client: httpx.AsyncClient, spec: LlmAgent, key: str | None, syste
             ticket.observe(response.headers, response.status_code)
     check_status(response, spec.provider, spec)
     data = decode(response, spec.provider)
-    return provider.reply(data, response.text, **named)
+    return provider.reply(data, response.text, **({"name": name} if name else {}), tools=dialog is not None)
 
 
 @dataclass

@@ -17,7 +17,7 @@ that had them, with the findings of the chunks that were answered kept.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,7 @@ from review_gate.errors import AgentFault, TransientAgentFault
 from review_gate.llm import chunking, client, prompt
 from review_gate.llm.answer import ParsedAnswer, parse_answer
 from review_gate.llm.context import widen
+from review_gate.llm.converse import ask_with_tools
 from review_gate.llm.governor import Governors, NoTurn
 from review_gate.llm.schema import TOOL_NAME, findings_schema, format_note
 from review_gate.models import FileChange, LlmAgent, Price, RawFinding, Rule, Usage
@@ -35,7 +36,10 @@ from review_gate.models.report import bounded_notes
 if TYPE_CHECKING:
     import httpx
 
+    from review_gate.llm.tools import ToolBox
+
 CUTOFF_S = 0.5  # a review returns what it has this long before its deadline (at most a tenth of it)
+TOOL_CALL_TOKENS = 200  # what a tool result's fence and header add to its output, at most
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,7 @@ class Lens:
     instructions: str
     rules: list[Rule]
     files: list[FileChange]  # its scope: the files it reads and may report on
+    tools: bool = False  # its repository tools (spec.tools) are offered: it has a repository to read
 
 
 @dataclass
@@ -91,7 +96,9 @@ def plan_requests(lenses: list[Lens], standards: str | None, repo_root: str | No
         system = prompt.packed_system_message([(lens.spec.id, lens.instructions, lens.rules) for lens in lenses],
                                               standards)
     else:
-        system = prompt.system_message(lenses[0].instructions, lenses[0].rules, standards)
+        only = lenses[0]
+        guide = prompt.tools_guide(list(only.spec.tools), only.spec.max_tool_calls) if only.tools else None
+        system = prompt.system_message(only.instructions, only.rules, standards, guide)
     ids = [lens.spec.id for lens in lenses] if packed else None
     schema = findings_schema(lenses=ids)
     # json_object and none: the provider adds the schema to the system message
@@ -121,8 +128,19 @@ def estimate(lenses: list[Lens], standards: str | None, repo_root: str | None,
         requests = plan_requests(lenses, standards, repo_root)
     except AgentFault:
         return 0, 0.0
-    tokens_in = sum(chunking.estimate_tokens(len(requests.system) + len(u)) for u in requests.users)
-    tokens_out = requests.spec.max_output_tokens * len(requests.users)
+    prompts = [chunking.estimate_tokens(len(requests.system) + len(u)) for u in requests.users]
+    tokens_in = sum(prompts)
+    requests_out = len(requests.users)
+    if len(lenses) == 1 and lenses[0].tools and prompts:
+        # Every tool round sends the conversation again: at most one round a call, and one final
+        # request a chunk, each at most the longest prompt, all the tool output and every answer.
+        spec = lenses[0].spec
+        rounds = spec.max_tool_calls + len(prompts)
+        longest = max(prompts) + chunking.estimate_tokens(spec.max_tool_bytes) + spec.max_tool_calls * (
+            spec.max_output_tokens + TOOL_CALL_TOKENS)
+        tokens_in += rounds * longest
+        requests_out += rounds
+    tokens_out = requests.spec.max_output_tokens * requests_out
     return tokens_in + tokens_out, client.cost(requests.spec.model, tokens_in, tokens_out, prices)
 
 
@@ -137,23 +155,31 @@ class Answered:
 
 async def review(lenses: list[Lens], *, http: httpx.AsyncClient, standards: str | None,
                  prices: Mapping[str, Price], governors: Governors | None, deadline: float | None,
-                 repo_root: str | None) -> list[LensResult]:
+                 repo_root: str | None, box: ToolBox | None = None) -> list[LensResult]:
     """One result a lens, in order; a fault of any request fails the review (every lens), carrying
-    the tokens spent."""
+    the tokens spent. ``box``: the repository tools of a lone lens, shared by its chunks; a
+    finding about a file it read through them is its own."""
     requests = plan_requests(lenses, standards, repo_root)
     spec = requests.spec
     key = client.api_key(spec)
     pacing = client.pace(governors, spec, deadline)
 
     async def one(user: str) -> Answered:
-        asked = await client.ask(http, spec, key, requests.system, user, prices,
-                                 lambda answer: parse_answer(answer, requests.lenses), schema=requests.schema,
-                                 name=TOOL_NAME if requests.lenses else None, pacing=pacing)
+        def read(answer: str | dict[str, Any]) -> ParsedAnswer:
+            return parse_answer(answer, requests.lenses)
+
+        named = TOOL_NAME if requests.lenses else None
+        if box is not None:
+            asked = await ask_with_tools(http, spec, key, requests.system, user, prices, read, box,
+                                         schema=requests.schema, name=named, pacing=pacing)
+        else:
+            asked = await client.ask(http, spec, key, requests.system, user, prices, read, schema=requests.schema,
+                                     name=named, pacing=pacing)
         return Answered(asked.answer, asked.usage, asked.raw)
 
     try:
         chunks, faults = await _schedule(requests.users, deadline, one)
-        return lens_results(lenses, requests, chunks, faults, key)
+        return lens_results(lenses, requests, chunks, faults, key, box.read if box is not None else ())
     except TransientAgentFault as fault:
         raise TransientAgentFault(client.scrub(str(fault), key), retry_after=fault.retry_after,
                                   spent=fault.spent) from None
@@ -162,9 +188,10 @@ async def review(lenses: list[Lens], *, http: httpx.AsyncClient, standards: str 
 
 
 def lens_results(lenses: list[Lens], requests: Requests, chunks: list[Answered | None], faults: list[AgentFault],
-                 key: str | None) -> list[LensResult]:
+                 key: str | None, read: Iterable[str] = ()) -> list[LensResult]:
     """Each lens's result from the chunks' answers (None: a chunk not answered, whose files are
-    then unreviewed for the lenses that had them); a fault of any chunk fails them all."""
+    then unreviewed for the lenses that had them); a fault of any chunk fails them all.
+    ``read``: files a lone lens read through its tools, where its findings are kept too."""
     done = [c for c in chunks if c is not None]
     usage = sum((c.usage for c in done), Usage())
     if faults:
@@ -182,6 +209,7 @@ def lens_results(lenses: list[Lens], requests: Requests, chunks: list[Answered |
                          spent=usage)
     results = {lens.spec.id: LensResult() for lens in lenses}
     scopes = {lens.spec.id: {f.path for f in lens.files} for lens in lenses}
+    reach = {lens_id: scope | set(read) if len(lenses) == 1 else scope for lens_id, scope in scopes.items()}
     for chunk, files, user in zip(chunks, requests.files, requests.users, strict=True):
         present = [lens_id for lens_id, scope in scopes.items() if scope.intersection(files)]
         for lens_id in present:
@@ -196,7 +224,7 @@ def lens_results(lenses: list[Lens], requests: Requests, chunks: list[Answered |
             results[lens_id].raws.append(chunk.raw)
         owners = chunk.parsed.owners or [lenses[0].spec.id] * len(chunk.parsed.findings)
         for owner, finding in zip(owners, chunk.parsed.findings, strict=True):
-            if finding.file is None or finding.file in scopes[owner]:
+            if finding.file is None or finding.file in reach[owner]:
                 results[owner].findings.append(finding)
             else:
                 results[owner].out_of_scope += 1

@@ -42,6 +42,7 @@ from review_gate.models.report import (
     ReviewReport,
     RuleInfo,
     ShardInfo,
+    ToolCall,
     Usage,
 )
 
@@ -92,6 +93,7 @@ __all__ = [
     "SettingsFile",
     "Severity",
     "ShardInfo",
+    "ToolCall",
     "Trigger",
     "Usage",
 ]

@@ -117,6 +117,9 @@ DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https:
 
 
 StructuredOutput = Literal["json_schema", "json_object", "none"]
+ToolName = Literal["read_file", "grep", "list_files"]
+DEFAULT_PRIVATE_PATHS = (".env", ".env.*", "*.pem", "*.key", "*.p12", "*.pfx", "id_rsa*", "id_ecdsa*", "id_ed25519*",
+                         ".netrc", ".npmrc", ".pypirc", ".review-gate/")
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
 
 # OpenAI model families that refuse max_tokens and any temperature but the default. A name
@@ -207,6 +210,21 @@ class LlmAgent(AgentBase):
         default=None, ge=1, le=256,
         description="Rate governor: requests in flight at once to this endpoint, for all agents that share it; "
                     "default 4.",
+    )
+
+    tools: list[ToolName] = Field(
+        default_factory=list,
+        description="Read-only tools the model may call to look around the repository at the reviewed revision: "
+                    "read_file, grep, list_files. Empty (the default): the model sees the diff only. An agent with "
+                    "tools is never packed with others.",
+    )
+    max_tool_calls: int = Field(
+        default=8, ge=1, le=64,
+        description="The most tool calls the agent may make in one attempt; then it is asked for its answer.",
+    )
+    max_tool_bytes: int = Field(
+        default=65_536, ge=1024, le=1_048_576,
+        description="The most bytes of tool output the agent's model is sent in one attempt, all calls together.",
     )
 
     @property
@@ -353,6 +371,11 @@ class SettingsFile(ConfigFile):
     )
     max_tokens: int | None = Field(
         default=None, ge=0, description="Run budget: no llm agent starts once it could exceed these tokens."
+    )
+    private_paths: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_PRIVATE_PATHS),
+        description="gitignore-style globs of files an llm agent's tools never read, search or list (the run "
+                    "state is never shown either). Setting it replaces the default list.",
     )
     constitution: str | None = Field(
         default=None, min_length=1,

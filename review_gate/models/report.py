@@ -39,6 +39,21 @@ def bounded_notes(notes: list[str]) -> list[str]:
     return [*cut[:MAX_NOTES - 1], f"… and {len(cut) - MAX_NOTES + 1} more notes"]
 
 
+ToolArgument = UntrustedText | int | float | bool | None | list[UntrustedText]
+
+
+class ToolCall(Frozen):
+    """One call an llm agent's model made to a repository tool, as the agent answered it."""
+
+    tool: UntrustedText = Field(description="The tool the model asked for (read_file, grep, list_files).")
+    arguments: dict[str, ToolArgument] = Field(
+        default_factory=dict, description="The arguments it gave, strings and lists cut to a bounded size.")
+    bytes: int = Field(default=0, ge=0, description="Bytes of the answer sent back to the model.")
+    refused: bool = Field(default=False, description="True when the answer was an error instead of content.")
+    reason: UntrustedText | None = Field(
+        default=None, description="Why it was refused (outside the repository, a private path, too large...).")
+
+
 class AgentResult(Frozen):
     id: str
     kind: str
@@ -68,6 +83,10 @@ class AgentResult(Frozen):
         default_factory=list, max_length=MAX_NOTES,
         description="What was corrected in the agent's answer (a field out of range clamped, a wrong-typed "
                     "optional field dropped, a finding dropped), at most 20 short lines.",
+    )
+    tool_calls: list[ToolCall] = Field(
+        default_factory=list,
+        description="What an llm agent with tools asked to read and what it was answered, in order.",
     )
     findings: list[Finding] = Field(default_factory=list, exclude=True)
     raw: str | None = Field(

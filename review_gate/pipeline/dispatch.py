@@ -33,6 +33,7 @@ from review_gate.agents import KINDS, AgentContext, AgentKind, AgentOutput, Agen
 from review_gate.errors import AgentFault, TransientAgentFault
 from review_gate.fingerprint import fingerprint, message_anchor
 from review_gate.llm.governor import Governors
+from review_gate.llm.tools import Revision
 from review_gate.models import (
     AgentManifest,
     AgentResult,
@@ -44,6 +45,7 @@ from review_gate.models import (
     PRFacts,
     RawFinding,
     ReviewConfig,
+    ToolCall,
     Usage,
 )
 from review_gate.models.base import Frozen
@@ -66,6 +68,8 @@ class DispatchOptions(Frozen):
     config_dir: str | None = None
     standards: str | None = None  # the constitution's Standards section (resolved by the bootstrap)
     packing: Packing = "agent_packed"  # agents that can share requests run as one unit (per_agent: never)
+    staged: bool = False  # the change is the index's: an llm agent's tools read the staged files
+    private_paths: tuple[str, ...] = ()  # globs an llm agent's tools never read (config and the run state)
 
 
 def _wait(state: RetryCallState) -> float:
@@ -109,7 +113,8 @@ async def dispatch(
         context = AgentContext(client=client, offline=options.offline, config_dir=options.config_dir,
                                repo_root=options.repo_root, prices=config.settings.prices,
                                standards=options.standards,
-                               governors=Governors(config.agents.agents) if client is not None else None)
+                               governors=Governors(config.agents.agents) if client is not None else None,
+                               revision=revision(facts, options))
 
         async def run(unit: list[_Member]) -> None:
             for result in await _run_unit(unit, options, limiter, line_text, notify, context, budget):
@@ -120,6 +125,15 @@ async def dispatch(
             for unit in _units(members, options.packing):
                 group.start_soon(run, unit)
     return [results[e.agent] for e in manifest.entries]
+
+
+def revision(facts: PRFacts, options: DispatchOptions) -> Revision | None:
+    """The files an llm agent's tools read: the head commit's of a range, the index's of staged
+    changes, else the working tree's; None without a repository."""
+    if options.repo_root is None:
+        return None
+    return Revision(root=options.repo_root, commit=facts.head, index=options.staged and facts.head is None,
+                    private=options.private_paths)
 
 
 @contextlib.asynccontextmanager
@@ -234,10 +248,12 @@ def _units(members: list[_Member], packing: Packing) -> list[list[_Member]]:
 def agent_result(entry: ManifestEntry, status: AgentStatus, attempts: int = 0, duration: float = 0.0,
                  error: str | None = None, output: AgentOutput | None = None, kind: str = "unknown",
                  required: bool = True, spent: Usage | None = None,
-                 line_text: dict[tuple[str, int], str] | None = None) -> AgentResult:
+                 line_text: dict[tuple[str, int], str] | None = None,
+                 tool_calls: list[ToolCall] | None = None) -> AgentResult:
     """The result of an entry: its status, and the findings of ``output`` given their agent and
     fingerprint (anchored on ``line_text``, ``line_index(facts)``). Provider batches build
-    theirs here too, so a finding has the same fingerprint however it was asked for."""
+    theirs here too, so a finding has the same fingerprint however it was asked for.
+    ``tool_calls``: those of attempts that failed, listed before the output's own."""
     findings = _findings(entry.agent, output.findings, line_text or {}) if output else []
     usage = (spent or Usage()) + output.usage if output else (spent or Usage())
     return AgentResult(
@@ -247,7 +263,8 @@ def agent_result(entry: ManifestEntry, status: AgentStatus, attempts: int = 0, d
         unreviewed=output.unreviewed if output else [],
         out_of_scope=output.out_of_scope if output else 0,
         dropped_findings=output.dropped_findings if output else 0, notes=output.notes if output else [],
-        raw=output.raw if output else None, prompts=output.prompts if output else [])
+        raw=output.raw if output else None, prompts=output.prompts if output else [],
+        tool_calls=[*(tool_calls or []), *(output.tool_calls if output else [])])
 
 
 async def _run_unit(unit: list[_Member], options: DispatchOptions, limiter: anyio.CapacityLimiter,
@@ -257,13 +274,15 @@ async def _run_unit(unit: list[_Member], options: DispatchOptions, limiter: anyi
     kind = unit[0].kind
     deadline = min(options.timeout_s or m.spec.timeout_s or options.default_timeout_s for m in unit)
     spent = Usage()  # what attempts that raised a fault used (AgentFault.spent): billed all the same
+    calls: list[ToolCall] = []  # the tool calls of attempts that raised a fault (tool agents run alone)
     attempts = 0
 
     def each(status: AgentStatus, started: float, error: str | None = None,
              outputs: list[AgentOutput] | None = None) -> list[AgentResult]:
         shares = spent.split(len(unit))
         return [agent_result(m.entry, status, attempts, time.monotonic() - started if started else 0.0, error,
-                        outputs[i] if outputs else None, m.spec.kind, m.spec.required, shares[i], line_text)
+                        outputs[i] if outputs else None, m.spec.kind, m.spec.required, shares[i], line_text,
+                        calls if len(unit) == 1 else None)
                 for i, m in enumerate(unit)]
 
     estimate = kind.estimate  # None: a kind that calls no model, never held back by the budget
@@ -293,6 +312,7 @@ async def _run_unit(unit: list[_Member], options: DispatchOptions, limiter: anyi
                             outputs = await _review(unit, tasks, context)
                         except AgentFault as fault:
                             spent += fault.spent or Usage()
+                            calls += fault.tool_calls
                             raise
         except TimeoutError:
             budget.settle(reserved, reserved)  # what it spent is unknown: keep the reservation

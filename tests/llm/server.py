@@ -3,7 +3,9 @@ thread, speaking both OpenAI chat completions (``/v1/chat/completions``) and the
 Messages API (``/v1/messages``), recording every request (headers and JSON body).
 
 Each request takes the next scripted ``Step`` from the queue, or ``default`` when the queue is
-empty (``default`` may be a function of the request, to answer by content).
+empty (``default`` may be a function of the request, to answer by content). A step with
+``tool_calls`` is a model asking for tools in its provider's format (OpenAI ``tool_calls``,
+Anthropic ``tool_use`` blocks); ``tool_results`` reads back what a request answered them.
 
 ``rate_limit`` (a ``RateLimit``, off by default) turns on the rate-limit mode: requests beyond
 its limits are answered 429 before they take a step, and every answer carries the provider's
@@ -51,6 +53,9 @@ class Step:
     model: str = "test-model-1"
     usage: dict[str, Any] = field(default_factory=dict)  # more usage fields: cached and reasoning token details
     error: dict[str, Any] | None = None  # with status >= 400: the "error" object (message, param, code...)
+    # The model calls tools instead of answering: (tool name, arguments) each; arguments that are
+    # a string go out verbatim (OpenAI's JSON text), anything else as JSON / Anthropic's input.
+    tool_calls: list[tuple[str, Any]] | None = None
 
 
 @dataclass
@@ -66,7 +71,7 @@ class Recorded:
         if isinstance(system, list):  # Anthropic system blocks
             system = "\n".join(str(block.get("text", "")) for block in system if isinstance(block, dict))
         parts = [system]
-        parts += [m["content"] if isinstance(m["content"], str) else json.dumps(m["content"])
+        parts += [m["content"] if isinstance(m.get("content"), str) else json.dumps(m.get("content"))
                   for m in self.body.get("messages", [])]
         return "\n".join(parts)
 
@@ -436,6 +441,8 @@ class LlmServer:
 
 
 def answer(path: str, step: Step) -> dict[str, Any]:
+    if step.tool_calls is not None:
+        return tool_answer(path, step)
     text = step.content if step.content is not None else json.dumps({"findings": step.findings})
     if path.endswith("/messages"):
         if step.content is not None:
@@ -452,6 +459,40 @@ def answer(path: str, step: Step) -> dict[str, Any]:
                          "finish_reason": "length" if step.truncated else "stop"}],
             "usage": {"prompt_tokens": step.tokens[0], "completion_tokens": step.tokens[1],
                       "total_tokens": sum(step.tokens), **step.usage}}
+
+
+def tool_answer(path: str, step: Step) -> dict[str, Any]:
+    """The model asks for ``step.tool_calls`` instead of answering (ids numbered in the turn)."""
+    calls = step.tool_calls or []
+    if path.endswith("/messages"):
+        content = [{"type": "tool_use", "id": f"toolu_{i:02d}", "name": name, "input": arguments}
+                   for i, (name, arguments) in enumerate(calls)]
+        return {"id": "msg_test", "type": "message", "role": "assistant", "model": step.model,
+                "content": [{"type": "text", "text": "Let me look."}, *content], "stop_reason": "tool_use",
+                "stop_sequence": None,
+                "usage": {"input_tokens": step.tokens[0], "output_tokens": step.tokens[1], **step.usage}}
+    tool_calls = [{"id": f"call_{i:02d}", "type": "function",
+                   "function": {"name": name,
+                                "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)}}
+                  for i, (name, arguments) in enumerate(calls)]
+    return {"id": "chatcmpl-test", "object": "chat.completion", "created": 1_700_000_000, "model": step.model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": None, "tool_calls": tool_calls},
+                         "finish_reason": "tool_calls"}],
+            "usage": {"prompt_tokens": step.tokens[0], "completion_tokens": step.tokens[1],
+                      "total_tokens": sum(step.tokens), **step.usage}}
+
+
+def tool_results(request: Recorded) -> list[tuple[str, str, bool]]:
+    """(call id, content, is error) of every tool result the request sends back, in order."""
+    found: list[tuple[str, str, bool]] = []
+    for message in request.body.get("messages", []):
+        if message.get("role") == "tool":
+            content = message["content"]
+            found.append((message["tool_call_id"], content, str(content).startswith("error:")))
+        elif message.get("role") == "user" and isinstance(message.get("content"), list):
+            found += [(b["tool_use_id"], b["content"], bool(b.get("is_error"))) for b in message["content"]
+                      if b.get("type") == "tool_result"]
+    return found
 
 
 def error_body(path: str, status: int, error: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -561,4 +602,5 @@ def _messages(request: Recorded) -> tuple[str, str]:
     messages = body.get("messages", [])
     if messages and messages[0].get("role") == "system":
         system, messages = str(messages[0]["content"]), messages[1:]
-    return system, "\n".join(str(m["content"]) for m in messages)
+    return system, "\n".join(m["content"] if isinstance(m.get("content"), str) else json.dumps(m.get("content"))
+                              for m in messages)

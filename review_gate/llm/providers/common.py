@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +32,47 @@ class Unusable(Exception):
         self.reply = reply
 
 
+@dataclass(frozen=True)
+class ToolDef:
+    """A tool the model may call: its name, what it does, and the JSON Schema of its arguments
+    (every property required, optional ones nullable, as OpenAI's strict mode wants)."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolUse:
+    """A call the model asked for; ``arguments`` decoded, or the text that is not a JSON object."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] | str
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a call is answered: the text sent back, and whether it is an error."""
+
+    id: str
+    content: str
+    error: bool = False
+
+
+@dataclass
+class Dialog:
+    """A conversation with tools, beyond the first question: each turn is the model's message
+    (as the provider wants it sent back) and the results of its calls. ``final``: the tool
+    budget is spent and the model must answer now; ``note``: text sent after the last results
+    (why the answer is wanted now, or why the last one could not be used)."""
+
+    tools: list[ToolDef]
+    turns: list[tuple[dict[str, Any], list[ToolResult]]] = field(default_factory=list)
+    final: bool = False
+    note: str | None = None
+
+
 @dataclass
 class Reply:
     answer: str | dict[str, Any] | None  # text to parse, or a tool call's decoded input
@@ -43,6 +84,13 @@ class Reply:
     cached_in: int = 0  # of tokens_in, read from the provider's prompt cache
     cache_write_in: int = 0  # of tokens_in, written to the provider's prompt cache
     reasoning_out: int = 0  # of tokens_out, spent on hidden reasoning
+    calls: list[ToolUse] = field(default_factory=list)  # the tools the model asked for instead of answering
+    turn: dict[str, Any] | None = None  # its message, to send back with the calls' results
+
+
+def call_id(value: Any, index: int) -> str:
+    """A call's id as the model gave it (it is echoed back with the result), else one of ours."""
+    return value if isinstance(value, str) and value else f"call_{index}"
 
 
 def system_text(spec: LlmAgent, system: str, schema: dict[str, Any]) -> str:
