@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from review_gate import gap_patches as patches
 from review_gate.errors import UsageError
+from review_gate.escape import sanitize
 from review_gate.globs import GlobError, Globs, check_glob
 from review_gate.models import AgentManifest, AgentRequest, Gap, LlmAgent, PRClassification, PRFacts, ReviewConfig
 from review_gate.models.config import COMPOSITION_FILE, DOMAINS_FILE
@@ -139,7 +140,7 @@ def check_requests(requests: Sequence[AgentRequest], config: ReviewConfig) -> No
     for request in requests:
         spec = config.agent(request.agent)
         if spec is None:
-            close = difflib.get_close_matches(request.agent, known, n=3, cutoff=0.5)
+            close = difflib.get_close_matches(request.agent, known, n=3, cutoff=0.6)
             hint = f"did you mean {' or '.join(close)}? " if close else ""
             raise UsageError(f"added agent {request.agent!r} is not in the registry (review-agents.json)",
                              fix=f"{hint}the agents are: {', '.join(known)}")
@@ -183,7 +184,8 @@ def requested(classification: PRClassification, manifest: AgentManifest, config:
         glob = globs.get(addition.agent)
         policy, patch = patches.agent_policy(
             addition.agent, [glob] if glob is not None else patches.scope_globs(addition.files), config,
-            suffix="added", description=f"Send these files to {addition.agent}: {addition.reason}"[:300])
+            # the caller's reason documents the policy; its control characters are shown, never kept
+            suffix="added", description=sanitize(f"Send these files to {addition.agent}: {addition.reason}")[:300])
         gaps.append(Gap(kind="agent_addition", subject=addition.agent, reason=addition.reason,
                         suggestion=patches.suggestion(COMPOSITION_FILE, "policies", policy), patch=patch))
     return amended, gaps
