@@ -74,6 +74,7 @@ __all__ = ["Accepted", "BatchCollected", "BatchInfo", "BatchStatus", "BatchSubmi
            "batch_status_async", "batch_submit", "batch_submit_async", "change", "explain", "merge", "plan",
            "plan_async", "replay", "review", "review_async", "sweep", "sweep_async"]
 
+MAX_REASON = 2000  # characters of an added agent's reason (it is logged in every report and the gap log)
 Render = Callable[[ReviewReport], str]
 """A format's ``render``, for a format whose options its caller sets (``--max-chars`` of ``agent``)."""
 P = ParamSpec("P")
@@ -205,6 +206,9 @@ def agent_requests(pairs: Sequence[tuple[str, str]]) -> list[AgentRequest]:
                              fix="e.g. security-reviewer, or security-reviewer:'src/auth/**'")
         if not reason or not reason.strip():
             raise UsageError(f"added agent {agent!r} has no reason", fix="say why the change needs this agent")
+        if len(reason) > MAX_REASON:
+            raise UsageError(f"added agent {agent!r}: the reason has {len(reason):,} characters, more than "
+                             f"{MAX_REASON:,}", fix="say why in a sentence or two")
         requests.append(AgentRequest(agent=agent, reason=reason.strip(), glob=glob if colon else None))
     return requests
 

@@ -169,23 +169,22 @@ def requested(classification: PRClassification, manifest: AgentManifest, config:
 
     check_requests(requests, config)
     changed = [f.path for f in classification.files]
-    additions: list[Addition] = []
+    gaps = []
     for request in requests:
         files = Globs([request.glob]).select(changed) if request.glob is not None else changed
         if request.glob is not None and not files:
             raise UsageError(f"added agent {request.agent!r}: glob {request.glob!r} matches none of the "
                              f"{len(changed)} changed files",
                              fix="give a glob that selects changed files, or none to add the agent for every one")
-        additions.append(Addition(request.agent, sorted(files), " ".join(request.reason.split())))
-    amended, effective = apply(manifest, additions, policy=ADDED_POLICY)
-    globs = {r.agent: r.glob for r in requests}
-    gaps = []
-    for addition in effective:
-        glob = globs.get(addition.agent)
-        policy, patch = patches.agent_policy(
-            addition.agent, [glob] if glob is not None else patches.scope_globs(addition.files), config,
+        if not files:  # an empty change: nothing to review, nothing missed
+            continue
+        addition = Addition(request.agent, sorted(files), " ".join(request.reason.split()))
+        manifest, effective = apply(manifest, [addition], policy=ADDED_POLICY)
+        for addition in effective:
+            globs = [request.glob] if request.glob is not None else patches.scope_globs(addition.files)
             # the caller's reason documents the policy; its control characters are shown, never kept
-            suffix="added", description=sanitize(f"Send these files to {addition.agent}: {addition.reason}")[:300])
-        gaps.append(Gap(kind="agent_addition", subject=addition.agent, reason=addition.reason,
-                        suggestion=patches.suggestion(COMPOSITION_FILE, "policies", policy), patch=patch))
-    return amended, gaps
+            description = sanitize(f"Send these files to {addition.agent}: {addition.reason}")[:300]
+            policy, patch = patches.agent_policy(addition.agent, globs, config, suffix="added", description=description)
+            gaps.append(Gap(kind="agent_addition", subject=addition.agent, reason=addition.reason,
+                            suggestion=patches.suggestion(COMPOSITION_FILE, "policies", policy), patch=patch))
+    return manifest, gaps

@@ -92,6 +92,18 @@ def test_a_glob_scopes_the_added_agent(cli: Any, tmp_path: Path) -> None:
     assert gap["patch"]["operations"][0]["value"]["trigger"] == {"type": "paths", "paths": ["*.py"]}
 
 
+def test_an_agent_already_on_those_files_is_no_gap_and_a_second_scope_extends_the_first(cli: Any,
+                                                                                        tmp_path: Path) -> None:
+    _, report = run(cli, config(tmp_path), "--add-agent", "base", "--gap-reason", "already there",
+                    "--add-agent", "sec:*.py", "--gap-reason", "python",
+                    "--add-agent", "sec:*.txt", "--gap-reason", "text")
+    assert next(e for e in report["manifest"] if e["agent"] == "base")["policies"] == ["baseline"]
+    assert agent(report, "sec")["files"] == ["app.py", "notes.txt"]
+    gaps = [(g["subject"], g["reason"], g["patch"]["operations"][0]["value"]["trigger"]["paths"])
+            for g in report["gaps"] if g["kind"] == "agent_addition"]
+    assert gaps == [("sec", "python", ["*.py"]), ("sec", "text", ["*.txt"])]
+
+
 def test_its_patch_makes_the_addition_permanent(cli: Any, tmp_path: Path) -> None:
     cfg = config(tmp_path)
     run(cli, cfg, "--add-agent", "sec:*.py", "--gap-reason", "python evaluates input")
@@ -122,6 +134,7 @@ def test_a_required_added_agent_that_fails_makes_the_run_incomplete(cli: Any, tm
     (["--add-agent", "off", "--gap-reason", "why"], "added agent 'off' is disabled"),
     (["--add-agent", "sec:", "--gap-reason", "why"], "give an agent id, or ID:GLOB"),
     (["--add-agent", "sec:vendor/**", "--gap-reason", "why"], "matches none of the 2 changed files"),
+    (["--add-agent", "sec", "--gap-reason", "x" * 2001], "the reason has 2,001 characters, more than 2,000"),
 ])
 def test_usage_errors_exit_2_and_record_nothing(cli: Any, tmp_path: Path, args: list[str], message: str) -> None:
     result = cli("--config", str(config(tmp_path)), "--diff", "-", *args, stdin=DIFF.encode())
