@@ -60,7 +60,7 @@ def gaps_command(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(rendered)
         sys.stdout.flush()
-    if not shown and fmt == "text":
+    if not shown and fmt == "text" and store is not None:
         closed = len(found) - len(shown)
         console.err("no gaps recorded" if not found else f"no open gaps ({closed} closed by a patch; --all lists them)")
     elif fmt == "text" and any(g.patch is not None and g.open for g in shown):
