@@ -46,9 +46,20 @@ import anyio.to_thread
 
 from review_gate import bootstrap, bundle, git, runner
 from review_gate.errors import GitError, InputError, ReviewGateError, StateError, UsageError
-from review_gate.models import FailOn, FilterMode, Gap, Packing, Plan, PRFacts, ReviewConfig, ReviewReport
+from review_gate.models import (
+    AgentRequest,
+    FailOn,
+    FilterMode,
+    Gap,
+    Packing,
+    Plan,
+    PRFacts,
+    ReviewConfig,
+    ReviewReport,
+)
 from review_gate.own_files import blob_ids, relative
 from review_gate.pipeline.dispatch import Listener
+from review_gate.pipeline.gap_detect import check_requests
 from review_gate.pipeline.normalize import DiffRequest
 from review_gate.state.session import NoState, RunState, run_state
 
@@ -63,6 +74,7 @@ __all__ = ["Accepted", "BatchCollected", "BatchInfo", "BatchStatus", "BatchSubmi
            "batch_status_async", "batch_submit", "batch_submit_async", "change", "explain", "merge", "plan",
            "plan_async", "replay", "review", "review_async", "sweep", "sweep_async"]
 
+MAX_REASON = 2000  # characters of an added agent's reason (it is logged in every report and the gap log)
 Render = Callable[[ReviewReport], str]
 """A format's ``render``, for a format whose options its caller sets (``--max-chars`` of ``agent``)."""
 P = ParamSpec("P")
@@ -146,6 +158,7 @@ async def review_async(
     packing: Packing | None = None, state: bool = True, cache: bool = True,
     outputs: Sequence[tuple[str | Render, str | Path]] = (), bundle_dir: str | Path | None = None,
     listener: Listener | None = None, shard: tuple[int, int] | None = None,
+    add_agents: Sequence[tuple[str, str]] = (),
 ) -> ReviewReport:
     """Review a change: all six stages, the run state (cache, acceptances, history) unless
     ``state`` is false, reports written to ``outputs`` (format name or render function, path)
@@ -153,15 +166,19 @@ async def review_async(
     ``bundle_dir``. ``agent_timeout``: every agent's deadline in seconds (retries included),
     over the config's. ``request``: a change made with ``change()`` instead of the arguments that
     name one. ``shard``: (K, N), review only the K-th of N balanced shares of the files (a CI
-    matrix job; ``merge`` combines the N reports)."""
+    matrix job; ``merge`` combines the N reports). ``add_agents``: (``ID`` or ``ID:GLOB``,
+    reason) pairs: registry agents to dispatch as well, over the changed files (those GLOB
+    selects), each logged as an ``agent_addition`` gap with the reason (docs/gaps.md)."""
     request = request or change(cwd=cwd, base=base, head=head, staged=staged, diff=diff, diff_file=diff_file)
     setup = _setup(request, config=config, offline=offline, concurrency=concurrency, timeout=agent_timeout,
                    constitution=constitution, baseline=baseline, use_baseline=use_baseline, packing=packing)
+    requests = agent_requests(add_agents)
+    check_requests(requests, setup.config)  # before the change is read or any agent runs
     target = Path(bundle_dir) if bundle_dir is not None else None
     if target is not None:
         bundle.check_target(target)  # before any agent runs
     facts = await runner.read_change(setup.request)
-    how = _How(fail_on=fail_on, filter_mode=filter_mode, listener=listener, shard=shard)
+    how = _How(fail_on=fail_on, filter_mode=filter_mode, listener=listener, shard=shard, requests=tuple(requests))
     return await _reviewed(setup, facts, how, state=state, cache=cache, outputs=outputs, target=target)
 
 
@@ -176,6 +193,24 @@ class _How:
     kind: Literal["live", "sweep"] = "live"
     gaps: tuple[Gap, ...] = ()  # found before planning (a sweep's files too large to read)
     commit: str | None = None  # the commit reviewed, when the change does not name it (a sweep's HEAD)
+    requests: tuple[AgentRequest, ...] = ()  # agents the caller adds, with why
+
+
+def agent_requests(pairs: Sequence[tuple[str, str]]) -> list[AgentRequest]:
+    """(``ID`` or ``ID:GLOB``, reason) pairs as AgentRequests; an agent id has no ``:``."""
+    requests = []
+    for target, reason in pairs:
+        agent, colon, glob = target.partition(":")
+        if not agent or (colon and not glob):
+            raise UsageError(f"added agent {target!r}: give an agent id, or ID:GLOB with a glob after the colon",
+                             fix="e.g. security-reviewer, or security-reviewer:'src/auth/**'")
+        if not reason or not reason.strip():
+            raise UsageError(f"added agent {agent!r} has no reason", fix="say why the change needs this agent")
+        if len(reason) > MAX_REASON:
+            raise UsageError(f"added agent {agent!r}: the reason has {len(reason):,} characters, more than "
+                             f"{MAX_REASON:,}", fix="say why in a sentence or two")
+        requests.append(AgentRequest(agent=agent, reason=reason.strip(), glob=glob if colon else None))
+    return requests
 
 
 async def _reviewed(setup: bootstrap.Setup, facts: PRFacts, how: _How, *, state: bool, cache: bool,
@@ -198,7 +233,7 @@ async def _review(setup: bootstrap.Setup, facts: PRFacts, run: NoState, http: ht
     from review_gate import shard
 
     the_plan = await runner.plan(facts, setup.config, own=setup.own_files(run.written()),
-                                 offline=setup.options.offline, http=http)
+                                 offline=setup.options.offline, http=http, requests=how.requests)
     if how.gaps:
         the_plan = the_plan.model_copy(update={"gaps": [*how.gaps, *the_plan.gaps]})
     work, info = shard.share(the_plan, setup.config, *how.shard) if how.shard else (the_plan, None)

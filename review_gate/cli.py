@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 COMMANDS = ("run", "plan", "config", "init", "explain", "agents", "meta", "baseline", "replay",
-            "history", "show", "accept", "accepted", "gc", "loop", "hook", "mcp", "sweep", "batch", "merge")
+            "history", "show", "accept", "accepted", "gc", "gaps", "loop", "hook", "mcp", "sweep", "batch", "merge")
 STATE_COMMANDS = ("history", "show", "accept", "accepted", "gc")
 DECISIONS = ("pass_with_warnings", "needs_fixes", "fail", "never")
 FILTER_MODES = ("added", "diff_context", "file", "nofilter")
@@ -53,6 +53,22 @@ class _FormatAction(argparse.Action):
                              "give each --format its own --output")
             outputs[-1][1] = str(values)
         namespace.outputs = outputs
+
+
+class _AddAgentAction(argparse.Action):
+    """``--add-agent ID[:GLOB] --gap-reason TEXT``, repeatable: each --gap-reason belongs to the
+    --add-agent before it; a pair left without its reason is refused by the run command."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        added: list[list[str | None]] = getattr(namespace, "add_agents", None) or []
+        if option_string == "--add-agent":
+            added.append([str(values), None])
+        elif not added or added[-1][1] is not None:
+            parser.error(f"--gap-reason {values}: give it right after the --add-agent ID it explains")
+        else:
+            added[-1][1] = str(values)
+        namespace.add_agents = added
 
 
 def _input_options(parser: argparse.ArgumentParser, formats: Sequence[str]) -> None:
@@ -84,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"review-gate {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for add in (_run_command, _plan_command, _config_commands, _explain_command, _agents_commands,
-                _baseline_command, _replay_command, _state_commands, _meta_commands, _loop_commands,
+                _baseline_command, _replay_command, _state_commands, _gaps_command, _meta_commands, _loop_commands,
                 _hook_command, _mcp_command, _sweep_command, _batch_commands, _merge_command):
         add(sub)
     return parser
@@ -117,6 +133,11 @@ def _run_command(sub: Subparsers) -> None:
     run.add_argument("--max-chars", type=int, metavar="N",
                      help="the agent format's size limit in characters (default 8000); the least severe "
                           "findings are left out first, and counted")
+    run.add_argument("--add-agent", dest="add_agents", action=_AddAgentAction, metavar="ID[:GLOB]",
+                     help="dispatch this registry agent too, over the changed files (those GLOB selects), and log "
+                          "it as a gap; repeatable, each followed by its --gap-reason")
+    run.add_argument("--gap-reason", dest="add_agents", action=_AddAgentAction, metavar="TEXT",
+                     help="why the change needs the --add-agent before it (required with each one)")
     _shard_option(run)
 
 
@@ -278,6 +299,26 @@ def _state_commands(sub: Subparsers) -> None:
                          "left with none)")
     for parser in (history, show, accept, accepted, gc):
         parser.add_argument("--config", metavar="DIR", help=config_help)
+
+
+def _gaps_command(sub: Subparsers) -> None:
+    gaps = sub.add_parser(
+        "gaps", help="what the configuration keeps missing: the recorded runs' gaps, grouped and counted; "
+                     "--apply ID applies one's patch",
+        description="List the gaps the recorded runs reported (unclassified files, unrouted domains, agents "
+                    "added by the gap detector or --add-agent...), grouped by kind and subject, with how many runs "
+                    "reported each. --apply ID shows a gap's patch of the config directory as a diff, checks the "
+                    "configuration with it as `config validate` does, and writes it once confirmed (--yes, or y at "
+                    "a terminal). Exit 0 listed or applied; 1 declined at the prompt; 2 refused, nothing written.")
+    gaps.add_argument("--format", "-f", choices=("text", "json", "markdown"),
+                      help="text (default), json, or markdown: one issue draft per gap")
+    gaps.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
+    gaps.add_argument("--all", action="store_true", help="list gaps whose patch was applied too")
+    gaps.add_argument("--apply", metavar="ID", help="apply the patch of this gap to the config directory")
+    gaps.add_argument("--yes", "-y", action="store_true", help="with --apply: apply without asking")
+    gaps.add_argument("--config", metavar="DIR",
+                      help="config directory to patch, whose review-gate.json names the state_path "
+                           "(default: $REVIEW_GATE_CONFIG, .review-gate/)")
 
 
 def _hook_command(sub: Subparsers) -> None:
@@ -536,7 +577,7 @@ HANDLERS = {
     "run": "run", "plan": "plan", "config": "config_cmd", "init": "init", "explain": "explain",
     "agents": "agents_cmd", "meta": "meta_cmd", "baseline": "baseline_cmd", "replay": "replay",
     "loop": "loop_cmd", "hook": "hook_cmd", "mcp": "mcp_cmd", "sweep": "sweep", "batch": "batch_cmd",
-    "merge": "merge",
+    "merge": "merge", "gaps": "gaps",
     **{name: name for name in STATE_COMMANDS},
 }
 

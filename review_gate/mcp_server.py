@@ -6,7 +6,8 @@ tool calls ``review_gate.api`` and has typed, described input and output, so a c
 them and a model can call them without reading this page:
 
 - ``review``: the gate on a change (the working tree, ``base``/``head``, ``staged``, or the
-  text of a unified diff) → verdict, decision, summary line, findings, and the report in a format;
+  text of a unified diff; ``add_agents``: agents the caller adds, with why) → verdict, decision,
+  summary line, findings, and the report in a format;
 - ``plan``: who would review what, and what the configuration misses; no agent runs;
 - ``explain``: the domains, policies and agents a path triggers;
 - ``accept``: a person's acceptance of a reported finding (fingerprint or short id, reason, last day);
@@ -68,6 +69,13 @@ Offline = Annotated[bool, Field(description="Run only the agents that need no ne
 
 class Output(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class AddedAgent(Output):
+    agent: str = Field(description="A registry agent id, or ID:GLOB to send it only the changed files GLOB (a "
+                                   "gitignore-style glob) selects.")
+    reason: str = Field(min_length=1, description="Why the change needs this agent; logged as an agent_addition "
+                                                  "gap, with the policy that would make it permanent.")
 
 
 class ReviewResult(Output):
@@ -143,7 +151,8 @@ def build() -> MCPServer:
     server.add_tool(_errors_as_tool_errors(review), description=(
         "Review a change and decide the gate: the working tree against the default branch by default, or base/head, "
         "staged, or the text of a unified diff. Returns the verdict, the summary line, the counting findings and the "
-        "report in `format` (default `agent`: a compact report to act on)."))
+        "report in `format` (default `agent`: a compact report to act on). `add_agents` adds registry agents the "
+        "policies missed, each with the reason (logged as a gap in the configuration)."))
     server.add_tool(_errors_as_tool_errors(plan), description=(
         "Plan a review without running any agent: the changed files and their domains, the agents that would "
         "review them and why, and the gaps in the configuration."))
@@ -188,10 +197,15 @@ async def review(base: Base = None, head: Head = None, staged: Staged = False, d
                  offline: Offline = False,
                  max_chars: Annotated[int, Field(ge=MIN_CHARS, description="Size limit of the agent report.")]
                  = MAX_CHARS,
+                 add_agents: Annotated[list[AddedAgent] | None, Field(description=(
+                     "Registry agents the policies did not choose that this change needs, each with the reason: "
+                     "they review the change like any other (a required one that fails makes it incomplete), and "
+                     "each is logged as a gap in the configuration."))] = None,
                  cwd: Cwd = None, config: Config = None) -> ReviewResult:
     request = await anyio.to_thread.run_sync(lambda: api.change(
         cwd=cwd, base=base, head=head, staged=staged, diff=diff.encode("utf-8") if diff is not None else None))
-    report = await api.review_async(request=request, config=_path(config, cwd), fail_on=fail_on, offline=offline)
+    report = await api.review_async(request=request, config=_path(config, cwd), fail_on=fail_on, offline=offline,
+                                    add_agents=[(a.agent, a.reason) for a in add_agents or []])
     if format == "agent":
         text = await anyio.to_thread.run_sync(lambda: agent_report.render(report, request, max_chars))
     else:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Protocol
 
 from review_gate import __version__
 from review_gate.models import (
     AgentManifest,
+    AgentRequest,
     AgentResult,
     FilterMode,
     PRFacts,
@@ -47,14 +48,16 @@ async def read_change(request: DiffRequest) -> PRFacts:
 
 
 async def plan(facts: PRFacts, config: ReviewConfig, *, own: OwnFiles | None = None,
-               offline: bool = False, http: httpx.AsyncClient | None = None) -> Plan:
+               offline: bool = False, http: httpx.AsyncClient | None = None,
+               requests: Sequence[AgentRequest] = ()) -> Plan:
     """Stages 2-4 on the change without the gate's own files (``own``), whose changes become gaps.
-    The LLM gap detector (``gap_detector`` in review-gate.json) runs after the deterministic
-    part unless ``offline``."""
+    The agents the caller adds (``requests``) join the manifest after the deterministic part;
+    the LLM gap detector (``gap_detector`` in review-gate.json) runs last unless ``offline``."""
     facts, own_gaps = split(facts, own) if own is not None else (facts, [])
     classification = classify(facts, config.domains.domains)
     manifest = compose(classification, config.composition.policies)
-    manifest, gaps = await gap_detect(facts, classification, manifest, config, offline=offline, http=http)
+    manifest, gaps = await gap_detect(facts, classification, manifest, config, offline=offline, http=http,
+                                      requests=requests)
     gaps = [*own_gaps, *gaps]
     return Plan(facts=facts, classification=classification, manifest=manifest, gaps=gaps)
 

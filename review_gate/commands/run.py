@@ -27,6 +27,7 @@ def run_command(args: argparse.Namespace) -> int:
     if args.baseline is not None and args.no_baseline:
         raise UsageError("--baseline and --no-baseline contradict each other", fix="give one of them")
     check_timeout(args.timeout)
+    added = added_agents(args.add_agents)
     targets = output_targets(args)
     check_max_chars(args.max_chars, [fmt for fmt, _ in targets])
     request = diff_request(args, find_repo_root())  # checked with the flags' own words
@@ -46,12 +47,25 @@ def run_command(args: argparse.Namespace) -> int:
                 offline=args.offline, concurrency=args.concurrency, agent_timeout=args.timeout,
                 constitution=args.constitution, baseline=args.baseline, use_baseline=not args.no_baseline,
                 packing=args.packing, state=not args.no_state, cache=not args.no_cache, outputs=files,
-                bundle_dir=args.bundle, listener=progress, shard=share))
+                bundle_dir=args.bundle, listener=progress, shard=share, add_agents=added))
 
     anyio.run(main)
     [report] = reports
     show(report, targets, renderers)
     return report.exit_code
+
+
+def added_agents(pairs: list[list[str | None]] | None) -> list[tuple[str, str]]:
+    """The --add-agent ID[:GLOB] --gap-reason TEXT pairs; an agent without its reason is refused."""
+    out = []
+    for target, reason in pairs or []:
+        assert target is not None
+        if reason is None or not reason.strip():
+            raise UsageError(f"--add-agent {target}: " + ("no --gap-reason after it" if reason is None
+                                                           else "its --gap-reason is empty"),
+                             fix=f"say why the change needs it: --add-agent {target} --gap-reason TEXT")
+        out.append((target, reason))
+    return out
 
 
 def check_max_chars(value: int | None, formats: list[str]) -> None:

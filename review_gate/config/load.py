@@ -7,6 +7,7 @@ import math
 import os
 import re
 import stat
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -161,11 +162,14 @@ def parse_file(name: str, data: Any, display: str) -> ConfigFile:
                                          "see the published schema in schemas/ for this file")]) from exc
 
 
-def load_config(directory: Path | None, *, listed_by: str | None = None) -> ReviewConfig:
+def load_config(directory: Path | None, *, listed_by: str | None = None,
+                replaced: Mapping[str, Any] | None = None) -> ReviewConfig:
     """Load every file from ``directory`` (missing ones from the built-in config) and check them.
 
     Raises ConfigError listing every problem found, each with file, pointer and fix; its
     message names ``listed_by``, the command that lists them all, when there is more than one.
+    ``replaced``: file name -> the JSON data to check in its place, as if ``directory`` held it
+    (a change checked before it is written: ``config.patching``).
     """
     builtin = builtin_dir("config")
     present = _listing(directory)
@@ -178,9 +182,12 @@ def load_config(directory: Path | None, *, listed_by: str | None = None) -> Revi
             path, display = directory / name, str(directory / name)
         else:
             path, display = builtin / name, f"{name} (built-in)"
+        if replaced is not None and name in replaced and directory is not None:
+            display = str(directory / name)
         sources[name] = display
         try:
-            data = read_json(path, display, limit=CONFIG_LIMIT)
+            data = replaced[name] if replaced is not None and name in replaced else read_json(
+                path, display, limit=CONFIG_LIMIT)
             _characters(data, display)
             parsed[name] = parse_file(name, data, display)
         except ConfigError as exc:

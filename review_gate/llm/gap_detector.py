@@ -5,7 +5,8 @@ What it answers is checked against reality: agents not in the registry (or disab
 detector itself) and files outside the change are dropped. An addition for an agent already
 dispatched extends its scope; a new one becomes an entry with ``policies=["gap-detector"]`` and
 priority 0. Every addition is logged as a Gap of kind ``llm_addition`` with the model's reason,
-the tokens of the request and a config snippet that would make it permanent. A failure (HTTP
+the tokens of the request and the policy that would make it permanent (as a sentence and as a
+JSON Patch of review-composition.json). A failure (HTTP
 error, unusable answer, key not set) is one ``gap_detector_failed`` Gap, the API key scrubbed,
 and the manifest stays as it was: the detector never breaks a run.
 """
@@ -13,16 +14,25 @@ and the manifest stays as it was: the detector never breaks a run.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from review_gate import gap_patches
 from review_gate.config.locations import find_config_file
 from review_gate.errors import AgentFault
 from review_gate.llm import client, prompt
 from review_gate.llm.answer import UnusableAnswer, extract_json
 from review_gate.llm.providers.common import Unusable
-from review_gate.models import AgentManifest, Gap, LlmAgent, ManifestEntry, PRClassification, PRFacts, ReviewConfig
-from review_gate.models.manifest import config_snippet
+from review_gate.models import (
+    AgentManifest,
+    ConfigPatch,
+    Gap,
+    LlmAgent,
+    ManifestEntry,
+    PRClassification,
+    PRFacts,
+    ReviewConfig,
+)
+from review_gate.models.config import COMPOSITION_FILE
 
 if TYPE_CHECKING:
     import httpx
@@ -146,42 +156,33 @@ def read_additions(answer: str | dict[str, Any], allowed: set[str], changed: set
     return list(merged.values())
 
 
-def apply(manifest: AgentManifest, additions: list[Addition]) -> tuple[AgentManifest, list[Addition]]:
-    """The amended manifest, and the additions that changed it (files an agent already has are not news)."""
+def apply(manifest: AgentManifest, additions: list[Addition], *,
+          policy: str = POLICY) -> tuple[AgentManifest, list[Addition]]:
+    """The amended manifest, and the additions that changed it (files an agent already has are not news).
+    ``policy``: the policy id the manifest names for an addition (the caller's additions have their own)."""
     entries = list(manifest.entries)
     effective: list[Addition] = []
     for addition in additions:
         index = next((i for i, e in enumerate(entries) if e.agent == addition.agent), None)
         if index is None:
-            entries.append(ManifestEntry(agent=addition.agent, files=addition.files, policies=[POLICY], priority=0))
+            entries.append(ManifestEntry(agent=addition.agent, files=addition.files, policies=[policy], priority=0))
             effective.append(addition)
             continue
         entry = entries[index]
         new = [f for f in addition.files if f not in entry.files]
         if not new:
             continue
-        policies = entry.policies if POLICY in entry.policies else [*entry.policies, POLICY]
+        policies = entry.policies if policy in entry.policies else [*entry.policies, policy]
         entries[index] = entry.model_copy(update={"files": sorted({*entry.files, *new}), "policies": policies})
         effective.append(Addition(addition.agent, new, addition.reason))
     return AgentManifest(entries=entries), effective
 
 
-def suggestion(addition: Addition, classification: PRClassification) -> str:
-    unclassified = set(classification.unclassified)
-    policy_id = f"{addition.agent}-gap"
-    if all(f in unclassified for f in addition.files):
-        suffixes = sorted({PurePosixPath(f).suffix for f in addition.files})
-        globs = [f"**/*{s}" for s in suffixes] if all(suffixes) else addition.files
-        domain = (suffixes[0].lstrip(".") if len(suffixes) == 1 and suffixes[0] else f"{addition.agent}-files").lower()
-        return ("add to review-domains.json \"domains\": " + config_snippet(
-            {"id": domain, "description": f"files {addition.agent} should review", "paths": globs,
-             "risk_weight": 2})
-            + " and to review-composition.json \"policies\": " + config_snippet(
-            {"id": policy_id, "description": f"Send {domain} files to {addition.agent}",
-             "trigger": {"type": "domain", "domains": [domain]}, "dispatch": [addition.agent], "priority": 50}))
-    return "add to review-composition.json \"policies\": " + config_snippet(
-        {"id": policy_id, "description": f"Send these files to {addition.agent}",
-         "trigger": {"type": "paths", "paths": addition.files}, "dispatch": [addition.agent], "priority": 50})
+def permanent(addition: Addition, config: ReviewConfig) -> tuple[str, ConfigPatch]:
+    """The policy that would send these files to the agent from now on: as a sentence, and as a patch."""
+    policy, patch = gap_patches.agent_policy(addition.agent, gap_patches.scope_globs(addition.files), config,
+                                             suffix="gap", description=f"Send these files to {addition.agent}")
+    return gap_patches.suggestion(COMPOSITION_FILE, "policies", policy), patch
 
 
 def failed(detector: LlmAgent, error: str) -> Gap:
@@ -217,9 +218,11 @@ async def detect(facts: PRFacts, classification: PRClassification, manifest: Age
         return manifest, [failed(detector, client.scrub(str(exc), key))]
     amended, effective = apply(manifest, additions)
     tokens = f"{reply.tokens_in}+{reply.tokens_out} tokens"
-    gaps = [Gap(kind="llm_addition", subject=a.agent,
-                reason=f"the LLM gap detector {detector.id!r} added {a.agent!r} for {', '.join(a.files)}: "
-                       f"{a.reason} (detector request: {tokens})",
-                suggestion=suggestion(a, classification))
-            for a in effective]
+    gaps = []
+    for a in effective:
+        text, patch = permanent(a, config)
+        gaps.append(Gap(kind="llm_addition", subject=a.agent,
+                        reason=f"the LLM gap detector {detector.id!r} added {a.agent!r} for {', '.join(a.files)}: "
+                               f"{a.reason} (detector request: {tokens})",
+                        suggestion=text, patch=patch))
     return amended, gaps

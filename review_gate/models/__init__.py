@@ -32,7 +32,14 @@ from review_gate.models.config import (
 )
 from review_gate.models.facts import Commit, FileChange, Hunk, Line, PRFacts, Removed
 from review_gate.models.findings import Finding, RawFinding
-from review_gate.models.manifest import AgentManifest, Gap, ManifestEntry
+from review_gate.models.manifest import (
+    AgentManifest,
+    AgentRequest,
+    ConfigPatch,
+    Gap,
+    ManifestEntry,
+    PatchOperation,
+)
 from review_gate.models.plan import Plan
 from review_gate.models.report import (
     AgentResult,
@@ -51,12 +58,14 @@ __all__ = [
     "SEVERITY_RANK",
     "Agent",
     "AgentManifest",
+    "AgentRequest",
     "AgentResult",
     "AgentStatus",
     "AgentsFile",
     "CommandAgent",
     "Commit",
     "CompositionFile",
+    "ConfigPatch",
     "Coverage",
     "Decision",
     "Domain",
@@ -77,6 +86,7 @@ __all__ = [
     "PRClassification",
     "PRFacts",
     "Packing",
+    "PatchOperation",
     "PatternAgent",
     "Plan",
     "Policy",

@@ -3,14 +3,16 @@
     ::error file=app/http.py,line=12,endLine=14,title=major · sec-tls-verify-01 · security-patterns::TLS ...
 
 critical and major findings are ``error`` annotations, warnings ``warning``, info ``notice``;
-the most severe come first. A finding with no file is an annotation with no file. Data is
-escaped as the runner expects: ``%``, CR and LF in the message, and also ``:`` and ``,`` in
-properties, so no finding can end its command early or print a command of its own.
+the most severe come first. Gaps in the configuration follow as ``notice`` annotations titled
+``review-gate gap ID · KIND``, in the notice places the findings leave. A finding with no file
+is an annotation with no file. Data is escaped as the runner expects: ``%``, CR and LF in the
+message, and also ``:`` and ``,`` in properties, so no finding or gap can end its command early
+or print a command of its own.
 
 GitHub shows at most 10 error, 10 warning and 10 notice annotations per step (and 50 per job):
 past that it drops them silently. So at most 10 of each kind are printed, and when some are left
 out a last ``::notice::`` (which itself takes one of the 10 notice places) says how many. The
-Markdown report that ``run`` appends to ``$GITHUB_STEP_SUMMARY`` lists every finding.
+Markdown report that ``run`` appends to ``$GITHUB_STEP_SUMMARY`` lists every finding and gap.
 
 Plain lines follow: each required or optional agent that failed or timed out, then the summary
 line, last. Untrusted text in them cannot start a command (see ``plain``).
@@ -19,7 +21,7 @@ line, last. Untrusted text in them cannot start a command (see ``plain``).
 from __future__ import annotations
 
 from review_gate.escape import sanitize
-from review_gate.models import SEVERITIES, SEVERITY_RANK, Finding, ReviewReport
+from review_gate.models import SEVERITIES, SEVERITY_RANK, Finding, Gap, ReviewReport
 from review_gate.outputs import markdown
 from review_gate.outputs.summary import summary_line
 
@@ -62,26 +64,39 @@ def annotation(finding: Finding) -> str:
     return f"::{LEVELS[finding.severity]} {','.join(props)}::{data(message)}"
 
 
+def gap_annotation(gap: Gap) -> str:
+    """A gap as a notice: the configuration's business, with no line of code to point at."""
+    message = f"{gap.subject}: {gap.reason}\nFix: {gap.suggestion}"
+    if gap.patch is not None:
+        message += f"\nPatch of {gap.patch.file}: review-gate gaps --apply {gap.id}"
+    return f"::notice title={prop(f'review-gate gap {gap.id} · {gap.kind}')}::{data(message)}"
+
+
 def render(report: ReviewReport) -> str:
     ordered = sorted(report.findings, key=lambda f: SEVERITY_RANK[f.severity])
-    wanted = {kind: sum(1 for f in ordered if LEVELS[f.severity] == kind) for kind in ("error", "warning", "notice")}
+    # Findings first, most severe first; then the gaps, as notices, in whatever notice places remain.
+    items: list[tuple[str, str, str]] = [(LEVELS[f.severity], f.severity, annotation(f)) for f in ordered]
+    items += [("notice", "gap", gap_annotation(g)) for g in report.gaps]
+    wanted = {kind: sum(1 for k, _, _ in items if k == kind) for kind in ("error", "warning", "notice")}
     overflow = any(n > PER_KIND for n in wanted.values())
     # The notice about what was left out is itself a notice: keep a place for it.
     caps = {"error": PER_KIND, "warning": PER_KIND, "notice": PER_KIND - 1 if overflow else PER_KIND}
     printed = {kind: 0 for kind in caps}
-    left_out = {severity: 0 for severity in SEVERITIES}
+    left_out = {label: 0 for label in (*SEVERITIES, "gap")}
     lines = []
-    for finding in ordered:
-        kind = LEVELS[finding.severity]
+    for kind, label, line in items:
         if printed[kind] < caps[kind]:
             printed[kind] += 1
-            lines.append(annotation(finding))
+            lines.append(line)
         else:
-            left_out[finding.severity] += 1
+            left_out[label] += 1
     missing = sum(left_out.values())
     if missing:
-        parts = ", ".join(f"{n} {severity}" for severity, n in left_out.items() if n)
-        note = (f"{missing} more findings are not annotated ({parts}): GitHub shows at most {PER_KIND} error, "
+        parts = ", ".join(f"{n} {label}{'s' if label == 'gap' and n > 1 else ''}"
+                          for label, n in left_out.items() if n)
+        gaps_out = left_out["gap"]
+        noun = "gaps" if gaps_out == missing else "findings and gaps" if gaps_out else "findings"
+        note = (f"{missing} more {noun} are not annotated ({parts}): GitHub shows at most {PER_KIND} error, "
                 f"{PER_KIND} warning and {PER_KIND} notice annotations per step. The job summary and the JSON "
                 "report list them all.")
         lines.append(f"::notice title=review-gate::{data(note)}")

@@ -14,6 +14,11 @@ A JSON array with one issue per finding, in the Code Climate issue shape GitLab 
   repository root, rather than a file it is not about.
 - ``categories`` (a Code Climate category, from our category) and ``content.body`` (Markdown with
   the recommendation, agent and confidence) are extras the Code Climate spec defines.
+- Each gap in the configuration is an ``info`` issue too, ``check_name``
+  ``review-gate/gap/<kind>``, category ``Bug Risk`` (code the configuration lets through
+  unreviewed), the gap's id as its fingerprint (the same in every pipeline while the gap stays
+  open, so GitLab shows it as new only once), at the root ``"."`` (the changed file itself for an
+  ``uncovered_file`` gap); its body has the suggestion and the command that applies its patch.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import json
 from typing import Any
 
 from review_gate.escape import json_safe
-from review_gate.models import Finding, ReviewReport
+from review_gate.models import Finding, Gap, ReviewReport
 from review_gate.outputs.sarif import rule_id_of
 
 LEVELS = {"info": "info", "warning": "minor", "major": "major", "critical": "critical"}
@@ -57,7 +62,24 @@ def issues(report: ReviewReport) -> list[dict[str, Any]]:
         seen[finding.fingerprint] = count
         fingerprint = finding.fingerprint if count == 1 else f"{finding.fingerprint}-{count}"
         result.append(_issue(finding, fingerprint))
-    return result
+    return result + [_gap_issue(g) for g in report.gaps]
+
+
+def _gap_issue(gap: Gap) -> dict[str, Any]:
+    body = f"**Fix:** {gap.suggestion}"
+    if gap.patch is not None:
+        body += f"\n\nPatch of {gap.patch.file}: `review-gate gaps --apply {gap.id}`"
+    return {
+        "type": "issue",
+        "description": f"Gap in the review configuration ({gap.kind}): {gap.subject}: {gap.reason}",
+        "check_name": f"review-gate/gap/{gap.kind}",
+        "fingerprint": f"review-gate-gap-{gap.id}",
+        "severity": "info",
+        "categories": ["Bug Risk"],
+        "location": {"path": gap.subject if gap.kind == "uncovered_file" else NO_FILE_PATH,
+                     "lines": {"begin": 1, "end": 1}},
+        "content": {"body": body},
+    }
 
 
 def _issue(finding: Finding, fingerprint: str) -> dict[str, Any]:

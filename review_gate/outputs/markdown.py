@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from review_gate.escape import sanitize
-from review_gate.models import SEVERITIES, SEVERITY_RANK, AgentResult, Finding, ReviewReport
+from review_gate.models import SEVERITIES, SEVERITY_RANK, AgentResult, Finding, Gap, ReviewReport
 from review_gate.outputs.ids import short_ids
 from review_gate.outputs.summary import DECISION_LABELS, summary_line
 
@@ -229,16 +229,25 @@ def _gaps(report: ReviewReport) -> list[str]:
     gaps = report.gaps
     if not gaps:
         return []
-    items = [f"- **{text(g.kind, limit=100)}** {text(g.reason, limit=500)}" for g in gaps[:MAX_LISTED]]
+    items = [_gap(g) for g in gaps[:MAX_LISTED]]
     if len(gaps) > MAX_LISTED:
         items.append(f"- … and {_number(len(gaps) - MAX_LISTED)} more (the JSON report has them all)")
     lines = [f"### Gaps in the configuration ({_number(len(gaps))})", "",
-             "What the configuration did not cover or cannot vouch for; each has a suggested fix in the "
-             "JSON report.", ""]
+             "What the configuration did not cover or cannot vouch for, and the change that would close it. A gap "
+             "with a patch is applied with `review-gate gaps --apply ID` once the run is recorded; the JSON report "
+             "has each patch.", ""]
     if len(gaps) > OPEN_GROUP:
         return [*lines, "<details>", f"<summary>Show {_number(len(gaps))} gaps</summary>", "", *items, "",
                 "</details>", ""]
     return [*lines, *items, ""]
+
+
+def _gap(gap: Gap) -> str:
+    line = (f"- **{text(gap.kind, limit=100)}** {text(gap.subject, limit=300)}: {text(gap.reason, limit=500)} "
+            f"— fix: {text(gap.suggestion, limit=500)}")
+    if gap.patch is not None:
+        line += f" (patch of {text(gap.patch.file, limit=100)}: `review-gate gaps --apply {gap.id}`)"
+    return line
 
 
 def _unreviewed(report: ReviewReport) -> list[str]:

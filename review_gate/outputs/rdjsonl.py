@@ -12,6 +12,11 @@ For ``review-gate --format rdjsonl | reviewdog -f=rdjsonl -reporter=...``. Each 
 - ``source.name``: ``review-gate``; ``code.value``: the rule id, or the synthetic
   ``review-gate/<agent>/<category>`` as in SARIF (no per-rule URL exists to put in ``code.url``).
 
+Each gap in the configuration follows as an ``INFO`` diagnostic, ``code.value``
+``review-gate/gap/<kind>``, its message the subject, reason and fix; it has no location (it is
+about the configuration, not a line), except an ``uncovered_file`` gap, at that file. reviewdog
+keeps the ones without a location only with ``-filter-mode=nofilter``.
+
 Each object stays on one line for any line splitter: JSON escapes line breaks in strings, and
 NEL, U+2028 and U+2029, which JSON leaves raw but some splitters treat as line ends, are escaped too.
 """
@@ -22,14 +27,28 @@ import json
 from typing import Any
 
 from review_gate.escape import json_safe
-from review_gate.models import Finding, ReviewReport
+from review_gate.models import Finding, Gap, ReviewReport
 from review_gate.outputs.sarif import INFORMATION_URI, rule_id_of
 
 LEVELS = {"critical": "ERROR", "major": "ERROR", "warning": "WARNING", "info": "INFO"}
 
 
 def render(report: ReviewReport) -> str:
-    return "".join(_line(diagnostic(f)) + "\n" for f in report.findings)
+    items = [*map(diagnostic, report.findings), *map(gap_diagnostic, report.gaps)]
+    return "".join(_line(item) + "\n" for item in items)
+
+
+def gap_diagnostic(gap: Gap) -> dict[str, Any]:
+    message = f"Gap in the review configuration ({gap.kind}): {gap.subject}: {gap.reason}\nFix: {gap.suggestion}"
+    if gap.patch is not None:
+        message += f"\nPatch of {gap.patch.file}: review-gate gaps --apply {gap.id}"
+    item: dict[str, Any] = {"message": message}
+    if gap.kind == "uncovered_file":
+        item["location"] = {"path": gap.subject}
+    item["severity"] = "INFO"
+    item["source"] = {"name": "review-gate", "url": INFORMATION_URI}
+    item["code"] = {"value": f"review-gate/gap/{gap.kind}"}
+    return item
 
 
 def diagnostic(finding: Finding) -> dict[str, Any]:

@@ -17,6 +17,12 @@ How the report maps:
   them as usual.
 - ``invocations[0]``: ``executionSuccessful`` is false when an agent failed or timed out, and each
   such agent is a tool execution notification (``error`` when required, ``warning`` when not).
+- Each gap in the configuration is a tool *configuration* notification (SARIF §3.20.21: a
+  condition of the tool's configuration, not a result about the code) at level ``note``, its
+  descriptor ``review-gate/gap/<kind>`` listed once per kind in ``tool.driver.notifications``;
+  its properties carry the kind, subject, id, suggestion and patch. A gap about one changed file
+  (``uncovered_file``) has that file as its location. Code scanning makes no alert of a
+  notification, so a gap never looks like a finding in the code.
 - The run's ``properties`` carry the decision, exit code and metrics.
 """
 
@@ -28,7 +34,7 @@ from typing import Any
 from urllib.parse import quote
 
 from review_gate.escape import json_safe
-from review_gate.models import SEVERITY_RANK, Finding, ReviewReport, RuleInfo
+from review_gate.models import SEVERITY_RANK, Finding, Gap, ReviewReport, RuleInfo
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://github.com/review-gate/review-gate"
@@ -68,6 +74,7 @@ def sarif_log(report: ReviewReport) -> dict[str, Any]:
             "semanticVersion": report.tool_version,
             "informationUri": INFORMATION_URI,
             "rules": rules,
+            **({"notifications": _gap_descriptors(report)} if report.gaps else {}),
         }},
         "automationDetails": {"id": f"review-gate/{report.run_id}"},
         "invocations": [_invocation(report)],
@@ -156,9 +163,57 @@ def _result(finding: Finding, index: dict[str, int]) -> dict[str, Any]:
     }
 
 
+GAP_DESCRIPTIONS = {
+    "unclassified_file": "A changed file no domain claims.",
+    "domain_without_policy": "A domain the change touches that no policy routes to an agent.",
+    "unknown_agent": "A policy dispatches an agent the registry does not have.",
+    "uncovered_file": "A changed file no agent was shown.",
+    "config_changed": "The change edits the review configuration.",
+    "baseline_changed": "The change edits the baseline.",
+    "state_changed": "The change adds or edits the run-state database.",
+    "llm_addition": "The LLM gap detector added an agent the policies did not choose.",
+    "agent_addition": "The caller added an agent the policies did not choose (run --add-agent).",
+    "gap_detector_failed": "The LLM gap detector failed; the manifest is the deterministic one.",
+}
+
+
+def gap_descriptor_id(kind: str) -> str:
+    return f"review-gate/gap/{kind}"
+
+
+def _gap_kinds(report: ReviewReport) -> list[str]:
+    return list(dict.fromkeys(g.kind for g in report.gaps))
+
+
+def _gap_descriptors(report: ReviewReport) -> list[dict[str, Any]]:
+    return [{"id": gap_descriptor_id(kind), "name": kind,
+             "shortDescription": {"text": GAP_DESCRIPTIONS.get(kind, f"A gap of kind {kind}.")},
+             "defaultConfiguration": {"level": "note"}} for kind in _gap_kinds(report)]
+
+
+def _gap_notification(gap: Gap, index: dict[str, int]) -> dict[str, Any]:
+    properties: dict[str, Any] = {"gapId": gap.id, "kind": gap.kind, "subject": gap.subject,
+                                  "suggestion": gap.suggestion}
+    if gap.patch is not None:
+        properties["patch"] = {"file": gap.patch.file, "operations": gap.patch.as_json()}
+    notification: dict[str, Any] = {
+        "descriptor": {"id": gap_descriptor_id(gap.kind), "index": index[gap.kind]},
+        "level": "note",
+        "message": {"text": _plain(f"{gap.subject}: {gap.reason}")},
+        "properties": properties,
+    }
+    if gap.kind == "uncovered_file":
+        notification["locations"] = [{"physicalLocation": {
+            "artifactLocation": {"uri": artifact_uri(gap.subject), "uriBaseId": SRCROOT}}}]
+    return notification
+
+
 def _invocation(report: ReviewReport) -> dict[str, Any]:
     broken = [a for a in report.agents if a.broken]
     invocation: dict[str, Any] = {"executionSuccessful": not broken}
+    if report.gaps:
+        index = {kind: i for i, kind in enumerate(_gap_kinds(report))}
+        invocation["toolConfigurationNotifications"] = [_gap_notification(g, index) for g in report.gaps]
     if broken:
         invocation["toolExecutionNotifications"] = [
             {

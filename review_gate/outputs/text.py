@@ -222,9 +222,15 @@ def _coverage(out: _Writer, report: ReviewReport) -> None:
         more = f" and {len(cov.unreviewed) - MAX_UNREVIEWED} more" if len(cov.unreviewed) > MAX_UNREVIEWED else ""
         out.hanging(0, Text("unreviewed: ", style="yellow"), Text(shown + more, style="yellow"))
     for gap in report.gaps[:MAX_GAPS]:
-        out.hanging(0, Text("gap: ", style="dim"), Text(sanitize(gap.reason), style="dim"))
+        # the id is what `review-gate gaps --apply ID` takes once the run is recorded
+        out.hanging(0, Text(f"gap {gap.id} [{gap.kind}] ", style="dim"),
+                    Text(f"{sanitize(_clip(gap.subject, 200))}: {sanitize(gap.reason)}", style="dim"))
     if len(report.gaps) > MAX_GAPS:
         out.line(Text(f"gap: … and {len(report.gaps) - MAX_GAPS} more (see --format json)", style="dim"))
+
+
+def _clip(value: str, limit: int) -> str:
+    return value if len(value) <= limit else value[:limit - 1] + "…"
 
 
 def waived_line(report: ReviewReport) -> str:

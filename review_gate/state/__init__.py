@@ -5,4 +5,5 @@
     freshness.py   which (file, agent) pairs can be reused; pure, no SQLite
     pairs.py       recording pairs pending -> completed | missing | cached
     acceptance.py  accept / revoke events, and the waivers they give
+    gaps.py        the gap log: each run's gaps, grouped by kind and subject
 """

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta, timezone
 
 from review_gate.errors import StateError
 from review_gate.models import PRFacts, ReviewReport
+from review_gate.state import gaps
 from review_gate.state.store import Store, process_alive, process_start
 from review_gate.state.times import parse, utc_now
 
@@ -60,19 +61,21 @@ def mark_abandoned(db: sqlite3.Connection, current: str | None = None) -> int:
 
 def finish(store: Store, report: ReviewReport, duration_s: float, *, raw_output: str | None = None,
            failure: str | None = None) -> None:
-    """The run's outcome; ``failure``: what it lacks (its missing pairs), kept even when it decided.
-    ``raw_output``: where its raw answers are (a bundle directory)."""
+    """The run's outcome and its gaps (the gap log); ``failure``: what it lacks (its missing pairs),
+    kept even when it decided. ``raw_output``: where its raw answers are (a bundle directory)."""
     agents = report.agents
+    now = utc_now()
     with store.write() as db:
         # A run whose decision is incomplete did not review everything: it is recorded as such.
         db.execute(
             "UPDATE review_runs SET status = ?, finished_at = ?, decision = ?, metrics = ?, "
             "tokens_in = ?, tokens_out = ?, cost_usd = ?, duration_s = ?, report = ?, failure = ?, "
             "raw_output = COALESCE(?, raw_output) WHERE id = ?",
-            ("incomplete" if report.decision == "incomplete" else "completed", utc_now(), report.decision,
+            ("incomplete" if report.decision == "incomplete" else "completed", now, report.decision,
              report.metrics.model_dump_json(), sum(a.tokens_in for a in agents),
              sum(a.tokens_out for a in agents), sum(a.cost_usd for a in agents), round(duration_s, 3),
              report.model_dump_json(), failure, raw_output, report.run_id))
+        gaps.insert(db, report.run_id, report.gaps, now)
 
 
 def fail(store: Store, run_id: str, reason: str) -> None:

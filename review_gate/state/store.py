@@ -19,7 +19,7 @@ from review_gate.models import ReviewConfig
 from review_gate.userdirs import cache_dir
 
 APPLICATION = "review-gate"
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 BUSY_TIMEOUT_MS = 10_000
 SQLITE_HEADER = b"SQLite format 3\x00"
 SIDE_FILES = ("-wal", "-shm", "-journal")
@@ -87,6 +87,35 @@ MIGRATION_SCALE: tuple[str, ...] = (
         created_at TEXT NOT NULL,
         checked_at TEXT,
         UNIQUE (run_id, ordinal)
+    )""",
+)
+
+# The gap log (docs/gaps.md): what the configuration missed, per run, to count what recurs.
+MIGRATION_GAPS: tuple[str, ...] = (
+    # One row per gap a finished run reported; gap_id is Gap.id (a hash of kind and subject), the
+    # same in every run, so recurring gaps group; patch is the gap's ConfigPatch as JSON, or NULL.
+    """CREATE TABLE review_gaps (
+        id INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL REFERENCES review_runs (id) ON DELETE CASCADE,
+        gap_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        suggestion TEXT NOT NULL,
+        patch TEXT,
+        recorded_at TEXT NOT NULL,
+        UNIQUE (run_id, gap_id)
+    )""",
+    "CREATE INDEX review_gaps_gap ON review_gaps (gap_id)",
+    # A gap's patch applied with `review-gate gaps --apply`: the gap is closed until a run
+    # recorded after it (a review_gaps row above last_row) reports it again.
+    """CREATE TABLE gap_fixes (
+        gap_id TEXT PRIMARY KEY,
+        applied_at TEXT NOT NULL,
+        last_row INTEGER NOT NULL,
+        file TEXT NOT NULL,
+        directory TEXT NOT NULL,
+        who TEXT NOT NULL
     )""",
 )
 
@@ -222,6 +251,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         )""",
     ),
     6: MIGRATION_SCALE,
+    7: MIGRATION_GAPS,
 }
 
 # The run state's .gitignore, in its two forms. The store writes one into a directory it

@@ -9,11 +9,14 @@ import pytest
 
 from review_gate.models import (
     AgentResult,
+    ConfigPatch,
     Coverage,
     FileDomains,
     Finding,
+    Gap,
     ManifestEntry,
     Metrics,
+    PatchOperation,
     PRClassification,
     ReviewReport,
     RuleInfo,
@@ -83,8 +86,32 @@ AGENTS = [
 ]
 
 
-def make_report(findings: list[Finding] | None = None, *, decision: str = "fail") -> ReviewReport:
+GAPS = [
+    Gap(kind="unclassified_file", subject="**/*.xyz", reason="1 changed file(s) match no domain: notes.xyz",
+        suggestion='add to review-domains.json "domains": {"id": "xyz", "description": "xyz files", '
+                   '"paths": ["**/*.xyz"], "risk_weight": 2}',
+        patch=ConfigPatch(file="review-domains.json", operations=[PatchOperation(
+            op="add", path="/domains/-",
+            value={"id": "xyz", "description": "xyz files", "paths": ["**/*.xyz"], "risk_weight": 2})])),
+    Gap(kind="agent_addition", subject="llm-security",
+        reason="touches the <b>login</b> flow | @octocat `code` 100%",
+        suggestion='add to review-composition.json "policies": {"id": "llm-security-added"}',
+        patch=ConfigPatch(file="review-composition.json", operations=[PatchOperation(
+            op="add", path="/policies/-",
+            value={"id": "llm-security-added", "description": "Send these files to llm-security",
+                   "trigger": {"type": "paths", "paths": ["app/http.py"]}, "dispatch": ["llm-security"],
+                   "priority": 50})])),
+    Gap(kind="uncovered_file", subject="vendor/big.min.js", reason="no policy dispatches any agent for this file",
+        suggestion='add a policy with trigger {"type": "always"} to review-composition.json'),
+]
+
+
+def make_report(findings: list[Finding] | None = None, *, decision: str = "fail",
+                gaps: list[Gap] | None = None) -> ReviewReport:
+    """The fixed report: every finding and gap by default; ``findings`` alone, with ``gaps`` only
+    when given, otherwise."""
     chosen = FINDINGS if findings is None else findings
+    chosen_gaps = (GAPS if findings is None else []) if gaps is None else gaps
     counts = {s: sum(1 for f in chosen if f.severity == s) for s in ("critical", "major", "warning", "info")}
     return ReviewReport(
         tool_version="0.1.0", run_id="20261125T120000Z-abcdef12", decision=decision,  # type: ignore[arg-type]
@@ -98,7 +125,7 @@ def make_report(findings: list[Finding] | None = None, *, decision: str = "fail"
             domains=["docs", "javascript", "python", "secrets-prone"], unclassified=[], risk_score=58,
             risk_level="high", pr_type="feature"),
         manifest=[ManifestEntry(agent=a.id, files=a.files, policies=["baseline"], priority=100) for a in AGENTS],
-        gaps=[],
+        gaps=chosen_gaps,
         coverage=Coverage(files_changed=5, files_reviewed=4, unreviewed=["vendor/big.min.js"], findings_filtered=2,
                           filter_mode="added", nothing_to_review=False),
         source="working tree against 0123456789ab",
@@ -108,6 +135,12 @@ def make_report(findings: list[Finding] | None = None, *, decision: str = "fail"
 @pytest.fixture
 def report() -> ReviewReport:
     return make_report()
+
+
+@pytest.fixture
+def findings_report() -> ReviewReport:
+    """The fixed report without its gaps: for tests that count what findings become."""
+    return make_report(FINDINGS)
 
 
 def check_golden(name: str, text: str) -> None:

@@ -41,8 +41,8 @@ def test_golden(report: ReviewReport) -> None:
     check_golden("report.github.txt", render(report))
 
 
-def test_one_annotation_per_finding_most_severe_first(report: ReviewReport) -> None:
-    found = commands(render(report))
+def test_one_annotation_per_finding_most_severe_first(findings_report: ReviewReport) -> None:
+    found = commands(render(findings_report))
     assert [kind for kind, _, _ in found] == ["error", "error", "error", "warning", "notice", "notice"]
     _, props, message = found[1]
     assert props == {"file": "app/http.py", "line": "12", "endLine": "14",

@@ -44,8 +44,8 @@ def assert_gitlab_issue(issue: dict[str, Any]) -> None:
     assert isinstance(issue["content"]["body"], str)
 
 
-def test_every_finding_is_an_issue_with_the_required_fields(report: ReviewReport) -> None:
-    issues = gitlab(report)
+def test_every_finding_is_an_issue_with_the_required_fields(findings_report: ReviewReport) -> None:
+    issues = gitlab(findings_report)
     assert len(issues) == len(FINDINGS)
     for issue in issues:
         assert_gitlab_issue(issue)
@@ -53,13 +53,13 @@ def test_every_finding_is_an_issue_with_the_required_fields(report: ReviewReport
     assert [i["fingerprint"] for i in issues] == [f.fingerprint for f in FINDINGS]
 
 
-def test_severity_mapping(report: ReviewReport) -> None:
+def test_severity_mapping(findings_report: ReviewReport) -> None:
     expected = {"info": "info", "warning": "minor", "major": "major", "critical": "critical"}
-    assert [i["severity"] for i in gitlab(report)] == [expected[f.severity] for f in FINDINGS]
+    assert [i["severity"] for i in gitlab(findings_report)] == [expected[f.severity] for f in FINDINGS]
 
 
-def test_check_name_is_the_rule_or_the_synthetic_rule(report: ReviewReport) -> None:
-    assert [i["check_name"] for i in gitlab(report)] == [
+def test_check_name_is_the_rule_or_the_synthetic_rule(findings_report: ReviewReport) -> None:
+    assert [i["check_name"] for i in gitlab(findings_report)] == [
         "sec-private-key-01", "sec-tls-verify-01", "review-gate/review-bot/injection", "hyg-except-pass-01",
         "hyg-todo-01", "review-gate/review-bot/general"]
 

@@ -41,10 +41,10 @@ def assert_diagnostic(item: dict[str, Any]) -> None:
             assert 1 <= start["line"] <= end["line"]
 
 
-def test_one_parsable_line_per_finding(report: ReviewReport) -> None:
-    text = renderer("rdjsonl")(report)
+def test_one_parsable_line_per_finding(findings_report: ReviewReport) -> None:
+    text = renderer("rdjsonl")(findings_report)
     assert text.count("\n") == len(FINDINGS)
-    items = diagnostics(report)
+    items = diagnostics(findings_report)
     assert len(items) == len(FINDINGS)
     for item in items:
         assert_diagnostic(item)
@@ -52,9 +52,9 @@ def test_one_parsable_line_per_finding(report: ReviewReport) -> None:
     assert [i["message"] for i in items] == [f.message for f in FINDINGS]
 
 
-def test_severity_mapping(report: ReviewReport) -> None:
+def test_severity_mapping(findings_report: ReviewReport) -> None:
     expected = {"critical": "ERROR", "major": "ERROR", "warning": "WARNING", "info": "INFO"}
-    assert [i["severity"] for i in diagnostics(report)] == [expected[f.severity] for f in FINDINGS]
+    assert [i["severity"] for i in diagnostics(findings_report)] == [expected[f.severity] for f in FINDINGS]
 
 
 def test_locations_and_ranges(report: ReviewReport) -> None:
@@ -66,8 +66,8 @@ def test_locations_and_ranges(report: ReviewReport) -> None:
     assert no_line["location"] == {"path": "setup.cfg"}
 
 
-def test_code_is_the_rule_or_the_synthetic_rule(report: ReviewReport) -> None:
-    assert [i["code"] for i in diagnostics(report)] == [
+def test_code_is_the_rule_or_the_synthetic_rule(findings_report: ReviewReport) -> None:
+    assert [i["code"] for i in diagnostics(findings_report)] == [
         {"value": "sec-private-key-01"}, {"value": "sec-tls-verify-01"},
         {"value": "review-gate/review-bot/injection"}, {"value": "hyg-except-pass-01"}, {"value": "hyg-todo-01"},
         {"value": "review-gate/review-bot/general"}]

@@ -1,0 +1,87 @@
+"""The gap log: each finished run's gaps, grouped by kind and subject to see what recurs.
+
+A gap's id (``Gap.id``) hashes its kind and subject, so the same unrouted path or missing agent
+has the same id in every run. ``grouped`` counts the runs that reported each one; ``mark_fixed``
+records that its patch was applied, which closes it until a later run reports it again.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from review_gate.errors import StateError
+from review_gate.models import ConfigPatch, Gap
+from review_gate.state.store import Store
+from review_gate.state.times import utc_now
+
+MIN_ID = 4  # hex digits of a gap id a user must give
+
+
+def insert(db: sqlite3.Connection, run_id: str, gaps: Iterable[Gap], when: str) -> None:
+    """Record a run's gaps (inside the caller's transaction: the run's own finish)."""
+    db.executemany(
+        "INSERT OR IGNORE INTO review_gaps (run_id, gap_id, kind, subject, reason, suggestion, patch, recorded_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [(run_id, g.id, g.kind, g.subject, g.reason, g.suggestion,
+          g.patch.model_dump_json() if g.patch is not None else None, when) for g in gaps])
+
+
+@dataclass(frozen=True)
+class GapGroup:
+    """One gap as every recorded run reported it: how often, when first and last, and the
+    latest run's reason, suggestion and patch."""
+
+    id: str
+    kind: str
+    subject: str
+    runs: int
+    first_seen: str
+    last_seen: str
+    last_run: str
+    reason: str
+    suggestion: str
+    patch: ConfigPatch | None
+    fixed_at: str | None  # when its patch was applied, while no later run reported it again
+
+    @property
+    def open(self) -> bool:
+        return self.fixed_at is None
+
+
+def grouped(store: Store) -> list[GapGroup]:
+    """Every gap recorded, most runs first, then the most recently seen."""
+    rows = store.db.execute(
+        "SELECT g.gap_id, g.kind, g.subject, c.runs, c.first_seen, c.last_seen, g.run_id, g.reason, g.suggestion, "
+        "g.patch, CASE WHEN f.last_row >= c.newest THEN f.applied_at END "
+        "FROM (SELECT gap_id, COUNT(DISTINCT run_id) AS runs, MIN(recorded_at) AS first_seen, "
+        "      MAX(recorded_at) AS last_seen, MAX(id) AS newest FROM review_gaps GROUP BY gap_id) c "
+        "JOIN review_gaps g ON g.id = c.newest LEFT JOIN gap_fixes f ON f.gap_id = c.gap_id "
+        "ORDER BY c.runs DESC, c.last_seen DESC, g.gap_id").fetchall()
+    return [GapGroup(gap_id, kind, subject, runs, first, last, run, reason, suggestion,
+                     ConfigPatch.model_validate_json(patch) if patch is not None else None, fixed)
+            for gap_id, kind, subject, runs, first, last, run, reason, suggestion, patch, fixed in rows]
+
+
+def find(store: Store, given: str) -> GapGroup:
+    """The one recorded gap whose id is ``given`` or starts with it."""
+    wanted = given.strip().lower()
+    if len(wanted) < MIN_ID or any(c not in "0123456789abcdef" for c in wanted):
+        raise StateError(f"{given!r} is not a gap id",
+                         fix=f"give the id `review-gate gaps` lists ({MIN_ID} or more hex digits)")
+    found = [g for g in grouped(store) if g.id.startswith(wanted)]
+    if not found:
+        raise StateError(f"no recorded gap has the id {wanted}", fix="see the recorded gaps with `review-gate gaps`")
+    if len(found) > 1:
+        raise StateError(f"{wanted} is the start of several gap ids: {', '.join(g.id for g in found[:5])}",
+                         fix="give more of the id")
+    return found[0]
+
+
+def mark_fixed(store: Store, gap_id: str, file: str, directory: str, who: str) -> None:
+    """The gap's patch was applied: it is closed until a run recorded from now on reports it."""
+    with store.write() as db:
+        newest = db.execute("SELECT COALESCE(MAX(id), 0) FROM review_gaps").fetchone()[0]
+        db.execute("INSERT OR REPLACE INTO gap_fixes (gap_id, applied_at, last_row, file, directory, who) "
+                   "VALUES (?, ?, ?, ?, ?, ?)", (gap_id, utc_now(), newest, file, directory, who))
