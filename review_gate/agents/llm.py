@@ -55,6 +55,8 @@ def pack_key(spec: AgentSpec) -> Hashable | None:
     """Agents with the same key can share requests: the same endpoint, key, model and request shape."""
     if not isinstance(spec, LlmAgent):
         return None
+    if spec.dimensions is not None:  # its answer has a shape of its own: it always runs alone
+        return ("dimensions", spec.id)
     return (spec.provider, spec.url, spec.api_key_env, spec.model, spec.answer_format, spec.is_reasoning,
             spec.reasoning_effort, spec.temperature)
 

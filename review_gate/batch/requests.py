@@ -61,6 +61,8 @@ def batchable(entry: ManifestEntry, config: ReviewConfig) -> LlmAgent | None:
     spec = config.agent(entry.agent)
     if not isinstance(spec, LlmAgent) or not spec.enabled or llm_kind.unavailable(spec) is not None:
         return None
+    if spec.dimensions is not None:  # verdicts are escalated over the whole scope: it runs live
+        return None
     return spec
 
 
