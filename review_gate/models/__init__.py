@@ -34,6 +34,7 @@ from review_gate.models.config import (
     Severity,
     Trigger,
 )
+from review_gate.models.debt import DebtItem, DebtStatus
 from review_gate.models.facts import Commit, FileChange, Hunk, Line, PRFacts, Removed
 from review_gate.models.findings import Finding, RawFinding
 from review_gate.models.manifest import AgentManifest, Gap, ManifestEntry
@@ -61,6 +62,8 @@ __all__ = [
     "Commit",
     "CompositionFile",
     "Coverage",
+    "DebtItem",
+    "DebtStatus",
     "Decision",
     "DimensionEscalation",
     "DimensionMapping",

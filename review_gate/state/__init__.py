@@ -5,4 +5,5 @@
     freshness.py   which (file, agent) pairs can be reused; pure, no SQLite
     pairs.py       recording pairs pending -> completed | missing | cached
     acceptance.py  accept / revoke events, and the waivers they give
+    debt.py        deferred debt: findings a passing gate let through, by fingerprint, until gone
 """
