@@ -108,9 +108,14 @@ def _table(items: list[DebtItem], *, show_status: bool) -> None:
     for item in items:
         cells = [str(item.id), item.severity, *([item.status] if show_status else []),
                  _head(console.sanitize(location(item)), WHERE_WIDTH), str(item.runs), item.first_seen[:10],
-                 _issue(item.issue_url), console.sanitize(item.message)]
+                 _issue(item.issue_url), console.sanitize(_message(item))]
         table.add_row(*cells)
     print_trimmed(out, table)
+
+
+def _message(item: DebtItem) -> str:
+    """The message; for a closed item, why it was closed too."""
+    return item.message if item.status == "open" else f"{item.message} [{item.status}: {item.resolution}]"
 
 
 def _head(text: str, width: int) -> str:
