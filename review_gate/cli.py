@@ -284,6 +284,7 @@ def _state_commands(sub: Subparsers) -> None:
                     "never opened twice. See docs/debt.md.")
     debt.add_argument("--all", action="store_true", help="list resolved and waived items too")
     debt.add_argument("--unlinked", action="store_true", help="only items no issue was opened for")
+    debt.add_argument("--limit", type=int, metavar="N", help="at most N items: the most severe, then the oldest")
     debt.add_argument("--format", "-f", choices=("text", "json", "markdown"), default="text",
                       help="text: a table; json, markdown: an issue draft (title and body) per item")
     debt.add_argument("--output", "-o", metavar="FILE", help="write the json or markdown to FILE")

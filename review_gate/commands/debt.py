@@ -4,6 +4,7 @@
     review-gate debt --all                    resolved and waived ones too
     review-gate debt --format markdown        an issue draft (title and body) per item
     review-gate debt --unlinked --drafts DIR  DIR/ID.title and DIR/ID.md per item no issue was opened for
+    review-gate debt --limit N                the N most severe (then oldest) items
     review-gate debt link ID URL              the issue opened for item ID: it is never opened again
 """
 
@@ -26,13 +27,15 @@ _ISSUE_NUMBER = re.compile(r"/(?:issues|pull|-/issues)/(\d+)/?$")
 def debt_command(args: argparse.Namespace) -> int:
     if args.debt_command == "link":
         return _link(args)
+    if args.limit is not None and args.limit < 1:
+        raise UsageError(f"--limit {args.limit}: must be at least 1")
     path, store = open_existing(args)
     if store is None:
         console.err(f"no debt recorded yet ({path} does not exist)")
         items: list[DebtItem] = []
     else:
         with store:
-            items = debt.listing(store, closed=args.all, unlinked=args.unlinked)
+            items = debt.listing(store, closed=args.all, unlinked=args.unlinked)[:args.limit]
     if args.drafts is not None:
         return _drafts(Path(args.drafts), items)
     if args.format != "text":

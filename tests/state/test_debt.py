@@ -302,6 +302,17 @@ def test_markdown_drafts_escape_what_agents_wrote(cli: Any, main: GitRepo, revie
     assert saved.read_text(encoding="utf-8").strip() == text.strip()
 
 
+def test_limit_keeps_the_most_severe_then_the_oldest(cli: Any, main: GitRepo, reviewer: Reviewer) -> None:
+    (reviewer.cfg / "review-gate.json").write_text(json.dumps({"version": 1, "gate": {"conditions": [
+        {"metric": "total", "op": ">", "value": 0, "decision": "pass_with_warnings"}]}}))
+    main.write("app.py", "a = 1\nb = 2\nc = 3\nd = 4\n")
+    reviewer.finds(finding(2, "first"), finding(3, "second"), finding(4, "worse", severity="major"))
+    review(cli, reviewer)
+    assert [i["message"] for i in items(cli, reviewer, "--limit", "2")] == ["worse", "first"]
+    refused = cli("debt", "--limit", "0", "--config", str(reviewer.cfg))
+    assert refused.code == 2 and "--limit 0: must be at least 1" in refused.err
+
+
 def test_nothing_recorded_is_not_an_error(cli: Any, repo: GitRepo, tmp_path: Path) -> None:
     listed = cli("debt")
     assert listed.code == 0 and "no debt recorded yet" in listed.err
