@@ -29,6 +29,8 @@ def debt_command(args: argparse.Namespace) -> int:
         return _link(args)
     if args.limit is not None and args.limit < 1:
         raise UsageError(f"--limit {args.limit}: must be at least 1")
+    if args.output and args.format == "text":
+        raise UsageError("--output writes the json or markdown drafts", fix="add --format markdown or --format json")
     path, store = open_existing(args)
     if store is None:
         console.err(f"no debt recorded yet ({path} does not exist)")

@@ -311,6 +311,8 @@ def test_limit_keeps_the_most_severe_then_the_oldest(cli: Any, main: GitRepo, re
     assert [i["message"] for i in items(cli, reviewer, "--limit", "2")] == ["worse", "first"]
     refused = cli("debt", "--limit", "0", "--config", str(reviewer.cfg))
     assert refused.code == 2 and "--limit 0: must be at least 1" in refused.err
+    refused = cli("debt", "--output", "x.txt", "--config", str(reviewer.cfg))
+    assert refused.code == 2 and "--format markdown" in refused.err and not Path("x.txt").exists()
 
 
 def test_nothing_recorded_is_not_an_error(cli: Any, repo: GitRepo, tmp_path: Path) -> None:
