@@ -28,8 +28,9 @@ if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 COMMANDS = ("run", "plan", "config", "init", "explain", "agents", "meta", "baseline", "replay",
-            "history", "show", "accept", "accepted", "gc", "gaps", "loop", "hook", "mcp", "sweep", "batch", "merge")
-STATE_COMMANDS = ("history", "show", "accept", "accepted", "gc")
+            "history", "show", "accept", "accepted", "gc", "gaps", "debt", "loop", "hook", "mcp", "sweep", "batch",
+            "merge")
+STATE_COMMANDS = ("history", "show", "accept", "accepted", "gc", "debt")
 DECISIONS = ("pass_with_warnings", "needs_fixes", "fail", "never")
 FILTER_MODES = ("added", "diff_context", "file", "nofilter")
 HOOK_HOSTS = ("claude-code", "codex")  # review_gate.hooks.HOSTS, named here so that --help imports nothing
@@ -274,7 +275,7 @@ def _loop_commands(sub: Subparsers) -> None:
 
 
 def _state_commands(sub: Subparsers) -> None:
-    """history, show, accept, accepted, gc: the run state (state_path of review-gate.json)."""
+    """history, show, accept, accepted, gc, debt: the run state (state_path of review-gate.json)."""
     config_help = "config directory (its review-gate.json names the state_path)"
     history = sub.add_parser("history", help="the recorded runs, newest first")
     history.add_argument("--limit", type=int, metavar="N", default=20, help="show the newest N runs (default 20)")
@@ -297,7 +298,28 @@ def _state_commands(sub: Subparsers) -> None:
     gc.add_argument("--obsolete", action="store_true",
                     help="drop only review pairs a newer pair of the same file and agent supersedes (and runs "
                          "left with none)")
-    for parser in (history, show, accept, accepted, gc):
+    debt = sub.add_parser(
+        "debt", help="deferred debt: findings a passing gate let through, as a list or as issue drafts",
+        description="List the deferred debt: the warnings (and worse) of runs whose gate passed, one item per "
+                    "finding across runs, until a later run shows it gone. --format markdown or json writes an "
+                    "issue draft per item; `debt link ID URL` records the issue opened for one, so that it is "
+                    "never opened twice. See docs/debt.md.")
+    debt.add_argument("--all", action="store_true", help="list resolved and waived items too")
+    debt.add_argument("--unlinked", action="store_true", help="only items no issue was opened for")
+    debt.add_argument("--limit", type=int, metavar="N", help="at most N items: the most severe, then the oldest")
+    debt.add_argument("--format", "-f", choices=("text", "json", "markdown"), default="text",
+                      help="text: a table; json, markdown: an issue draft (title and body) per item")
+    debt.add_argument("--output", "-o", metavar="FILE", help="write the json or markdown to FILE")
+    debt.add_argument("--drafts", metavar="DIR",
+                      help="write each item's issue draft to DIR/ID.title and DIR/ID.md and print the ids")
+    debt_sub = debt.add_subparsers(dest="debt_command", metavar="ACTION")
+    link = debt_sub.add_parser("link", help="record the issue opened for a debt item: it is never opened again")
+    link.add_argument("item", metavar="ID", help="the item's number (or its fingerprint, or 6+ of its first digits)")
+    link.add_argument("url", metavar="URL", help="the issue's URL")
+    link.add_argument("--replace", action="store_true", help="replace the issue an item is linked to already")
+    # SUPPRESS: the subcommand's default must not wipe a --config given before `link`
+    link.add_argument("--config", metavar="DIR", default=argparse.SUPPRESS, help=config_help)
+    for parser in (history, show, accept, accepted, gc, debt):
         parser.add_argument("--config", metavar="DIR", help=config_help)
 
 

@@ -54,6 +54,8 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "review_gate.sweep": ("not", (*ENTRY, "review_gate.console", "review_gate.runner", "review_gate.state")),
     "review_gate.shard": ("not", (*ENTRY, "review_gate.console", "review_gate.runner")),
     "review_gate.merge": ("not", (*ENTRY, "review_gate.console", "review_gate.runner")),
+    # the dimension mapping is pure: verdicts in, findings out, shared by command and llm agents
+    "review_gate.dimensions": ("only", ("review_gate.models", "review_gate.dimensions")),
     # the agent format's quoted lines are read from the change, never from the console or a caller
     "review_gate.agent_report": ("not", (*ENTRY, "review_gate.console", "review_gate.runner")),
 }

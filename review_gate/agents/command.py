@@ -2,11 +2,12 @@
 
 It gets the unified diff of its scope on stdin (``input: stdin``) or as a file path appended to
 its argv (``input: file``), and ``REVIEW_GATE_FILES`` in its environment. Exit 0 with findings
-JSON, SARIF or a ``@@@REVIEW_META`` review (see ``parse.review_meta_findings``) on stdout is
-success; exit 75 (EX_TEMPFAIL) is a transient fault worth a retry; any other exit is a failure
-carrying the tail of stderr. When it ends (exit, deadline, cancellation) its process group is
-killed, and so is every process carrying its mark (``strays``), even one that called setsid(): a
-hung program or a daemon it started cannot outlive the run. The mark is the environment
+JSON, SARIF, a ``@@@REVIEW_META`` review (see ``parse.review_meta_findings``) or dimension
+verdicts (``review_gate.dimensions``) on stdout is success; exit 75 (EX_TEMPFAIL) is a
+transient fault worth a retry; any other exit is a failure carrying the tail of stderr. When it
+ends (exit, deadline, cancellation) its process group is killed, and so is every process
+carrying its mark (``strays``), even one that called setsid(): a hung program or a daemon it
+started cannot outlive the run. The mark is the environment
 variable ``REVIEW_GATE_AGENT_MARK``.
 """
 
@@ -25,9 +26,9 @@ from anyio.abc import ByteReceiveStream, Process
 
 from review_gate.agents import base, strays
 from review_gate.agents.base import RAW_LIMIT, AgentContext, AgentOutput, AgentSpec, AgentTask, cap_raw
-from review_gate.agents.parse import parse_findings, parse_sarif, review_meta_findings
+from review_gate.agents.parse import parse_dimensions, parse_findings, parse_sarif, review_meta_findings
 from review_gate.errors import AgentFault, TransientAgentFault
-from review_gate.models import CommandAgent
+from review_gate.models import CommandAgent, DimensionMapping
 
 needs_network = False
 unavailable = base.always_available
@@ -64,6 +65,8 @@ async def review(spec: AgentSpec, task: AgentTask, context: AgentContext) -> Age
         return AgentOutput(findings=parse_sarif(text, task.repo_root), raw=raw)
     if spec.output == "review_meta":
         return AgentOutput(findings=review_meta_findings(text, spec.id), raw=raw)
+    if spec.output == "dimensions":
+        return AgentOutput(findings=parse_dimensions(text, spec.dimensions or DimensionMapping()), raw=raw)
     return AgentOutput(findings=parse_findings(text), raw=raw)
 
 

@@ -60,6 +60,8 @@ def pack_key(spec: AgentSpec) -> Hashable | None:
     An agent with tools has its own conversations, never packed."""
     if not isinstance(spec, LlmAgent) or spec.tools:
         return None
+    if spec.dimensions is not None:  # its answer has a shape of its own: it always runs alone
+        return ("dimensions", spec.id)
     return (spec.provider, spec.url, spec.api_key_env, spec.model, spec.answer_format, spec.is_reasoning,
             spec.reasoning_effort, spec.temperature)
 

@@ -1,5 +1,6 @@
-"""Reading what a command agent printed: findings JSON (DESIGN §2), SARIF 2.1.0, or a
-``@@@REVIEW_META`` review (DESIGN §7), whose counts become findings as ``review_meta_findings`` says."""
+"""Reading what a command agent printed: findings JSON (DESIGN §2), SARIF 2.1.0, a
+``@@@REVIEW_META`` review (DESIGN §7), whose counts become findings as ``review_meta_findings`` says,
+or dimension verdicts, which the agent's mapping turns into findings (``review_gate.dimensions``)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from urllib.parse import unquote, urlparse
 
 from pydantic import ValidationError
 
+from review_gate import dimensions
 from review_gate.errors import AgentFault, MetaError
-from review_gate.models import SEVERITIES, RawFinding, Severity
+from review_gate.models import SEVERITIES, DimensionMapping, RawFinding, Severity
 from review_gate.review_meta import parse_meta
 
 _ENGINE_FIELDS = {"agent", "fingerprint", "also_reported_by"}
@@ -50,6 +52,18 @@ def parse_findings(text: str) -> list[RawFinding]:
             got = "" if err["type"] == "missing" else f" (got {err['input']!r})"
             raise AgentFault(f"finding {index}: {field}: {err['msg']}{got}") from exc
     return findings
+
+
+def parse_dimensions(text: str, mapping: DimensionMapping) -> list[RawFinding]:
+    """``{"dimensions": [...]}`` (or a bare list): a verdict per dimension, mapped to findings.
+    Read strictly: one malformed verdict fails the agent, since a dropped failure would lower the
+    severity the mapping gives (fewer failed dimensions, no escalation)."""
+    data = _load(text)
+    try:
+        verdicts = dimensions.read(data, mapping.names)
+    except dimensions.MalformedVerdicts as exc:
+        raise AgentFault(f"dimensions output: {exc}") from exc
+    return dimensions.findings(verdicts, mapping)
 
 
 def _relative(uri: str, repo_root: str | None) -> str:

@@ -61,7 +61,9 @@ def batchable(entry: ManifestEntry, config: ReviewConfig) -> LlmAgent | None:
     spec = config.agent(entry.agent)
     if not isinstance(spec, LlmAgent) or not spec.enabled or llm_kind.unavailable(spec) is not None:
         return None
-    if spec.tools:  # a conversation with tools takes several rounds; a batch request is one
+    # a conversation with tools takes several rounds, a batch request is one; dimension verdicts
+    # are escalated over the whole scope: both run live
+    if spec.tools or spec.dimensions is not None:
         return None
     return spec
 

@@ -34,7 +34,7 @@ def agents_command(args: argparse.Namespace) -> int:
                      "timeout_s": agent.timeout_s or config.settings.timeout_s,
                      "rules": len(config.rules_for(agent.id)), "policies": policies,
                      "network": KINDS[agent.kind].needs_network if agent.kind in KINDS else None,
-                     "description": agent.description})
+                     "description": agent.description, "capabilities": list(agent.capabilities)})
     if args.format == "json":
         console.out(json.dumps({"agents": rows}, indent=2))
         return 0

@@ -10,7 +10,7 @@ from review_gate.config.messages import show, suggest
 from review_gate.errors import ConfigProblem
 from review_gate.escape import sanitize
 from review_gate.globs import GlobError, Globs, check_glob
-from review_gate.models import Agent, LlmAgent, ReviewConfig, Rule
+from review_gate.models import Agent, CommandAgent, LlmAgent, ReviewConfig, Rule
 from review_gate.models.config import AGENTS_FILE, COMPOSITION_FILE, DOMAINS_FILE, RULES_FILE, SETTINGS_FILE
 from review_gate.models.loop import MANUAL, SKIP, named_agents, role_problem
 from review_gate.patterns import PatternError, compile_pattern
@@ -89,6 +89,10 @@ def _agents(config: ReviewConfig, found: _Problems) -> None:
         found.described(AGENTS_FILE, f"/agents/{i}/description", agent.description)
         if isinstance(agent, LlmAgent):
             _llm_agent(config, found, i, agent)
+        elif isinstance(agent, CommandAgent) and agent.dimensions is not None and agent.output != "dimensions":
+            found.add(AGENTS_FILE, f"/agents/{i}/dimensions",
+                      f"'dimensions' maps dimension verdicts, but agent {show(agent.id)} prints "
+                      f"{show(agent.output)}", 'set "output": "dimensions", or remove \'dimensions\'')
 
 
 def _llm_agent(config: ReviewConfig, found: _Problems, i: int, agent: LlmAgent) -> None:

@@ -19,8 +19,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from review_gate import dimensions
 from review_gate.llm.schema import MAX_FINDINGS, MAX_ID, MAX_MESSAGE, MAX_PATH, MAX_TEXT
-from review_gate.models import SEVERITIES, RawFinding
+from review_gate.models import SEVERITIES, DimensionMapping, RawFinding
 from review_gate.models.report import bounded_notes
 
 
@@ -34,6 +35,7 @@ class ParsedAnswer:
     notes: list[str] = field(default_factory=list)  # what was repaired or dropped, bounded
     dropped: int = 0  # findings too malformed to keep
     owners: list[str] = field(default_factory=list)  # a packed review: the lens of each finding
+    failed: list[str] = field(default_factory=list)  # an agent judging dimensions: those that failed
 
 
 _FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n(.*?)```", re.DOTALL)
@@ -102,6 +104,67 @@ def parse_answer(answer: str | dict[str, Any] | list[Any], lenses: list[str] | N
         raise UnusableAnswer(f"no finding is usable: {reasons[0]}{more}")
     dropped = len(items) - len(findings)
     return ParsedAnswer(findings, bounded_notes(notes), dropped, owners)
+
+
+def parse_dimensions(answer: str | dict[str, Any] | list[Any], mapping: DimensionMapping) -> ParsedAnswer:
+    """The findings of an answer of dimension verdicts (an llm agent with ``dimensions`` set),
+    mapped but not escalated: the dimensions that failed are counted over all of the agent's
+    answers (``failed``) and escalated once, by the review. Read as tolerantly as findings are:
+    optional fields repaired, a verdict without a known dimension or verdict dropped and
+    counted; a fail or warn without a message keeps a message naming its dimension."""
+    data = extract_json(answer) if isinstance(answer, str) else answer
+    try:
+        items = dimensions.items(data)
+    except dimensions.MalformedVerdicts as exc:
+        raise UnusableAnswer(f"the answer: {exc}") from None
+    notes: list[str] = []
+    reasons: list[str] = []
+    if len(items) > MAX_FINDINGS:
+        notes.append(f"kept the first {MAX_FINDINGS} of {len(items)} verdicts")
+    verdicts = []
+    for index, item in enumerate(items[:MAX_FINDINGS]):
+        verdict = _verdict(f"dimensions[{index}]", item, mapping, notes, reasons)
+        if verdict is not None:
+            verdicts.append(verdict)
+    if reasons and not verdicts:
+        more = f" (and {len(reasons) - 1} more verdicts like it)" if len(reasons) > 1 else ""
+        raise UnusableAnswer(f"no verdict is usable: {reasons[0]}{more}")
+    found = dimensions.mapped(verdicts, mapping)
+    return ParsedAnswer(found, bounded_notes(notes), len(items) - len(verdicts), failed=dimensions.failed(verdicts))
+
+
+def _verdict(where: str, item: Any, mapping: DimensionMapping, notes: list[str],
+             reasons: list[str]) -> dimensions.Verdict | None:
+    reason = None
+    if not isinstance(item, dict):
+        reason = f"{where} is {_kind(item)}, not an object"
+    elif not isinstance(item.get("dimension"), str) or not item["dimension"].strip():
+        reason = f"{where}.dimension is required (a non-empty string)"
+    elif not isinstance(item.get("verdict"), str) or item["verdict"].strip().lower() not in ("pass", "warn", "fail"):
+        reason = f"{where}.verdict must be one of pass, warn, fail"
+    if reason is None:
+        assert isinstance(item, dict)
+        clean: dict[str, Any] = {"dimension": item["dimension"].strip()[:dimensions.MAX_NAME],
+                                 "verdict": item["verdict"]}
+        for name, value in item.items():
+            if name in _TEXTS or name in _NAMES or name in ("line", "end_line"):
+                repaired = _field(f"{where}.{name}", name, value, notes)
+                if repaired is not None:
+                    clean[name] = repaired
+        if clean["verdict"].strip().lower() != "pass" and not str(clean.get("message") or "").strip():
+            notes.append(f"{where}.message missing; the dimension names the finding")
+            clean["message"] = f"dimension {clean['dimension']}: {clean['verdict'].strip().lower()}"
+        clean.pop("category", None)
+        try:
+            return dimensions.checked(dimensions.Verdict.model_validate(clean), mapping.names, where)
+        except ValidationError as exc:
+            reason = f"{where}: {exc.errors()[0]['msg']}"
+        except dimensions.MalformedVerdicts as exc:
+            reason = str(exc)
+    assert reason is not None
+    reasons.append(reason)
+    notes.append(f"{reason}; the verdict was dropped")
+    return None
 
 
 def _finding(where: str, item: Any, notes: list[str], reasons: list[str]) -> RawFinding | None:

@@ -183,7 +183,7 @@ async def ask(client: httpx.AsyncClient, spec: LlmAgent, key: str | None, system
     raws: list[str] = []
     error = ""
     for attempt in range(2):
-        message = user if attempt == 0 else user + prompt.retry_note(error)
+        message = user if attempt == 0 else user + prompt.retry_note(error, _answer_key(schema))
         try:
             reply = await send(client, spec, key, system, message, schema=schema, name=name, pacing=pacing)
         except Unusable as exc:
@@ -201,6 +201,12 @@ async def ask(client: httpx.AsyncClient, spec: LlmAgent, key: str | None, system
         except UnusableAnswer as exc:
             error = str(exc)
     raise AgentFault(f"no usable answer after a retry: {error}", spent=usage)
+
+
+def _answer_key(schema: dict[str, Any] | None) -> str:
+    """The one list an answer's object holds, as the schema names it (findings by default)."""
+    required = (schema or {}).get("required") or []
+    return str(required[0]) if len(required) == 1 else "findings"
 
 
 @dataclass

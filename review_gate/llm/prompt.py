@@ -62,6 +62,26 @@ def tools_guide(names: list[str], budget: int) -> str:
             "breaks, at that file and line (file path as the tool printed it).")
 
 
+DIMENSIONS_GUIDE = """\
+## How to answer
+
+Judge the changed code shown in the user message along each dimension{names}. Call the tool or
+answer with the JSON object {{"dimensions": [...]}} and nothing else: one verdict per dimension
+and place, each with the dimension, a verdict (pass, warn or fail), a one-sentence message saying
+what is wrong (for warn and fail), the file path exactly as shown after "file:" and the new-file
+line number printed at the start of the line, and, when it helps, a recommendation and the rule
+id from the checklist. A dimension the change does not touch needs no verdict.
+
+In the code, lines marked + were added and lines marked - were removed; a removed line shows
+its old-file number after "old", which is not a new-file number. Unmarked lines are unchanged
+context. Verdicts use new-file numbers only."""
+
+
+def dimensions_guide(names: list[str]) -> str:
+    """The answer guide of an agent that judges dimensions (``names``: the ones it judges)."""
+    return DIMENSIONS_GUIDE.format(names=f" ({', '.join(names)})" if names else "")
+
+
 def checklist(rules: list[Rule]) -> str:
     if not rules:
         return ""
@@ -107,14 +127,16 @@ def packed_system_message(lenses: list[tuple[str, str, list[Rule]]], standards: 
     return "\n\n".join(parts)
 
 
-def system_message(instructions: str, rules: list[Rule], standards: str | None, tools: str | None = None) -> str:
-    """``tools``: what the reviewer's repository tools are (``tools_guide``), when it has some."""
+def system_message(instructions: str, rules: list[Rule], standards: str | None, tools: str | None = None,
+                   guide: str = ANSWER_GUIDE) -> str:
+    """``tools``: what the reviewer's repository tools are (``tools_guide``), when it has some;
+    ``guide``: how to answer (``dimensions_guide`` for an agent that judges dimensions)."""
     parts = [instructions.strip()]
     if rules:
         parts.append(checklist(rules))
     if standards:
         parts.append("## Standards of this project\n\n" + standards.strip())
-    parts.append(ANSWER_GUIDE)
+    parts.append(guide)
     if tools:
         parts.append(tools)
     return "\n\n".join(parts)
@@ -203,6 +225,7 @@ def preamble_size() -> int:
     return len(user_message([], "0" * BOUNDARY_SIZE))
 
 
-def retry_note(error: str) -> str:
+def retry_note(error: str, key: str = "findings") -> str:
+    """``key``: the list the answer's object holds (``findings``, or ``dimensions``)."""
     return (f"\n\nYour previous answer could not be used: {error}. Answer again with only the "
-            'JSON object {"findings": [...]} that matches the schema.')
+            f'JSON object {{"{key}": [...]}} that matches the schema.')

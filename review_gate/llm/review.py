@@ -23,13 +23,14 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from review_gate import dimensions
 from review_gate.errors import AgentFault, TransientAgentFault
 from review_gate.llm import chunking, client, prompt
-from review_gate.llm.answer import ParsedAnswer, parse_answer
+from review_gate.llm.answer import ParsedAnswer, parse_answer, parse_dimensions
 from review_gate.llm.context import widen
 from review_gate.llm.converse import ask_with_tools
 from review_gate.llm.governor import Governors, NoTurn
-from review_gate.llm.schema import TOOL_NAME, findings_schema, format_note
+from review_gate.llm.schema import DIMENSIONS_TOOL, TOOL_NAME, dimensions_schema, findings_schema, format_note
 from review_gate.models import FileChange, LlmAgent, Price, RawFinding, Rule, Usage
 from review_gate.models.report import bounded_notes
 
@@ -61,6 +62,7 @@ class LensResult:
     notes: list[str] = field(default_factory=list)
     raws: list[str] = field(default_factory=list)
     prompts: list[dict[str, str]] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)  # judging dimensions: those that failed, over every chunk
 
 
 @dataclass
@@ -76,7 +78,21 @@ class Requests:
 
     @property
     def schema(self) -> dict[str, Any] | None:
+        if self.spec.dimensions is not None:
+            return dimensions_schema(self.spec.dimensions.names)
         return findings_schema(lenses=self.lenses) if self.lenses else None
+
+    @property
+    def tool(self) -> str | None:
+        """The answer's tool (Anthropic) or schema (OpenAI) name, when not the findings' default one."""
+        if self.spec.dimensions is not None:
+            return DIMENSIONS_TOOL
+        return TOOL_NAME if self.lenses else None
+
+    def parse(self, answer: str | dict[str, Any]) -> ParsedAnswer:
+        if self.spec.dimensions is not None:
+            return parse_dimensions(answer, self.spec.dimensions)
+        return parse_answer(answer, self.lenses)
 
 
 def packed_spec(lenses: list[Lens]) -> LlmAgent:
@@ -85,6 +101,8 @@ def packed_spec(lenses: list[Lens]) -> LlmAgent:
     first = lenses[0].spec
     if len(lenses) == 1:
         return first
+    if any(lens.spec.dimensions is not None for lens in lenses):  # pack_key keeps them apart
+        raise AgentFault("an agent that judges dimensions cannot share a packed review")
     return first.model_copy(update={"max_input_tokens": min(lens.spec.max_input_tokens for lens in lenses),
                                     "max_output_tokens": max(lens.spec.max_output_tokens for lens in lenses)})
 
@@ -97,10 +115,12 @@ def plan_requests(lenses: list[Lens], standards: str | None, repo_root: str | No
                                               standards)
     else:
         only = lenses[0]
-        guide = prompt.tools_guide(list(only.spec.tools), only.spec.max_tool_calls) if only.tools else None
-        system = prompt.system_message(only.instructions, only.rules, standards, guide)
+        tools = prompt.tools_guide(list(only.spec.tools), only.spec.max_tool_calls) if only.tools else None
+        answer = (prompt.dimensions_guide(spec.dimensions.names) if spec.dimensions is not None
+                  else prompt.ANSWER_GUIDE)
+        system = prompt.system_message(only.instructions, only.rules, standards, tools, answer)
     ids = [lens.spec.id for lens in lenses] if packed else None
-    schema = findings_schema(lenses=ids)
+    schema = dimensions_schema(spec.dimensions.names) if spec.dimensions is not None else findings_schema(lenses=ids)
     # json_object and none: the provider adds the schema to the system message
     added = 0 if spec.answer_format == "json_schema" else len(format_note(schema)) + 2
     fixed = chunking.estimate_tokens(len(system) + added + prompt.preamble_size()) + client.MARGIN_TOKENS
@@ -165,16 +185,12 @@ async def review(lenses: list[Lens], *, http: httpx.AsyncClient, standards: str 
     pacing = client.pace(governors, spec, deadline)
 
     async def one(user: str) -> Answered:
-        def read(answer: str | dict[str, Any]) -> ParsedAnswer:
-            return parse_answer(answer, requests.lenses)
-
-        named = TOOL_NAME if requests.lenses else None
         if box is not None:
-            asked = await ask_with_tools(http, spec, key, requests.system, user, prices, read, box,
-                                         schema=requests.schema, name=named, pacing=pacing)
+            asked = await ask_with_tools(http, spec, key, requests.system, user, prices, requests.parse, box,
+                                         schema=requests.schema, name=requests.tool, pacing=pacing)
         else:
-            asked = await client.ask(http, spec, key, requests.system, user, prices, read, schema=requests.schema,
-                                     name=named, pacing=pacing)
+            asked = await client.ask(http, spec, key, requests.system, user, prices, requests.parse,
+                                     schema=requests.schema, name=requests.tool, pacing=pacing)
         return Answered(asked.answer, asked.usage, asked.raw)
 
     try:
@@ -231,6 +247,12 @@ def lens_results(lenses: list[Lens], requests: Requests, chunks: list[Answered |
         for lens_id in present:  # a malformed finding may name no lens: every lens of the chunk hears of it
             results[lens_id].dropped += chunk.parsed.dropped
             results[lens_id].notes += chunk.parsed.notes
+            results[lens_id].failed += chunk.parsed.failed
+    for lens in lenses:  # dimensions fail over the whole scope: escalate once, over every chunk's verdicts
+        if lens.spec.dimensions is not None:
+            result = results[lens.spec.id]
+            result.failed = list(dict.fromkeys(result.failed))
+            result.findings = dimensions.escalate(result.findings, result.failed, lens.spec.dimensions)
     for lens_id, result in results.items():
         result.unreviewed = list(dict.fromkeys([*(f for f in requests.unreviewed if f in scopes[lens_id]),
                                                 *result.unreviewed]))

@@ -8,9 +8,9 @@ mode wants; the tolerant parser (``answer.py``) accepts answers that leave optio
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, get_args
 
-from review_gate.models import SEVERITIES
+from review_gate.models import SEVERITIES, DimensionVerdict
 
 MAX_FINDINGS = 50  # a reviewer's findings in one answer (a packed answer holds this many a lens)
 MAX_MESSAGE = 1000
@@ -18,6 +18,7 @@ MAX_TEXT = 2000
 MAX_PATH = 500
 MAX_ID = 100
 TOOL_NAME = "report_findings"
+DIMENSIONS_TOOL = "report_dimensions"
 
 
 def _nullable(kind: str, **bounds: Any) -> dict[str, Any]:
@@ -58,6 +59,37 @@ def findings_schema(*, strict: bool = True, lenses: list[str] | None = None) -> 
                     "required": required,
                     "properties": properties,
                 },
+            },
+        },
+    }
+
+
+def dimensions_schema(names: list[str]) -> dict[str, Any]:
+    """The answer of an agent that judges dimensions (``dimensions`` set): a verdict per dimension,
+    with where and why; ``names``: the dimensions it judges (empty: any name)."""
+    dimension: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": MAX_ID}
+    if names:
+        dimension = {"type": "string", "enum": list(names)}
+    properties: dict[str, Any] = {
+        "dimension": dimension,
+        "verdict": {"type": "string", "enum": list(get_args(DimensionVerdict))},
+        "message": _nullable("string", maxLength=MAX_MESSAGE),
+        "file": _nullable("string", maxLength=MAX_PATH),
+        "line": _nullable("integer", minimum=1),
+        "end_line": _nullable("integer", minimum=1),
+        "rule_id": _nullable("string", maxLength=MAX_ID),
+        "recommendation": _nullable("string", maxLength=MAX_TEXT),
+    }
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["dimensions"],
+        "properties": {
+            "dimensions": {
+                "type": "array",
+                "maxItems": MAX_FINDINGS,
+                "items": {"type": "object", "additionalProperties": False, "required": list(properties),
+                          "properties": properties},
             },
         },
     }

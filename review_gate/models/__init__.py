@@ -11,6 +11,10 @@ from review_gate.models.config import (
     CommandAgent,
     CompositionFile,
     Decision,
+    DimensionEscalation,
+    DimensionMapping,
+    DimensionSeverities,
+    DimensionVerdict,
     Domain,
     DomainsFile,
     FailOn,
@@ -30,6 +34,7 @@ from review_gate.models.config import (
     Severity,
     Trigger,
 )
+from review_gate.models.debt import DebtItem, DebtStatus
 from review_gate.models.facts import Commit, FileChange, Hunk, Line, PRFacts, Removed
 from review_gate.models.findings import Finding, RawFinding
 from review_gate.models.manifest import (
@@ -67,7 +72,13 @@ __all__ = [
     "CompositionFile",
     "ConfigPatch",
     "Coverage",
+    "DebtItem",
+    "DebtStatus",
     "Decision",
+    "DimensionEscalation",
+    "DimensionMapping",
+    "DimensionSeverities",
+    "DimensionVerdict",
     "Domain",
     "DomainsFile",
     "FailOn",

@@ -77,10 +77,18 @@ class DomainsFile(ConfigFile):
     domains: list[Domain]
 
 
+Capability = Annotated[str, Field(min_length=1, max_length=60, pattern=r"^[^\x00-\x1f\x7f]*$")]
+
+
 class AgentBase(Frozen):
     id: Id
     name: Text
     description: Text
+    capabilities: list[Capability] = Field(
+        default_factory=list, max_length=30,
+        description="Short labels of what the agent checks (e.g. \"money-arithmetic\", \"accessibility\"), "
+                    "shown by `review-gate agents list`; they describe the agent and change nothing it does.",
+    )
     timeout_s: float | None = Field(
         default=None, gt=0, le=3600, description="Hard deadline covering all attempts."
     )
@@ -95,13 +103,65 @@ class PatternAgent(AgentBase):
     kind: Literal["pattern"]
 
 
+DimensionVerdict = Literal["pass", "warn", "fail"]
+"""How an agent judges one dimension (seed 004's design-auditor: Pass / Warn / Fail)."""
+
+
+class DimensionSeverities(Frozen):
+    """The severity of the finding each verdict becomes; null: no finding."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, defer_build=True)
+
+    fail: Severity | None = Field(default="major", description="A failed dimension (default major).")
+    warn: Severity | None = Field(default="warning", description="A dimension with a warning (default warning).")
+    pass_: Severity | None = Field(default=None, alias="pass",
+                                   description="A dimension that passes (default null: no finding).")
+
+    def of(self, verdict: DimensionVerdict) -> Severity | None:
+        return {"fail": self.fail, "warn": self.warn, "pass": self.pass_}[verdict]
+
+
+class DimensionEscalation(Frozen):
+    failed_at_least: int = Field(
+        default=3, ge=1, le=1000,
+        description="When at least this many distinct dimensions fail, the most severe finding is raised.")
+    to: Severity = Field(default="critical", description="The severity it is raised to (never lowered).")
+
+
+class DimensionMapping(Frozen):
+    """How an agent that judges dimensions (Pass / Warn / Fail each) turns its verdicts into findings."""
+
+    names: list[Id] = Field(
+        default_factory=list, max_length=100,
+        description="The dimensions the agent judges; a verdict about another one is malformed. Empty: any name.",
+    )
+    severity: DimensionSeverities = Field(
+        default_factory=DimensionSeverities,
+        description="Verdict -> severity of its finding: fail major, warn warning, pass none by default.",
+    )
+    escalate: DimensionEscalation | None = Field(
+        default_factory=DimensionEscalation,
+        description="When enough dimensions fail, the most severe finding is raised (default: 3 or more "
+                    "failed dimensions make it critical); null never raises.",
+    )
+
+
 class CommandAgent(AgentBase):
     kind: Literal["command"]
     command: list[Annotated[str, Field(min_length=1)]] = Field(
         min_length=1, description="argv list, run without a shell."
     )
     input: Literal["stdin", "file"] = "stdin"
-    output: Literal["findings", "sarif", "review_meta"] = "findings"
+    output: Literal["findings", "sarif", "review_meta", "dimensions"] = Field(
+        default="findings",
+        description="What the program prints: findings JSON, SARIF 2.1.0, a @@@REVIEW_META review, or "
+                    "dimension verdicts ({\"dimensions\": [...]}) that 'dimensions' maps to findings.",
+    )
+    dimensions: DimensionMapping | None = Field(
+        default=None,
+        description="With output 'dimensions': how verdicts become findings (default: fail major, warn warning, "
+                    "pass none; 3 or more failed dimensions make the most severe finding critical).",
+    )
     max_output_bytes: int = Field(default=10_000_000, ge=1024)
     cwd: Literal["repo", "config"] = Field(
         default="repo", description="Run in the repository root or in the config directory."
@@ -160,6 +220,11 @@ class LlmAgent(AgentBase):
     )
     instructions: Text = Field(
         description="Markdown file with the agent's instructions, relative to the config directory."
+    )
+    dimensions: DimensionMapping | None = Field(
+        default=None,
+        description="Set: the model answers a verdict per dimension (pass, warn or fail) instead of findings, "
+                    "and this mapping turns them into findings; such an agent is never packed with others.",
     )
     max_input_tokens: int = Field(
         default=24000, ge=1000, le=2_000_000,

@@ -6,4 +6,5 @@
     pairs.py       recording pairs pending -> completed | missing | cached
     acceptance.py  accept / revoke events, and the waivers they give
     gaps.py        the gap log: each run's gaps, grouped by kind and subject
+    debt.py        deferred debt: findings a passing gate let through, by fingerprint, until gone
 """

@@ -15,8 +15,8 @@ from pathlib import Path
 from types import TracebackType
 
 from review_gate.errors import ReviewGateError
-from review_gate.models import AgentResult, Plan, ReviewConfig, ReviewReport
-from review_gate.state import acceptance, batches, pairs, runs, written
+from review_gate.models import AgentResult, Plan, PRFacts, ReviewConfig, ReviewReport
+from review_gate.state import acceptance, batches, debt, pairs, runs, written
 from review_gate.state.freshness import CacheSplit, config_sha, plan_reuse
 from review_gate.state.pairs import ReviewKind
 from review_gate.state.store import Store, open_store, state_file
@@ -60,6 +60,8 @@ class RunState(NoState):
         self.store: Store | None = None
         self.run_id: str | None = None
         self.reuse: CacheSplit | None = None
+        self.facts: PRFacts | None = None  # the change the run reviews: what debt resolution reads
+        self.debt: debt.Changes | None = None  # what the finished run did to the deferred debt
         self.started = time.monotonic()
 
     def __enter__(self) -> RunState:
@@ -99,6 +101,7 @@ class RunState(NoState):
         assert self.store is not None
         store = self.store
         self.run_id = run_id
+        self.facts = plan.facts
         runs.begin(store, run_id, plan.facts, config_sha(self.config), packing, runner=runner, model=model)
         self.waivers = acceptance.waivers(store)
         lookup = pairs.lookup(store) if self.use_cache else None
@@ -111,6 +114,7 @@ class RunState(NoState):
         and today's acceptances."""
         assert self.store is not None
         self.run_id = run_id
+        self.facts = plan.facts
         self.waivers = acceptance.waivers(self.store)
         self.reuse = plan_reuse(plan.manifest, plan.facts, self.config, pairs.own_lookup(self.store, run_id), extras)
         return self.reuse
@@ -121,11 +125,12 @@ class RunState(NoState):
         pairs.record_results(self.store, self.run_id, self.reuse, results, agents)
 
     def finish(self, report: ReviewReport, raw_output: str | None = None) -> None:
-        """After aggregation: finish the pairs and the run."""
-        assert self.store is not None and self.reuse is not None
+        """After aggregation: finish the pairs and the run, and record the debt it defers or clears."""
+        assert self.store is not None and self.reuse is not None and self.facts is not None
         pairs.record_results(self.store, report.run_id, self.reuse, report.agents)
         runs.finish(self.store, report, time.monotonic() - self.started, raw_output=raw_output,
                     failure=pairs.missing_summary(self.store, report.run_id))
+        self.debt = debt.record(self.store, report, self.facts)
         settings = self.config.settings
         runs.prune(self.store, settings.state_max_age_days, settings.state_max_mb << 20, report.run_id)
 

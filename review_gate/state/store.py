@@ -19,7 +19,7 @@ from review_gate.models import ReviewConfig
 from review_gate.userdirs import cache_dir
 
 APPLICATION = "review-gate"
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 BUSY_TIMEOUT_MS = 10_000
 SQLITE_HEADER = b"SQLite format 3\x00"
 SIDE_FILES = ("-wal", "-shm", "-journal")
@@ -117,6 +117,40 @@ MIGRATION_GAPS: tuple[str, ...] = (
         directory TEXT NOT NULL,
         who TEXT NOT NULL
     )""",
+)
+
+# Deferred debt (seed 004: pass_with_warnings -> tech-debt issues): one row per fingerprint a
+# passing run let through, kept across runs (no reference to a run row: runs are pruned, debt is
+# not), until a later run shows it gone; and the issue opened for it, so it is opened once.
+MIGRATION_DEBT: tuple[str, ...] = (
+    """CREATE TABLE debt_items (
+        id INTEGER PRIMARY KEY,
+        fingerprint TEXT NOT NULL UNIQUE,
+        status TEXT NOT NULL CHECK (status IN ('open', 'resolved', 'waived')),
+        severity TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        rule_id TEXT,
+        category TEXT NOT NULL,
+        file TEXT,
+        line INTEGER,
+        end_line INTEGER,
+        message TEXT NOT NULL,
+        recommendation TEXT,
+        first_seen TEXT NOT NULL,
+        first_run TEXT NOT NULL,
+        last_seen TEXT NOT NULL,
+        last_run TEXT NOT NULL,
+        runs INTEGER NOT NULL DEFAULT 1,
+        base TEXT,
+        filter_mode TEXT NOT NULL,
+        closed_at TEXT,
+        closed_run TEXT,
+        resolution TEXT,
+        issue_url TEXT,
+        linked_at TEXT,
+        linked_by TEXT
+    )""",
+    "CREATE INDEX debt_items_status ON debt_items (status, file)",
 )
 
 # Each version's statements take the schema from the version before it to this one.
@@ -252,6 +286,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     ),
     6: MIGRATION_SCALE,
     7: MIGRATION_GAPS,
+    8: MIGRATION_DEBT,
 }
 
 # The run state's .gitignore, in its two forms. The store writes one into a directory it

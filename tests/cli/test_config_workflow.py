@@ -60,7 +60,7 @@ def test_add_domain_rule_policy_and_agents_by_editing_json(cli, repo: GitRepo) -
     assert str(config) in validated.out
 
     explained = cli("explain", "billing/invoice.py").out
-    assert "domains: python, payments" in explained
+    assert "domains: python, finance, payments" in explained  # the built-in finance domain claims billing/ too
     assert "policy payments (domain, priority 95): fires -> finance-reviewer, ledger-check" in explained
 
     repo.write("billing/invoice.py", "total = float(amount) * 1.2\nfee = round(total, 2)\n")

@@ -20,8 +20,8 @@ import yaml
 from tests.integrations.conftest import ACTION_FILE, EXAMPLE_WORKFLOW, EXPRESSION, load_yaml, workflow_on
 
 INPUTS = {"config", "base", "fail-on", "formats", "python-version", "upload-sarif", "args", "version",
-          "install-from"}
-OUTPUTS = {"decision", "exit-code", "sarif-file"}
+          "install-from", "open-debt-issues"}
+OUTPUTS = {"decision", "exit-code", "sarif-file", "debt-issues-opened"}
 # owner/repo[/path]@vMAJOR[.MINOR[.PATCH]] or a full commit id.
 PINNED = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+(/[A-Za-z0-9_./-]+)?@(v\d+(\.\d+){0,2}|[0-9a-f]{40})$")
 # Outputs of the marketplace actions the composite action reads (from their action.yml).

@@ -48,6 +48,7 @@ class Step:
     body: bytes | None = None  # sent verbatim instead of a built answer (malformed JSON...)
     content: str | None = None  # the model's text instead of the findings JSON
     tool_input: Any = None  # anthropic: the tool call's input instead of {"findings": ...}
+    tool_name: str = "report_findings"  # anthropic: the tool the model calls
     truncated: bool = False  # finish_reason length / stop_reason max_tokens
     tokens: tuple[int, int] = (100, 20)
     model: str = "test-model-1"
@@ -449,7 +450,7 @@ def answer(path: str, step: Step) -> dict[str, Any]:
             content: list[dict[str, Any]] = [{"type": "text", "text": text}]
         else:
             tool_input = step.tool_input if step.tool_input is not None else {"findings": step.findings}
-            content = [{"type": "tool_use", "id": "toolu_test", "name": "report_findings", "input": tool_input}]
+            content = [{"type": "tool_use", "id": "toolu_test", "name": step.tool_name, "input": tool_input}]
         stop = "max_tokens" if step.truncated else "end_turn" if step.content is not None else "tool_use"
         return {"id": "msg_test", "type": "message", "role": "assistant", "model": step.model, "content": content,
                 "stop_reason": stop, "stop_sequence": None,

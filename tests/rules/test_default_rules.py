@@ -1014,4 +1014,6 @@ def test_rules_doc_counts_match_the_config() -> None:
                  ", ".join(f"{s} {c[s]}" for s in ("critical", "major", "warning", "info") if c[s]))
                 for (agent, category), c in counts.items()}
     assert rows == expected
-    assert f"ships {len(RULES_BY_ID)} RE2 rules" in doc
+    patterns = sum(1 for rule in RULES_BY_ID.values() if rule.get("pattern"))
+    assert f"ships {patterns} RE2 rules" in doc
+    assert f"and {len(RULES_BY_ID) - patterns} checklist rules of two LLM agents" in doc
