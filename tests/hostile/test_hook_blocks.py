@@ -160,3 +160,53 @@ def test_a_commit_and_push_in_one_line_reviews_what_is_pushed_too(cli: Any, push
     """The commit review sees the working tree; the key was committed and then removed from it."""
     pushed_key.write("k.py", "AWS_KEY = read_key()\n")
     assert "sec-aws-key-01" in denied(cli, pushed_key, "git commit -am 'drop the key' && git push origin feat")
+
+
+# ------------------------------------------------------------ nested repositories in the working tree
+
+
+def test_an_empty_nested_repository_does_not_make_the_gate_unusable(cli: Any, repo: GitRepo) -> None:
+    """`git add --intent-to-add --all` failed on it ("adding files failed"), with no fix line, and
+    the Stop hook blocked every stop with that error."""
+    (repo.root / "inner").mkdir()
+    repo.git("-C", "inner", "init", "-q")
+    repo.write("b.py", "x = 1\n")
+    result = cli("run", "--format", "json")
+    assert result.code == 0, result.err
+    report = json.loads(result.out)
+    assert [f["file"] for f in report["findings"]] == []
+    assert {(g["kind"], g["subject"]) for g in report["gaps"]} >= {("nested_repository", "inner")}
+    stop = {"hook_event_name": "Stop", "cwd": str(repo.root), "session_id": "s", "stop_hook_active": False}
+    assert cli("hook", "claude-code", stdin=json.dumps(stop).encode()).out == ""
+    repo.write("c.py", KEY)  # the untracked files beside it are still reviewed
+    blocked = json.loads(cli("hook", "claude-code", stdin=json.dumps(stop).encode()).out)
+    assert "c.py:1 critical sec-aws-key-01" in blocked["reason"]
+    assert "gap nested_repository: inner" in blocked["reason"]
+
+
+def test_a_nested_repository_is_a_gap_and_its_files_are_not_reviewed(cli: Any, repo: GitRepo) -> None:
+    inner = repo.root / "vendor" / "lib"
+    inner.mkdir(parents=True)
+    repo.git("-C", "vendor/lib", "init", "-q")
+    repo.write("vendor/lib/k.py", KEY)
+    repo.git("-C", "vendor/lib", "add", "k.py")
+    repo.git("-C", "vendor/lib", "commit", "-qm", "k")
+    report = json.loads(cli("run", "--format", "json").out)
+    assert report["findings"] == []  # not this repository's content: a commit records only the gitlink
+    assert ("nested_repository", "vendor/lib") in {(g["kind"], g["subject"]) for g in report["gaps"]}
+
+
+def test_untracked_files_with_unusual_names_are_each_reviewed(cli: Any, repo: GitRepo) -> None:
+    """They are named to git one by one, as literal pathspecs."""
+    for name in ("-rf.py", "*.py", "new\nline.py", "sp ace.py", ":(glob)x.py"):
+        repo.write(name, KEY)
+    report = json.loads(cli("run", "--format", "json").out)
+    assert sorted(f["file"] for f in report["findings"]) == sorted(
+        ["-rf.py", "*.py", "new\nline.py", "sp ace.py", ":(glob)x.py"])
+
+
+def test_a_working_tree_git_cannot_read_is_an_error_with_a_fix(cli: Any, repo: GitRepo) -> None:
+    (repo.root / ".git" / "index").write_bytes(b"DIRC garbage")
+    result = cli("run")
+    assert result.code == 2 and "Traceback" not in result.err
+    assert "fix: run `git status`" in result.err
