@@ -179,6 +179,8 @@ class _Reader:
         return found | self.program(words[index:], depth, context)
 
     def program(self, words: list[str], depth: int, context: str) -> set[Gated]:
+        if depth > MAX_DEPTH:
+            return loose(context)
         word, args = words[0], words[1:]
         name = PurePath(word).name
         if name in ("git", "hub"):
@@ -250,7 +252,7 @@ class _Reader:
         if hub and sub == "pull-request":
             return {"pr"}
         if sub in _GIT_RUNS:
-            return self.arguments(rest, depth, context)
+            return self.arguments(rest, depth + 1, context)
         if sub == "config":
             self._define(rest)
         if sub in _GIT_DATA or (hub and sub in _HUB_DATA):
