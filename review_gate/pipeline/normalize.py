@@ -32,12 +32,13 @@ class DiffRequest(Frozen):
 
 
 async def normalize(request: DiffRequest) -> PRFacts:
-    """Read the diff the request names and parse it.
+    r"""Read the diff the request names and parse it.
 
     >>> import anyio
-    >>> facts = anyio.run(normalize, DiffRequest(mode="stdin", stdin_data=b""))
-    >>> facts.files
-    []
+    >>> diff = b"--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n"
+    >>> facts = anyio.run(normalize, DiffRequest(mode="stdin", stdin_data=diff))
+    >>> [f.path for f in facts.files]
+    ['x.py']
     """
     return await anyio.to_thread.run_sync(_normalize, request)
 
