@@ -48,8 +48,10 @@ def _unquote(raw: bytes) -> bytes:
 
 
 def _path(raw: bytes, prefix: bytes | None) -> str | None:
-    raw = raw.split(b"\t", 1)[0].rstrip(b"\r")
-    raw = _unquote(raw.strip())
+    # git ends a ---/+++ name holding whitespace with a tab (diff -u puts the date after one); a
+    # name's own trailing spaces are part of it ("trail.py " is not "trail.py")
+    raw = raw.rstrip(b"\r")
+    raw = _unquote(raw.split(b"\t", 1)[0] if b"\t" in raw else raw)
     if raw == b"/dev/null":
         return None
     if prefix is not None and raw.startswith(prefix):

@@ -17,6 +17,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from review_gate.errors import InputError
+from review_gate.escape import sanitize
 from review_gate.models import (
     SEVERITIES,
     SEVERITY_RANK,
@@ -31,18 +32,19 @@ from review_gate.models import (
 )
 from review_gate.models.report import bounded_notes
 from review_gate.pipeline.aggregate import decide, dedupe, exit_code
+from review_gate.reading import MIB, read_path
 from review_gate.state.freshness import config_sha
 
+MAX_REPORT_BYTES = 256 * MIB  # a shard's JSON report
 _FIX = "merge the JSON reports (--format json) of one run's shards, `review-gate run --shard K/N`, all N of them"
 _USABLE = ("completed", "cached")
 _STATUS_ORDER: tuple[AgentStatus, ...] = ("failed", "timed_out", "skipped", "completed", "cached")
 
 
 def read(path: Path) -> ReviewReport:
+    data = read_path(path, limit=MAX_REPORT_BYTES, name=f"the report {sanitize(str(path))}", fix=_FIX)
     try:
-        return ReviewReport.model_validate_json(path.read_bytes())
-    except OSError as exc:
-        raise InputError(f"cannot read the report {path}: {exc.strerror}", fix=_FIX) from exc
+        return ReviewReport.model_validate_json(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = "/".join(str(p) for p in first["loc"])

@@ -14,7 +14,7 @@ from jsonschema import Draft202012Validator
 
 from review_gate import schema_export
 from review_gate.schema_export import main, render, schemas
-from tests.conftest import make_diff
+from tests.conftest import GitRepo, make_diff
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_DIR = ROOT / "schemas"
@@ -160,8 +160,8 @@ def test_report_without_findings_validates(cli) -> None:
     assert errors("report.schema.json", report) == []
 
 
-def test_report_of_an_empty_diff_validates(cli) -> None:
-    result = cli("--diff", "-", "--format", "json", stdin=b"")
+def test_report_of_an_empty_change_validates(cli, repo: GitRepo) -> None:
+    result = cli("--offline", "--format", "json")  # a clean working tree: nothing to review
     assert result.code == 0, result.err
     report = result.json()
     assert report["coverage"]["nothing_to_review"] is True

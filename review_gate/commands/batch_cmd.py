@@ -9,7 +9,7 @@ import sys
 import anyio
 
 from review_gate import api, console
-from review_gate.commands.common import check_timeout, diff_request, find_repo_root, output_targets
+from review_gate.commands.common import check_concurrency, check_timeout, diff_request, find_repo_root, output_targets
 from review_gate.commands.emit import show
 from review_gate.commands.progress import Progress
 from review_gate.errors import UsageError
@@ -30,8 +30,7 @@ def _submit(args: argparse.Namespace) -> int:
                          fix="give --sweep [--since REF] [PATHSPEC...], or a change without --sweep")
     if args.since and not args.sweep:
         raise UsageError("--since limits a sweep", fix="add --sweep")
-    if args.concurrency is not None and args.concurrency < 1:
-        raise UsageError(f"--concurrency {args.concurrency}: must be at least 1")
+    check_concurrency(args.concurrency)
     check_timeout(args.timeout)
     request = None if args.sweep else diff_request(args, find_repo_root())
     found: list[api.BatchSubmitted] = []

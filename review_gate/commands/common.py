@@ -12,8 +12,11 @@ from pathlib import Path
 from review_gate import git
 from review_gate.config import load_config, locate_config_dir
 from review_gate.errors import GitError, InputError, ReviewGateError, UsageError
+from review_gate.escape import sanitize
 from review_gate.models import ReviewConfig
-from review_gate.pipeline.normalize import DiffRequest
+from review_gate.models.config import MAX_CONCURRENCY
+from review_gate.pipeline.normalize import DIFF_TOO_BIG_FIX, MAX_DIFF_BYTES, DiffRequest
+from review_gate.reading import read_stream
 
 MAX_TIMEOUT_S = 3600  # as timeout_s in the config files
 
@@ -23,6 +26,13 @@ def check_timeout(seconds: float | None) -> None:
     if seconds is not None and not 0 < seconds <= MAX_TIMEOUT_S:
         raise UsageError(f"--timeout {seconds:g}: must be more than 0 and at most {MAX_TIMEOUT_S} seconds",
                          fix="give the deadline of each agent in seconds, e.g. --timeout 300")
+
+
+def check_concurrency(value: int | None) -> None:
+    """--concurrency: as review-gate.json's concurrency, 1 to MAX_CONCURRENCY agents at once."""
+    if value is not None and not 1 <= value <= MAX_CONCURRENCY:
+        raise UsageError(f"--concurrency {value}: must be from 1 to {MAX_CONCURRENCY}",
+                         fix="give how many agents may run at once, e.g. --concurrency 8")
 
 
 def expiry(text: str) -> date:
@@ -63,11 +73,12 @@ def diff_request(args: argparse.Namespace, root: Path | None) -> DiffRequest:
             raise UsageError(f"--diff cannot be combined with {', '.join(clash)}",
                              fix="review either a diff file or a git range")
         if args.diff == "-":
-            return DiffRequest(mode="stdin", stdin_data=sys.stdin.buffer.read(),
-                               repo_root=str(root) if root else None)
-        if not Path(args.diff).is_file():
-            what = "not a file" if Path(args.diff).exists() else "no such file"
-            raise InputError(f"--diff {args.diff}: {what}",
+            data = read_stream(sys.stdin.buffer, limit=MAX_DIFF_BYTES, name="the diff on standard input",
+                               fix=DIFF_TOO_BIG_FIX)
+            return DiffRequest(mode="stdin", stdin_data=data, repo_root=str(root) if root else None)
+        if not Path(args.diff).exists() or Path(args.diff).is_dir():  # a pipe (--diff <(git diff)) is fine
+            what = "a directory" if Path(args.diff).is_dir() else "no such file"
+            raise InputError(f"--diff {sanitize(args.diff)}: {what}",
                              fix="pass the path of a unified diff file, or - for standard input")
         return DiffRequest(mode="file", path=args.diff, repo_root=str(root) if root else None)
     if root is None:

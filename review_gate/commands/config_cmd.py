@@ -10,12 +10,9 @@ from review_gate.commands.common import config_for, find_repo_root
 from review_gate.errors import ConfigError
 from review_gate.escape import sanitize
 from review_gate.models import ReviewConfig
+from review_gate.outputs.text import plural
 
 MAX_SHOWN = 50
-
-
-def _plural(count: int, noun: str, nouns: str | None = None) -> str:
-    return f"{count} {noun if count == 1 else nouns or noun + 's'}"
 
 
 def show_data(config: ReviewConfig) -> dict[str, object]:
@@ -37,17 +34,17 @@ def config_command(args: argparse.Namespace) -> int:
             console.err(f"{sanitize(problem.describe())}\n  fix: {sanitize(problem.fix)}")
         if len(exc.problems) > MAX_SHOWN:
             console.err(f"… and {len(exc.problems) - MAX_SHOWN} more problems")
-        console.err(f"config invalid: {_plural(len(exc.problems), 'problem')}")
+        console.err(f"config invalid: {plural(len(exc.problems), 'problem')}")
         return 2
     if args.config_command == "show":
         console.out(json.dumps(show_data(config), indent=2))
         return 0
     where = config.directory or "built-in configuration"
     console.out(sanitize(
-        f"config OK: {where}: {_plural(len(config.rules.rules), 'rule')}, "
-        f"{_plural(len(config.domains.domains), 'domain')}, "
-        f"{_plural(len(config.agents.agents), 'agent')}, "
-        f"{_plural(len(config.composition.policies), 'policy', 'policies')}"))
+        f"config OK: {where}: {plural(len(config.rules.rules), 'rule')}, "
+        f"{plural(len(config.domains.domains), 'domain')}, "
+        f"{plural(len(config.agents.agents), 'agent')}, "
+        f"{plural(len(config.composition.policies), 'policy', 'policies')}"))
     if config.directory is not None:
         fallback = [name for name, source in config.sources.items() if source.endswith("(built-in)")]
         if fallback:

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from review_gate import console
 from review_gate.errors import InputError, MetaError
+from review_gate.reading import MIB, read_path, read_stream
 from review_gate.review_meta import parse_meta
+
+MAX_REVIEW_BYTES = 16 * MIB  # a review file a person or an agent wrote
 
 
 def meta_command(args: argparse.Namespace) -> int:
@@ -28,16 +30,12 @@ def meta_command(args: argparse.Namespace) -> int:
 
 
 def _read(path: str) -> tuple[str, str]:
+    fix = "give the path of a review file, or - for standard input"
+    name = "standard input" if path == "-" else console.sanitize(path)
     if path == "-":
-        name, raw = "standard input", sys.stdin.buffer.read()
+        raw = read_stream(sys.stdin.buffer, limit=MAX_REVIEW_BYTES, name=name, fix=fix)
     else:
-        name = path
-        try:
-            raw = Path(path).read_bytes()
-        except OSError as exc:
-            raise InputError(f"cannot read {console.sanitize(path)}: {exc.strerror or exc}",
-                             fix="give the path of a review file, or - for standard input") from exc
-    name = console.sanitize(name)
+        raw = read_path(path, limit=MAX_REVIEW_BYTES, name=name, fix=fix)
     try:
         return name, raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -13,6 +13,7 @@ from review_gate import api, console
 from review_gate.commands.common import diff_request, find_repo_root, output_targets, write_output
 from review_gate.escape import sanitize
 from review_gate.models import Plan
+from review_gate.outputs.text import plural
 
 
 def render_json(plan: Plan) -> str:
@@ -29,14 +30,14 @@ def render_text(plan: Plan) -> list[Text]:
     c = plan.classification
     facts = plan.facts
     lines = [Text(f"source: {sanitize(facts.source)}"),
-             Text(f"{len(facts.files)} files, +{facts.lines_added} -{facts.lines_removed} · risk {c.risk_score} "
-                  f"({c.risk_level}) · type {c.pr_type}"),
+             Text(f"{plural(len(facts.files), 'file')}, +{facts.lines_added} -{facts.lines_removed} · "
+                  f"risk {c.risk_score} ({c.risk_level}) · type {c.pr_type}"),
              Text(f"domains: {', '.join(c.domains) or 'none'}")]
     if c.unclassified:
-        lines.append(Text(f"unclassified: {len(c.unclassified)} files", style="yellow"))
+        lines.append(Text(f"unclassified: {plural(len(c.unclassified), 'file')}", style="yellow"))
     lines.append(Text("agents:", style="bold"))
     for entry in plan.manifest.entries:
-        lines.append(Text(f"  {entry.agent}  priority {entry.priority}  {len(entry.files)} files  "
+        lines.append(Text(f"  {entry.agent}  priority {entry.priority}  {plural(len(entry.files), 'file')}  "
                           f"(policies: {', '.join(entry.policies)})"))
     if not plan.manifest.entries:
         lines.append(Text("  none", style="dim"))

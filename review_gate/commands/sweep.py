@@ -8,7 +8,7 @@ import sys
 import anyio
 
 from review_gate import api, console
-from review_gate.commands.common import check_timeout, output_targets
+from review_gate.commands.common import check_concurrency, check_timeout, output_targets
 from review_gate.commands.emit import show
 from review_gate.commands.progress import Progress
 from review_gate.errors import UsageError
@@ -18,8 +18,7 @@ from review_gate.models import ReviewReport
 def sweep_command(args: argparse.Namespace) -> int:
     from review_gate import shard
 
-    if args.concurrency is not None and args.concurrency < 1:
-        raise UsageError(f"--concurrency {args.concurrency}: must be at least 1")
+    check_concurrency(args.concurrency)
     if args.exit_zero and args.fail_on is not None:
         raise UsageError("--exit-zero and --fail-on both set the exit code", fix="give one of them")
     if args.baseline is not None and args.no_baseline:

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -16,6 +16,17 @@ def _whole_characters(text: str) -> str:
 
 UntrustedText = Annotated[str, AfterValidator(_whole_characters)]
 """Text from an agent or a server: lone surrogates become U+FFFD."""
+
+
+def _not_a_boolean(value: object) -> object:
+    # Python's True == 1, so a Literal[1] alone takes JSON's true; the schemas say const 1
+    if isinstance(value, bool):
+        raise ValueError("1 was expected")
+    return value
+
+
+VersionOne = Annotated[Literal[1], BeforeValidator(_not_a_boolean)]
+"""A file format's version number: 1, and not ``true``."""
 
 
 class Frozen(BaseModel):

@@ -6,7 +6,7 @@ from typing import Annotated, ClassVar, Literal, NamedTuple, get_args
 
 from pydantic import ConfigDict, Field
 
-from review_gate.models.base import Frozen
+from review_gate.models.base import Frozen, VersionOne
 from review_gate.models.loop import LoopSettings
 
 Severity = Literal["critical", "major", "warning", "info"]
@@ -24,11 +24,14 @@ Id = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9][A
 Text = Annotated[str, Field(min_length=1)]
 
 
+MAX_CONCURRENCY = 256  # agents at once, in review-gate.json and on the command line
+
+
 class ConfigFile(Frozen):
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, defer_build=True)
 
     schema_: str | None = Field(default=None, alias="$schema")
-    version: Literal[1] = 1
+    version: VersionOne = 1
 
 
 class Rule(Frozen):
@@ -408,7 +411,7 @@ class SettingsFile(ConfigFile):
 
     gate: Gate = Field(default_factory=Gate)
     filter_mode: FilterMode = "added"
-    concurrency: int = Field(default=8, ge=1, le=256)
+    concurrency: int = Field(default=8, ge=1, le=MAX_CONCURRENCY)
     timeout_s: float = Field(default=120, gt=0, le=3600)
     state_path: str = Field(
         default=".review-gate/state.db", min_length=1, pattern=r"^[^\x00]*$",

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from review_gate.models.base import Frozen, UntrustedText
+from review_gate.models.base import Frozen, UntrustedText, VersionOne
 from review_gate.models.classification import PRClassification
 from review_gate.models.config import Decision, FilterMode, Severity
 from review_gate.models.findings import Finding
@@ -207,7 +207,7 @@ class ShardInfo(Frozen):
 
 
 class ReviewReport(Frozen):
-    schema_version: Literal[1] = 1
+    schema_version: VersionOne = 1
     tool_version: str
     run_id: str
     decision: Decision

@@ -10,8 +10,13 @@ import anyio.to_thread
 from review_gate import git
 from review_gate.diff import parse_diff
 from review_gate.errors import GitError, InputError, UsageError
+from review_gate.escape import sanitize
 from review_gate.models import Commit, FileChange, PRFacts
 from review_gate.models.base import Frozen
+from review_gate.reading import MIB, read_path
+
+MAX_DIFF_BYTES = 256 * MIB  # a diff given as input; git's own output is what the repository holds
+DIFF_TOO_BIG_FIX = "review a narrower range or fewer paths (review-gate --base REF, or git diff -- PATHS)"
 
 
 class DiffRequest(Frozen):
@@ -27,12 +32,13 @@ class DiffRequest(Frozen):
 
 
 async def normalize(request: DiffRequest) -> PRFacts:
-    """Read the diff the request names and parse it.
+    r"""Read the diff the request names and parse it.
 
     >>> import anyio
-    >>> facts = anyio.run(normalize, DiffRequest(mode="stdin", stdin_data=b""))
-    >>> facts.files
-    []
+    >>> diff = b"--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n"
+    >>> facts = anyio.run(normalize, DiffRequest(mode="stdin", stdin_data=diff))
+    >>> [f.path for f in facts.files]
+    ['x.py']
     """
     return await anyio.to_thread.run_sync(_normalize, request)
 
@@ -79,17 +85,24 @@ def _merge(first: FileChange, later: FileChange) -> FileChange:
         non_utf8=first.non_utf8 or later.non_utf8, patch=first.patch + later.patch)
 
 
+def _given(data: bytes, name: str) -> bytes:
+    """A diff given as input; an empty one is refused: it is what a failed command upstream
+    (``gh pr diff`` without a token, a wrong range) leaves, and passing it would gate nothing."""
+    if not data.strip():
+        raise InputError(f"{name} is empty: there is no change to review",
+                         fix="check the command that wrote the diff; when the change really is empty, "
+                             "there is nothing to gate")
+    return data
+
+
 def _normalize(request: DiffRequest) -> PRFacts:
     if request.mode == "stdin":
-        return PRFacts(source="stdin", files=_parse(request.stdin_data or b""))
+        return PRFacts(source="stdin", files=_parse(_given(request.stdin_data or b"", "standard input")))
     if request.mode == "file":
         assert request.path is not None
-        try:
-            data = Path(request.path).read_bytes()
-        except OSError as exc:
-            raise InputError(f"cannot read the diff {request.path}: {exc.strerror}",
-                             fix="name a unified diff file that exists and can be read") from exc
-        return PRFacts(source=request.path, files=_parse(data))
+        name = f"the diff {sanitize(request.path)}"
+        data = read_path(request.path, limit=MAX_DIFF_BYTES, name=name, fix=DIFF_TOO_BIG_FIX)
+        return PRFacts(source=request.path, files=_parse(_given(data, name)))
     if request.repo_root is None:
         raise GitError("not inside a git repository", fix="review a git repository, or a diff file")
     root = Path(request.repo_root)

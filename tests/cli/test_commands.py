@@ -94,3 +94,9 @@ def test_explain_names_the_agents_plan_dispatches_for_that_file_alone(cli) -> No
         plan = cli("plan", "--diff", "-", "--format", "json", stdin=make_diff(path, ["x = 1"]).encode()).json()
         planned = {e["agent"] for e in plan["manifest"] if set(e["policies"]) - conditional}
         assert set(explained) - {"none"} == planned, path
+
+
+def test_plan_counts_one_file_in_the_singular(cli) -> None:
+    result = cli("plan", "--offline", "--diff", "-", stdin=make_diff("app.py", ["x = 1"]).encode())
+    assert result.code == 0, result.err
+    assert "1 file, +1 -0" in result.out and "1 files" not in result.out

@@ -357,3 +357,29 @@ def test_xdg_cache_home_moves_the_state_outside_a_repository(cli, tmp_path: Path
     assert cli("--config", str(quiet_config(tmp_path)), "--diff", "-", stdin=DIFF.encode()).code == 0
     assert (tmp_path / "xdg" / "review-gate" / "state.db").is_file()
 
+
+
+def test_a_name_ending_in_a_space_keeps_it(cli, repo: GitRepo) -> None:
+    """git ends such a name on the +++ line with a tab; the space before it is the name's own."""
+    repo.write("trail.py ", "password = 'hunter2hunter2'\n")
+    files = plan_files(cli, "--offline")
+    assert [f["path"] for f in files] == ["trail.py "]
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "trail")
+    repo.git("mv", "trail.py ", "moved file.py ")
+    [moved] = plan_files(cli, "--offline", "--staged")
+    assert (moved["path"], moved["old_path"], moved["status"]) == ("moved file.py ", "trail.py ", "renamed")
+
+
+@pytest.mark.parametrize("command", [[], ["sweep"]])
+@pytest.mark.parametrize("value", ["0", "257", "99999999999999999999999"])
+def test_concurrency_out_of_the_configs_range_is_refused(cli, repo: GitRepo, command: list[str], value: str) -> None:
+    result = cli(*command, "--concurrency", value, "--offline")
+    assert result.code == 2 and f"--concurrency {value}: must be from 1 to 256" in result.err
+
+
+def test_a_version_of_true_is_not_version_1(cli, tmp_path: Path) -> None:
+    config = builtin_copy(tmp_path)
+    edit(config / "review-gate.json", lambda data: data.update(version=True))
+    result = cli("config", "validate", "--config", str(config))
+    assert result.code == 2 and "/version: expected an integer, got true" in result.err
