@@ -17,6 +17,8 @@ DIFF_OPTIONS = ("--no-color", "--no-ext-diff", "--full-index", "-M",
                 "--src-prefix=a/", "--dst-prefix=b/")
 
 
+WORKTREE_FIX = ("run `git status` in the repository to see what git says about the working tree; or review what "
+                "is committed instead (--head HEAD) or the staged changes (--staged)")
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1, SHA-256
 BLOB_GROUP = 8_000_000  # bytes of blobs one `git cat-file --batch` reads at most
 
@@ -95,18 +97,64 @@ def diff_worktree(root: Path, base: str) -> bytes:
     """The working tree against ``base``, untracked files that git does not ignore included.
 
     Untracked files are marked intent-to-add in a throwaway copy of the index, so the user's
-    real index is never touched.
+    real index is never touched. They are named one by one, as git lists them: ``git add --all``
+    stops at a nested repository without a commit ("adding files failed"). A nested repository
+    is no content of this one (a commit would record at most the commit it points to): it is
+    shown as a gitlink of its own, with no lines, and its files are not reviewed.
     """
+    try:
+        return _worktree_diff(root, base)
+    except GitError as exc:
+        if exc.fix is not None:
+            raise
+        raise GitError(exc.message, fix=WORKTREE_FIX) from exc
+
+
+def _worktree_diff(root: Path, base: str) -> bytes:
     index = Path(_git(["rev-parse", "--git-path", "index"], root).stdout.decode().strip())
     if not index.is_absolute():
         index = root / index
+    listed = _git(["ls-files", "-z", "--others", "--exclude-standard"], root).stdout.split(b"\0")
+    files = [path for path in listed if path and not path.endswith(b"/")]
+    nested = [path[:-1] for path in listed if path.endswith(b"/")]  # git lists a nested repository as DIR/
     with tempfile.TemporaryDirectory(prefix="review-gate-") as tmp:
         scratch = Path(tmp) / "index"
         if index.is_file():
             shutil.copyfile(index, scratch)
         env = {"GIT_INDEX_FILE": str(scratch)}
-        _git(["add", "--intent-to-add", "--all", "--", "."], root, env=env)
-        return _git(["diff", *DIFF_OPTIONS, base, "--"], root, env=env).stdout
+        if files:
+            _intend_to_add(root, files, env)
+        diff = _git(["diff", *DIFF_OPTIONS, base, "--"], root, env=env).stdout
+    return diff + b"".join(_gitlink(path) for path in nested)
+
+
+def _intend_to_add(root: Path, files: list[bytes], env: dict[str, str]) -> None:
+    # Literal pathspecs from standard input: a name holding `*`, a newline or a leading `-` names itself.
+    added = _git(["add", "--intent-to-add", "--pathspec-from-file=-", "--pathspec-file-nul"], root, check=False,
+                 env={**env, "GIT_LITERAL_PATHSPECS": "1"}, stdin=b"\0".join(files))
+    if added.returncode != 0:
+        message = added.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise GitError(f"git add --intent-to-add failed on the untracked files: "
+                       f"{message[-1] if message else added.returncode}",
+                       fix="run `git status` to see the file git names, then ignore it (.gitignore) or move it "
+                           "away; or review what is committed instead (--head HEAD) or the staged changes (--staged)")
+
+
+def _gitlink(path: bytes) -> bytes:
+    """A diff section that adds the nested repository ``path`` and none of its files."""
+    name = _quoted(b"a/" + path), _quoted(b"b/" + path)
+    return b"diff --git " + name[0] + b" " + name[1] + b"\nnew file mode 160000\n"
+
+
+def _quoted(path: bytes) -> bytes:
+    """``path`` as git writes an unusual name in a diff header: C-style, in double quotes."""
+    if not any(byte < 0x20 or byte in (0x22, 0x5C) or byte >= 0x7F for byte in path):
+        return path
+    escapes = {0x07: b"\\a", 0x08: b"\\b", 0x09: b"\\t", 0x0A: b"\\n", 0x0B: b"\\v", 0x0C: b"\\f",
+               0x0D: b"\\r", 0x22: b'\\"', 0x5C: b"\\\\"}
+    body = b"".join(escapes.get(byte, b"\\%03o" % byte if byte < 0x20 or byte >= 0x7F else bytes([byte]))
+                    for byte in path)
+    return b'"' + body + b'"'
 
 
 def commits(root: Path, base: str, head: str) -> list[Commit]:

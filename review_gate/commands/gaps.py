@@ -29,6 +29,7 @@ NO_PATCH = {
     "baseline_changed": "it is about an edit to the baseline under review, not a missing entry",
     "state_changed": "it is about the run state committed in the change, not a missing entry",
     "gap_detector_failed": "the LLM gap detector failed; nothing is missing from the configuration",
+    "nested_repository": "a repository inside this one is reviewed on its own, not by an entry of this configuration",
     "unknown_agent": "a configuration that names an unknown agent does not load; `review-gate config validate` "
                      "says where",
 }

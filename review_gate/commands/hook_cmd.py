@@ -1,8 +1,9 @@
 """``review-gate hook claude-code|codex``: the gate as a coding agent's hook, in the host's contract.
 
-It reads the host's payload on stdin and always exits 0 with the decision as JSON on stdout
-(a host ignores any other exit code but 2, so exit 1 would let the agent carry on): see
-``review_gate.hooks``. Only a payload that is not JSON at all is a usage error (exit 2).
+It reads the host's payload on stdin and exits 0 with the decision as JSON on stdout (a host
+ignores any other exit code but 2, so exit 1 would let the agent carry on): see
+``review_gate.hooks``. A payload it cannot read (empty, not JSON, not a JSON object, too large)
+or a bad flag is a usage error: exit 2, the message on stderr, which a host treats as a block.
 """
 
 from __future__ import annotations

@@ -3,9 +3,11 @@
 Coding-agent hosts (Claude Code, Codex CLI) block an agent only on their own protocol: a JSON
 decision on stdout with exit 0 (or exit 2 with the reason on stderr). Any other exit code, such
 as the 1 that ``review-gate run`` gives on ``needs_fixes``, is logged as a non-blocking error
-and the agent carries on. So the hook always answers in that protocol, and exits 0:
+and the agent carries on. So the hook always answers in that protocol and exits 0; only a payload
+it cannot read (or a bad flag) is a usage error, exit 2, which a host takes for a block:
 
 - ``base``: the payload a host sends, which events and which shell commands need a review;
+- ``shell``: what a shell command line would commit, push or open, read and never run;
 - ``gate``: the review under the hook's time budget, and the decision (allow, block, deny)
   with the count of blocked stops that keeps an agent from being trapped;
 - ``claude_code``, ``codex``: one module per host: how an answer is written, where the

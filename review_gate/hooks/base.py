@@ -5,22 +5,21 @@ adds ``stop_hook_active``; PreToolUse adds ``tool_name`` and ``tool_input.comman
 call) and read a decision as JSON on stdout with exit 0. Unknown fields are ignored, as a host
 adds fields from release to release.
 
-    >>> gate_for(Payload(event="PreToolUse", tool_name="Bash", command="make && git push origin HEAD"))
-    'push'
-    >>> gate_for(Payload(event="PreToolUse", tool_name="Bash", command="git log --grep=push")) is None
-    True
+    >>> gates_for(Payload(event="PreToolUse", tool_name="Bash", command="make && timeout 60 git push origin HEAD"))
+    ('push',)
+    >>> gates_for(Payload(event="PreToolUse", tool_name="Bash", command="git log --grep=push"))
+    ()
 """
 
 from __future__ import annotations
 
 import json
-import re
-import shlex
 from dataclasses import dataclass
-from pathlib import PurePath
+from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from review_gate.errors import UsageError
+from review_gate.hooks import shell
 
 STOP_EVENTS = ("Stop", "SubagentStop")
 TOOL_EVENT = "PreToolUse"
@@ -96,78 +95,18 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def gate_for(payload: Payload) -> Gate | None:
-    """What the event calls for: a review before a stop, before a commit, a push or a pull
-    request; None when nothing is gated (any other event, tool or command)."""
+def gates_for(payload: Payload) -> tuple[Gate, ...]:
+    """What the event calls for: a review before a stop; before a shell command, one for each
+    of the commit, the push and the pull request it would make (in that order); nothing for any
+    other event, tool or command. How a command line is read (wrappers, compound commands,
+    ``sh -c``, aliases, and failing closed where unsure): ``hooks.shell``."""
     if payload.event in STOP_EVENTS:
-        return "stop"
+        return ("stop",)
     if payload.event != TOOL_EVENT or payload.tool_name not in SHELL_TOOLS or not payload.command:
-        return None
-    found = set(_gated(payload.command, depth=0))
-    # A commit in the same command line as a push has not happened yet: review the working tree.
-    for gate in ("commit", "push", "pr"):
-        if gate in found:
-            return gate
-    return None
-
-
-_GIT_VALUE_OPTIONS = {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env",
-                      "--super-prefix"}
-_SHELLS = {"sh", "bash", "zsh", "dash", "ksh"}
-_WRAPPERS = {"sudo", "env", "command", "exec", "time", "nohup", "nice", "xargs", "builtin"}
-_PROGRAMS = {"git", "gh", *_SHELLS}
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_OPERATORS = re.compile(r"^[;&|()<>]+$")
-_LOOSE = re.compile(r"\bgit\b[^;&|\n]*\b(commit|push)\b|\bgh\b[^;&|\n]*\bpr\s+create\b")
-
-
-def _gated(command: str, depth: int) -> list[str]:
-    """The gated git and gh subcommands a shell command line runs (in any of its pipelines,
-    lists and ``sh -c`` strings). A line shlex cannot split is judged by a loose pattern: a
-    review too many costs time, a push missed is a false pass."""
-    try:
-        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-        lexer.whitespace_split = True
-        tokens = list(lexer)
-    except ValueError:
-        return [("pr" if m.group(0).startswith("gh") else m.group(1)) for m in _LOOSE.finditer(command)]
-    found: list[str] = []
-    segment: list[str] = []
-    for token in [*tokens, ";"]:
-        if _OPERATORS.match(token):
-            found += _segment(segment, depth)
-            segment = []
-        else:
-            segment.append(token)
-    return found
-
-
-def _segment(words: list[str], depth: int) -> list[str]:
-    index = 0
-    while index < len(words) and _ASSIGNMENT.match(words[index]):
-        index += 1  # FOO=bar git push
-    if index < len(words) and PurePath(words[index]).name in _WRAPPERS:
-        # sudo -u me git push, xargs -n1 git push: the first word that names a program we gate
-        index = next((i for i in range(index + 1, len(words)) if PurePath(words[i]).name in _PROGRAMS), len(words))
-    if index >= len(words):
-        return []
-    program = PurePath(words[index]).name
-    rest = words[index + 1:]
-    if program in _SHELLS and depth < 2 and "-c" in rest and rest.index("-c") + 1 < len(rest):
-        return _gated(rest[rest.index("-c") + 1], depth + 1)
-    if program == "git":
-        sub = _git_subcommand(rest)
-        return [sub] if sub in ("commit", "push") else []
-    if program == "gh" and rest[:2] == ["pr", "create"]:
-        return ["pr"]
-    return []
-
-
-def _git_subcommand(words: list[str]) -> str | None:
-    index = 0
-    while index < len(words) and words[index].startswith("-"):
-        index += 2 if words[index] in _GIT_VALUE_OPTIONS else 1
-    return words[index] if index < len(words) else None
+        return ()
+    found = shell.gates(payload.command, Path(payload.cwd) if payload.cwd else None)
+    order: tuple[Gate, ...] = ("commit", "push", "pr")
+    return tuple(gate for gate in order if gate in found)
 
 
 def encode_json(outcome: Outcome, event: str) -> str:

@@ -1,9 +1,12 @@
 """The review a hook runs, within the host's time, and the answer it gives.
 
 What is reviewed: before a stop or a ``git commit``, the working tree against the base (what
-the agent leaves behind, untracked files included); before a ``git push``, everything the
-remotes lack up to HEAD (with ``--base``, the commits since the base); before ``gh pr create``,
-the commits since the base (the pull request's content).
+the agent leaves behind, untracked files included) and, when something is staged, the index
+against HEAD (what ``git commit`` records, which the working tree may no longer show); before
+a ``git push``, everything the remotes lack up to HEAD (with ``--base``, the commits since the
+base); before ``gh pr create``, the commits since the base (the pull request's content). A
+command that does several of these (``git commit -am x && git push``) gets every review it
+calls for, in that order, within one budget; the first that fails decides.
 
 Time: a host kills a hook that outlives its ``timeout``, and a killed hook blocks nothing. So
 the review gets ``budget`` seconds in all: agents that need no network always run; agents that
@@ -35,7 +38,7 @@ import anyio
 from review_gate import agent_report, api, console, git
 from review_gate.errors import ReviewGateError
 from review_gate.escape import sanitize
-from review_gate.hooks.base import Gate, Outcome, Payload, gate_for
+from review_gate.hooks.base import Gate, Outcome, Payload, gates_for
 from review_gate.models import FailOn, ReviewConfig
 from review_gate.models.report import summary_line
 from review_gate.outputs.agent import MAX_CHARS
@@ -66,26 +69,32 @@ class Verdict:
 
 def decide(host: str, payload: Payload, options: Options) -> Outcome:
     """The hook's answer to ``payload``: reviewed when its event calls for a review."""
-    gate = gate_for(payload)
-    if gate is None:
+    gates = gates_for(payload)
+    if not gates:
         return Outcome("allow")
     cwd = Path(payload.cwd) if payload.cwd else Path.cwd()
     root = git.repo_root(cwd) if cwd.is_dir() else None
     if root is None:
         return Outcome("allow", note=f"review-gate: {cwd} is not inside a git repository; nothing was reviewed")
-    verdict = review(gate, root, options)
-    if gate != "stop":
+    verdict = review(gates, root, options)
+    if gates != ("stop",):
         return Outcome("allow") if verdict.passed else Outcome("deny", reason=verdict.reason)
     return _stop(host, payload, verdict, root, options)
 
 
-def review(gate: Gate, root: Path, options: Options) -> Verdict:
-    """The gate on the change ``gate`` stands for, within the budget; an error is a failing verdict."""
+def review(gates: tuple[Gate, ...], root: Path, options: Options) -> Verdict:
+    """The gate on each change ``gates`` stand for, within the budget; the first that fails
+    decides; an error is a failing verdict."""
     started = time.monotonic()
     out: list[Verdict] = []
 
     async def main() -> None:
-        out.append(await _review(gate, root, options, started))
+        for request, heading in _changes(gates, root, options.base):
+            verdict = await _review(request, root, options, started)
+            if not verdict.passed:
+                out.append(Verdict(False, _headed(verdict.reason, heading), verdict.summary))
+                return
+        out.append(Verdict(True, ""))
 
     try:
         anyio.run(main)
@@ -100,10 +109,48 @@ def review(gate: Gate, root: Path, options: Options) -> Verdict:
     return out[0]
 
 
-async def _review(gate: Gate, root: Path, options: Options, started: float) -> Verdict:
+STAGED = ("[review-gate reviewed the staged changes (the index against HEAD), which `git commit` records "
+          "whatever the working tree now holds. Fix what it found in the index (edit, then `git add`), or "
+          "unstage it (`git restore --staged PATH`).]")
+PUSHED = "[review-gate reviewed what this command would push.]"
+OPENED = "[review-gate reviewed the pull request this command would open: the commits since the base.]"
+
+
+def _headed(report: str, heading: str) -> str:
+    """``heading`` under the report's verdict and summary lines, which come first."""
+    if not heading:
+        return report
+    lines = report.split("\n")
+    return "\n".join([*lines[:2], heading, *lines[2:]])
+
+
+def _changes(gates: tuple[Gate, ...], root: Path, base: str | None) -> list[tuple[DiffRequest, str]]:
+    """Each change to review for ``gates``, once, with the line that says what it was when it
+    fails. A commit records the index, and the working tree may no longer show what is staged
+    (a secret staged, then undone in the file): both are reviewed, the index only when it
+    differs from HEAD."""
+    changes: list[tuple[DiffRequest, str]] = []
+    for gate in gates:
+        if gate in ("stop", "commit"):
+            head = git.resolve(root, "HEAD") if git.has_head(root) else git.empty_tree(root)
+            if git.diff_staged(root, head):
+                changes.append((api.change(cwd=root, staged=True), STAGED))
+            changes.append((api.change(cwd=root, base=base), ""))
+        elif gate == "push" and base is None:
+            changes.append((api.change(cwd=root, pushed="HEAD"), PUSHED if len(gates) > 1 else ""))
+        else:
+            changes.append((api.change(cwd=root, base=base, head="HEAD"),
+                            (PUSHED if gate == "push" else OPENED) if len(gates) > 1 else ""))
+    unique: list[tuple[DiffRequest, str]] = []
+    for request, heading in changes:
+        if all(request != seen for seen, _ in unique):
+            unique.append((request, heading))
+    return unique
+
+
+async def _review(request: DiffRequest, root: Path, options: Options, started: float) -> Verdict:
     config = api.load(options.config, root)
     offline, agent_timeout, notes = _plan_time(config, options.budget_s)
-    request = _request(gate, root, options.base)
     left = options.budget_s - (time.monotonic() - started)
     with anyio.move_on_after(max(left, 1.0)) as scope:
         report = await api.review_async(request=request, config=options.config, fail_on=options.fail_on,
@@ -138,14 +185,6 @@ def _plan_time(config: ReviewConfig, budget: float) -> tuple[bool, float | None,
     kept = [a for a in running if not (offline and KINDS[a.kind].needs_network)]
     slowest = max((a.timeout_s or default for a in kept), default=0.0)
     return offline, (usable if slowest > usable else None), notes
-
-
-def _request(gate: Gate, root: Path, base: str | None) -> DiffRequest:
-    if gate == "push" and base is None:
-        return api.change(cwd=root, pushed="HEAD")
-    if gate in ("push", "pr"):
-        return api.change(cwd=root, base=base, head="HEAD")
-    return api.change(cwd=root, base=base)
 
 
 def _stop(host: str, payload: Payload, verdict: Verdict, root: Path, options: Options) -> Outcome:

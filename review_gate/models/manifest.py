@@ -53,7 +53,8 @@ class ConfigPatch(Frozen):
 
 
 GapKind = Literal["unclassified_file", "domain_without_policy", "unknown_agent", "uncovered_file", "config_changed",
-                  "baseline_changed", "state_changed", "llm_addition", "agent_addition", "gap_detector_failed"]
+                  "baseline_changed", "state_changed", "llm_addition", "agent_addition", "gap_detector_failed",
+                  "nested_repository"]
 
 
 class Gap(Frozen):
@@ -62,7 +63,9 @@ class Gap(Frozen):
                     "configuration, baseline or run state (never reviewed as code; a changed baseline or "
                     "state is not trusted); llm_addition: the LLM gap detector added an agent (or files to "
                     "one); agent_addition: the caller added an agent with a reason (run --add-agent); "
-                    "gap_detector_failed: it ran and failed, and the manifest stayed as it was.")
+                    "gap_detector_failed: it ran and failed, and the manifest stayed as it was; "
+                    "nested_repository: the change adds a git repository inside this one (a nested "
+                    "repository or a submodule), whose own files are not reviewed.")
     subject: str = Field(description="The file, domain or agent id concerned.")
     reason: str
     suggestion: str = Field(description="A config change that would close the gap.")

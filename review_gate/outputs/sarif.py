@@ -174,6 +174,7 @@ GAP_DESCRIPTIONS = {
     "llm_addition": "The LLM gap detector added an agent the policies did not choose.",
     "agent_addition": "The caller added an agent the policies did not choose (run --add-agent).",
     "gap_detector_failed": "The LLM gap detector failed; the manifest is the deterministic one.",
+    "nested_repository": "The change adds a git repository inside this one; its own files were not reviewed.",
 }
 
 

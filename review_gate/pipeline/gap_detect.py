@@ -41,7 +41,7 @@ async def gap_detect(facts: PRFacts, classification: PRClassification, manifest:
     deterministic ones, the caller's additions, then the detector's. ``http``: the run's
     HTTP client (else the detector makes its own). The detector is bounded by its timeout and
     never breaks a run: a failure or a timeout is one ``gap_detector_failed`` gap."""
-    gaps = missed(classification, manifest, config)
+    gaps = [*missed(classification, manifest, config), *nested(facts)]
     if requests:
         manifest, added = requested(classification, manifest, config, requests)
         gaps = [*gaps, *added]
@@ -60,6 +60,18 @@ async def gap_detect(facts: PRFacts, classification: PRClassification, manifest:
             amended, added = await detect(facts, classification, manifest, config, detector, client)
             return amended, [*gaps, *added]
     return manifest, [*gaps, failed(detector, f"timed out after {deadline:g} s")]
+
+
+def nested(facts: PRFacts) -> list[Gap]:
+    """A gap per git repository the change adds inside this one (a gitlink: a nested repository
+    in the working tree, or a new submodule): the change holds at most the commit it points to,
+    so its own files are reviewed by nobody here."""
+    return [Gap(kind="nested_repository", subject=change.path,
+                reason="a git repository inside this one: the change holds at most the commit it points to, "
+                       "and its own files were not reviewed",
+                suggestion=f"review it in its own repository (run review-gate in {change.path}), or move "
+                           "it out of this working tree or ignore it if it does not belong here")
+            for change in facts.files if change.new_mode == "160000"]
 
 
 def missed(classification: PRClassification, manifest: AgentManifest, config: ReviewConfig) -> list[Gap]:

@@ -12,7 +12,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.conftest import GitRepo
 from tests.integrations.conftest import tool_env
@@ -70,3 +73,152 @@ def test_the_hook_denies_the_push_through_the_protocol(repo: GitRepo) -> None:
         reaction, how = host_reaction(done, "PreToolUse")
         assert (done.returncode, reaction) == (0, "block"), (host, done.stderr.decode())
         assert "sec-tls-verify-01" in how
+
+
+# ------------------------------------------------------------ what the PreToolUse hook sees
+
+KEY = 'AWS_KEY = "AKIAIOSFODNN7EXAMPLQ"\n'  # the built-in secrets-scanner flags it critical
+
+
+def bash_payload(repo: GitRepo, command: str) -> bytes:
+    return json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command},
+                       "cwd": str(repo.root), "session_id": "s"}).encode()
+
+
+def denied(cli: Any, repo: GitRepo, command: str) -> str:
+    """The reason the hook denies the Bash call ``command``, "" when it lets it run."""
+    result = cli("hook", "claude-code", stdin=bash_payload(repo, command))
+    assert result.code == 0, result.err
+    if not result.out.strip():
+        return ""
+    decision = json.loads(result.out)["hookSpecificOutput"]
+    assert decision["permissionDecision"] == "deny"
+    return str(decision["permissionDecisionReason"])
+
+
+@pytest.fixture
+def pushed_key(repo: GitRepo, tmp_path: Path) -> GitRepo:
+    """A feature branch whose commit holds a key, with a remote that lacks it, and `git ci` for commit."""
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True, capture_output=True)
+    repo.git("remote", "add", "origin", str(remote))
+    repo.git("push", "-q", "origin", "main")
+    repo.branch("feat")
+    repo.write("k.py", KEY)
+    repo.commit("add the key")
+    repo.git("config", "alias.ci", "commit")
+    return repo
+
+
+def test_a_push_or_commit_behind_a_wrapper_is_denied(cli: Any, pushed_key: GitRepo) -> None:
+    """Each of these ran the push or commit with no review: the hook read only the first word."""
+    for command in ("timeout 30 git push origin feat", "timeout -s KILL 30 git push origin feat",
+                    "stdbuf -oL git push origin feat", "{ git push origin feat; }",
+                    "if true; then git push origin feat; fi", "for i in 1; do git push origin feat; done",
+                    "! git push origin feat", 'eval "git commit -m x"', "git ci -m x",
+                    "nice -n 5 nohup git push origin feat", "bash -lc 'git push origin feat'",
+                    "echo start\ngit push origin feat", "git status || git -c color.ui=never push origin feat"):
+        assert "sec-aws-key-01" in denied(cli, pushed_key, command), command
+    for command in ("git status", "git log --oneline", 'echo "git push origin feat"', "ls -la"):
+        assert denied(cli, pushed_key, command) == "", command
+
+
+def test_a_secret_staged_then_undone_in_the_file_is_denied_at_commit(cli: Any, repo: GitRepo) -> None:
+    """`git commit` records the index: a key staged and then removed from the file alone was let through."""
+    repo.write("a.py", "x = 1\n")
+    repo.commit("add a")
+    repo.write("a.py", KEY)
+    repo.git("add", "a.py")
+    repo.write("a.py", "x = 1\n")  # the working tree no longer shows it; the index still holds it
+    reason = denied(cli, repo, "git commit -m wip")
+    assert "sec-aws-key-01" in reason and "the staged changes (the index against HEAD)" in reason
+    assert reason.startswith("review-gate: FAIL")  # the verdict still comes first
+    repo.git("restore", "--staged", "a.py")
+    assert denied(cli, repo, "git commit -m wip") == ""
+
+
+def test_a_commit_of_tracked_changes_not_yet_staged_is_denied(cli: Any, repo: GitRepo) -> None:
+    repo.write("a.py", "x = 1\n")
+    repo.commit("add a")
+    repo.write("a.py", KEY)  # `git commit -am` takes it from the working tree
+    assert "sec-aws-key-01" in denied(cli, repo, "git commit -am wip")
+
+
+def test_the_stop_hook_reviews_the_index_too(cli: Any, repo: GitRepo) -> None:
+    repo.write("a.py", "x = 1\n")
+    repo.commit("add a")
+    repo.write("a.py", KEY)
+    repo.git("add", "a.py")
+    repo.write("a.py", "x = 1\n")
+    payload = {"hook_event_name": "Stop", "cwd": str(repo.root), "session_id": "s", "stop_hook_active": False}
+    result = cli("hook", "claude-code", stdin=json.dumps(payload).encode())
+    answer = json.loads(result.out)
+    assert answer["decision"] == "block" and "sec-aws-key-01" in answer["reason"]
+
+
+def test_a_commit_and_push_in_one_line_reviews_what_is_pushed_too(cli: Any, pushed_key: GitRepo) -> None:
+    """The commit review sees the working tree; the key was committed and then removed from it."""
+    pushed_key.write("k.py", "AWS_KEY = read_key()\n")
+    assert "sec-aws-key-01" in denied(cli, pushed_key, "git commit -am 'drop the key' && git push origin feat")
+
+
+# ------------------------------------------------------------ nested repositories in the working tree
+
+
+def test_an_empty_nested_repository_does_not_make_the_gate_unusable(cli: Any, repo: GitRepo) -> None:
+    """`git add --intent-to-add --all` failed on it ("adding files failed"), with no fix line, and
+    the Stop hook blocked every stop with that error."""
+    (repo.root / "inner").mkdir()
+    repo.git("-C", "inner", "init", "-q")
+    repo.write("b.py", "x = 1\n")
+    result = cli("run", "--format", "json")
+    assert result.code == 0, result.err
+    report = json.loads(result.out)
+    assert [f["file"] for f in report["findings"]] == []
+    assert {(g["kind"], g["subject"]) for g in report["gaps"]} >= {("nested_repository", "inner")}
+    stop = {"hook_event_name": "Stop", "cwd": str(repo.root), "session_id": "s", "stop_hook_active": False}
+    assert cli("hook", "claude-code", stdin=json.dumps(stop).encode()).out == ""
+    repo.write("c.py", KEY)  # the untracked files beside it are still reviewed
+    blocked = json.loads(cli("hook", "claude-code", stdin=json.dumps(stop).encode()).out)
+    assert "c.py:1 critical sec-aws-key-01" in blocked["reason"]
+    assert "gap nested_repository: inner" in blocked["reason"]
+
+
+def test_a_nested_repository_is_a_gap_and_its_files_are_not_reviewed(cli: Any, repo: GitRepo) -> None:
+    inner = repo.root / "vendor" / "lib"
+    inner.mkdir(parents=True)
+    repo.git("-C", "vendor/lib", "init", "-q")
+    repo.write("vendor/lib/k.py", KEY)
+    repo.git("-C", "vendor/lib", "add", "k.py")
+    repo.git("-C", "vendor/lib", "commit", "-qm", "k")
+    report = json.loads(cli("run", "--format", "json").out)
+    assert report["findings"] == []  # not this repository's content: a commit records only the gitlink
+    assert ("nested_repository", "vendor/lib") in {(g["kind"], g["subject"]) for g in report["gaps"]}
+
+
+def test_untracked_files_with_unusual_names_are_each_reviewed(cli: Any, repo: GitRepo) -> None:
+    """They are named to git one by one, as literal pathspecs."""
+    for name in ("-rf.py", "*.py", "new\nline.py", "sp ace.py", ":(glob)x.py"):
+        repo.write(name, KEY)
+    report = json.loads(cli("run", "--format", "json").out)
+    assert sorted(f["file"] for f in report["findings"]) == sorted(
+        ["-rf.py", "*.py", "new\nline.py", "sp ace.py", ":(glob)x.py"])
+
+
+def test_a_working_tree_git_cannot_read_is_an_error_with_a_fix(cli: Any, repo: GitRepo) -> None:
+    (repo.root / ".git" / "index").write_bytes(b"DIRC garbage")
+    result = cli("run")
+    assert result.code == 2 and "Traceback" not in result.err
+    assert "fix: run `git status`" in result.err
+
+
+def test_a_payload_the_hook_cannot_read_exits_2_which_the_host_takes_for_a_block(repo: GitRepo) -> None:
+    """docs/agents.md said the hook "always exits 0"; these exit 2, and that is the fail-closed answer."""
+    for payload, said in ((b"", "not JSON"), (b"not json", "not JSON"), (b"[1]", "not a JSON object"),
+                          (b" " * (8 * 1024 * 1024 + 1), "over 8388608 bytes")):
+        done = subprocess.run([sys.executable, "-m", "review_gate", "hook", "claude-code"], input=payload,
+                              capture_output=True, timeout=120, env=tool_env(), cwd=repo.root, check=False)
+        err = done.stderr.decode()
+        assert done.returncode == 2 and said in err and "fix:" in err and "Traceback" not in err, err
+        for event in ("Stop", "PreToolUse"):
+            assert host_reaction(done, event)[0] == "block"

@@ -16,7 +16,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from review_gate.hooks.base import Payload, gate_for
+from review_gate.hooks.base import Payload, gates_for
 from tests.conftest import GitRepo
 from tests.hostile.helpers import command_agent, script, write_config
 from tests.integrations.conftest import tool_env
@@ -193,15 +193,86 @@ def test_other_commands_are_not_even_reviewed(cli, repo: GitRepo) -> None:
     assert not (repo.root / ".review-gate").exists()  # no run was recorded: nothing was reviewed
 
 
-@pytest.mark.parametrize(("command", "gate"), [
+# Every simple command of every list, compound command, subshell, substitution, eval and sh -c
+# string is looked at, through wrappers and aliases; where the reading is unsure it fails closed.
+GATED_COMMANDS = [
     ("git push", "push"), ("git -C sub push origin main", "push"), ("make test && git push", "push"),
     ("sudo -u ci git push", "push"), ("bash -c 'git push --force'", "push"), ("/usr/bin/git push", "push"),
     ("gh pr create --fill", "pr"), ("git add -A && git commit -m 'x && git push'", "commit"),
-    ("git commit -am wip; git push", "commit"), ("echo \"unbalanced git push", "push"),
-    ("ls", None), ("git log --grep=push", None), ("gh pr list", None), ("echo git-push", None),
+    ("git commit -am wip; git push", "commit push"), ("git push -u origin feat && gh pr create --fill", "push pr"),
+    # wrappers, with their options and operands
+    ("timeout 30 git push origin feat", "push"), ("timeout -s KILL 30 git push origin feat", "push"),
+    ("stdbuf -oL git push origin feat", "push"), ("nice -n 5 git push", "push"), ("nohup git push &", "push"),
+    ("env VAR=1 git push", "push"), ("env -i PATH=/usr/bin git push", "push"), ("command git push", "push"),
+    ("exec git push", "push"), ("time git commit -m x", "commit"), ("sudo -u git git push", "push"),
+    ("printf 'main\\n' | xargs git push origin", "push"), ("watch -n 60 'git push'", "push"),
+    ("find . -maxdepth 0 -exec git push \\;", "push"), ("FOO=1 BAR=2 git push", "push"),
+    # compound commands, lists, subshells, newlines
+    ("{ git push origin feat; }", "push"), ("if true; then git push origin feat; fi", "push"),
+    ("for i in 1; do git push origin feat; done", "push"), ("! git push origin feat", "push"),
+    ("while ! git push; do sleep 1; done", "push"), ("case x in x) git push;; esac", "push"),
+    ("(cd sub; git push)", "push"), ("git status\ngit push", "push"), ("false || git push", "push"),
+    ("make | tee log; git push", "push"), ("git push >/dev/null 2>&1", "push"), ("git \\\n  push", "push"),
+    ("f() { git push; }; f", "push"), ("coproc git push", "push"),
+    # command lines inside the line
+    ('eval "git commit -m x"', "commit"), ("bash -lc 'git push origin feat'", "push"),
+    ('sh -c "cd sub && git commit -m x"', "commit"), ("echo $(git push)", "push"), ("echo `git push`", "push"),
+    ('echo "$(git commit -m x)"', "commit"), ("CMD='git push'; sh -c \"$CMD\"", "push"),
+    ("git rebase -x 'git push' main", "push"), ("git submodule foreach git push", "push"),
+    ("python3 -c \"import subprocess; subprocess.run(['git', 'push'])\"", "push"),
+    # git's global options, hub, gh, aliases set on the line
+    ("git -c user.name=x push", "push"), ("git --git-dir=.git --work-tree=. push", "push"),
+    ("git --git-dir .git push", "push"), ("git --no-pager -C . commit -m x", "commit"),
+    ("hub push origin feat", "push"), ("hub pull-request -m x", "pr"), ("gh pr new", "pr"),
+    ("gh api repos/o/r/pulls -f title=x", "pr"), ("git -c alias.p=push p", "push"),
+    ("git config alias.p push && git p", "push"),
+    # unsure: fail closed
+    ('echo "unbalanced git push', "push"), ("$(which git) push", "push"), ("echo 'git push' | bash", "push"),
+    ("GIT=git; $GIT push", "push"), ("git flow feature publish x && git push", "push"),
+    ("ls # then; git push", "push"), ("# push the branch\ngit push", "push"),
+    ("cat <<'EOF' | bash\ngit push\nEOF", "push"), ("bash <<< 'git push'", "push"),
+    # nothing that commits, pushes or opens a pull request
+    ("ls", None), ("ls -la", None), ("git status", None), ("git log", None), ("git log --grep=push", None),
+    ('git log --grep "git push"', None), ('echo "git push"', None), ("echo git push", None),
+    ("printf '%s\\n' 'git commit'", None), ('grep -rn "git push" docs', None), ("gh pr list", None),
+    ("gh pr view 3", None), ("git stash push -m wip", None), ("git diff HEAD~1", None), ("echo git-push", None),
+    ("npm test && git add -A", None), ("git -C sub status", None), ("git config alias.p push", None),
+    ("cd /tmp && ls # git push later", None), ("npm test  # before git commit", None),
+    ("git show HEAD:push.txt", None),
+    ("git commit -m \"$(cat <<'EOF'\nDon't push\n\n# Notes\nEOF\n)\"", "commit"),
+    ("gh pr create --title x --body \"$(cat <<'EOF'\n## Summary\n- don't git push\nEOF\n)\"", "pr"),
+    ("cat > notes.md <<'EOF'\nRun git push when it's done\nEOF", None),
+]
+
+
+def gated(command: str, cwd: Path) -> str | None:
+    """The reviews a Bash call gets, space-separated (commit, push, pr), None for none."""
+    return " ".join(gates_for(Payload(event="PreToolUse", tool_name="Bash", command=command, cwd=str(cwd)))) or None
+
+
+@pytest.mark.parametrize(("command", "gate"), GATED_COMMANDS)
+def test_which_shell_commands_are_gated(command: str, gate: str | None, tmp_path: Path) -> None:
+    assert gated(command, tmp_path) == gate
+
+
+@pytest.mark.parametrize(("command", "gate"), [
+    ("git ci -m x", "commit"), ("git pu origin feat", "push"), ("git -C . ci -m x", "commit"),
+    ("timeout 30 git ci -m x", "commit"), ("git st", None), ("git nope origin", None),
 ])
-def test_which_shell_commands_are_gated(command: str, gate: str | None) -> None:
-    assert gate_for(Payload(event="PreToolUse", tool_name="Bash", command=command)) == gate
+def test_git_aliases_are_resolved_in_the_payloads_repository(repo: GitRepo, command: str, gate: str | None) -> None:
+    repo.git("config", "alias.ci", "commit")
+    repo.git("config", "alias.pu", "!git push")  # a shell alias: its line is read, never run
+    repo.git("config", "alias.st", "status --short")
+    assert gated(command, repo.root) == gate
+
+
+@pytest.mark.parametrize(("command", "gate"), [("gh pc --fill", "pr"), ("gh sp", "push"), ("gh co 3", None)])
+def test_gh_aliases_are_resolved(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str,
+                                 gate: str | None) -> None:
+    (tmp_path / "config.yml").write_text("version: 1\naliases:\n    co: pr checkout\n    pc: pr create\n"
+                                         "    sp: '!git push'\n", encoding="utf-8")
+    monkeypatch.setenv("GH_CONFIG_DIR", str(tmp_path))
+    assert gated(command, tmp_path) == gate
 
 
 # -------------------------------------------------------------------------------------- Codex

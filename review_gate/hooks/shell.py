@@ -1,0 +1,483 @@
+"""Does a shell command line commit, push or open a pull request? Read as a shell would, never run.
+
+A coding agent's shell tool hands the hook a command line before any shell sees it. The line
+is split as a shell splits it (quotes; ``;``, ``&&``, ``||``, ``|``, ``&`` and newlines; ``( )``
+and ``{ }``; redirections and their targets), and every simple command in it is looked at:
+
+- past what a shell or a wrapper puts before the program: assignments (``A=1``), reserved words
+  (``if``, ``then``, ``do``, ``!``, ``{``...), ``function NAME``; and past any program that is
+  not known to run nothing: its arguments are read as a command from the first word that names
+  git, hub, gh, a shell or ``eval`` (``timeout -s KILL 30 git push``, ``nice -n 5``, ``stdbuf
+  -oL``, ``sudo -u ci``, ``env -i A=1``, ``xargs``, ``nohup``, ``exec``, ``find -exec``...);
+- into the command lines it holds: ``$( )`` and backticks (wherever they are, even in quotes),
+  ``eval ARGS``, ``sh -c STRING`` (any shell; ``-lc``, ``-xc`` too), an argument with a space
+  in it given to a program that may run it (``watch 'git push'``, ``ssh host 'git push'``), an
+  assignment's value (``CMD='git push'``), ``git rebase --exec``, ``git submodule foreach``;
+- through aliases: git's, read with ``git config --get alias.NAME`` (argv, never a shell) in the
+  payload's directory, or set on the line itself (``git -c alias.p=push p``, ``git config
+  alias.p push && git p``); gh's, read from its ``config.yml``. A ``!`` alias is read as a line.
+
+Data is data: the arguments of ``echo``, ``printf``, ``grep`` and their kin, and of a git
+subcommand that runs nothing (``git log --grep push``), are not commands, so ``echo "git push"``
+is not a push (``echo "git push" | sh`` is: a shell reading its standard input is judged by
+the loose pattern below).
+
+Where the reading is unsure it fails closed, since a review too many costs only time and a push
+missed is a false pass. Then any ``git``/``hub`` word followed anywhere later in the text by
+``commit``, ``push`` or ``pull-request``, and ``gh`` followed by ``pr create``, counts: a line
+that cannot be split (an unbalanced quote), nested too deep or too long; a program named by a
+variable or a substitution (``$GIT push``, ``$(which git) push``); ``git`` with no subcommand
+or with one that is neither git's nor an alias (``git flow``); a shell running a script or its
+standard input; a word naming git inside an argument of a program we do not know.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+from pathlib import Path, PurePath
+from typing import Literal
+
+Gated = Literal["commit", "push", "pr"]
+
+MAX_DEPTH = 4  # command lines inside command lines (sh -c, eval, $( ), aliases) read at most
+MAX_TEXT = 64 * 1024  # characters split as a shell would; a longer line is judged by the loose pattern
+MAX_SUBSTITUTIONS = 64  # $( ) and backticks read in one line
+MAX_LOOKUPS = 16  # git config calls for one payload
+LOOKUP_TIMEOUT_S = 5.0
+
+_PUNCTUATION = "();<>|&\n"
+_REDIRECTIONS = frozenset({"<", ">", ">>", "<<", "<<<", ">&", "<&", "&>", "&>>", ">|", "<>"})
+_RESERVED = frozenset({"{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until",
+                       "esac", "coproc"})
+_HEADERS = frozenset({"for", "select", "case", "in"})  # their words are not commands
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"})
+_PROGRAMS = frozenset({"git", "hub", "gh", "eval", *_SHELLS})
+# Programs that never run their arguments: what they are given is data.
+_INERT = frozenset({"echo", "printf", "grep", "egrep", "fgrep", "rg", "ag", "ack", "which", "type", "whereis",
+                    "whatis", "apropos", "man", "info", "help", "true", "false", ":", "test", "[", "[[", "cd",
+                    "pushd", "popd"})
+# git subcommands that run nothing given to them (builtins cannot be aliased, so none is looked up)
+# Programs that a here-document feeds data, not a script (`cat > notes <<EOF`, `git commit -F - <<EOF`)
+_SINKS = _INERT | {"cat", "tee", "git", "gh", "hub", "head", "tail", "wc", "sort", "uniq", "less", "more", "jq"}
+_GIT_DATA = frozenset({
+    "add", "am", "annotate", "apply", "archive", "blame", "branch", "bundle", "cat-file", "check-attr",
+    "check-ignore", "check-ref-format", "checkout", "cherry", "cherry-pick", "clean", "clone", "commit-graph",
+    "config", "count-objects", "describe", "diff", "diff-files", "diff-index", "diff-tree", "fetch",
+    "for-each-ref", "format-patch", "fsck", "gc", "grep", "hash-object", "help", "init", "log", "ls-files",
+    "ls-remote", "ls-tree", "maintenance", "merge", "merge-base", "mv", "notes", "pull", "range-diff", "reflog",
+    "remote", "repack", "replace", "rerun", "reset", "restore", "rev-list", "rev-parse", "revert", "rm",
+    "shortlog", "show", "show-branch", "show-ref", "sparse-checkout", "stash", "status", "switch",
+    "symbolic-ref", "tag", "update-index", "update-ref", "var", "verify-commit", "verify-tag", "version",
+    "whatchanged", "worktree", "write-tree"})
+_GIT_RUNS = frozenset({"rebase", "bisect", "submodule", "filter-branch", "difftool", "mergetool"})
+_HUB_DATA = frozenset({"fork", "create", "browse", "compare", "ci-status", "sync", "issue", "pr", "release", "api",
+                       "gist", "alias", "delete"})
+_GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env",
+                                "--super-prefix", "--attr-source"})
+_GH_BUILTINS = frozenset({
+    "agent-task", "alias", "api", "attestation", "auth", "browse", "cache", "co", "codespace", "completion",
+    "config", "copilot", "extension", "gist", "gpg-key", "help", "issue", "label", "org", "pr", "preview",
+    "project", "release", "repo", "ruleset", "run", "search", "secret", "ssh-key", "status", "variable",
+    "workflow", "version"})
+_SHELL_VALUE_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
+_SPACE = re.compile(r"\s")
+_GIT_WORD = re.compile(r"\b(?:git|hub|gh)\b")
+_LOOSE_GIT = re.compile(r"\b(?:git|hub)\b")
+_LOOSE_GATED = re.compile(r"\b(commit|push|pull-request)\b")
+_LOOSE_GH = re.compile(r"\bgh\b")
+_LOOSE_PR = re.compile(r"\bpr\s+(?:create|new)\b")
+_PARENS = re.compile(r"[()]")
+# what the comment scanner stops at, by quoting state: none, '...', $'...', "..."
+_SPECIAL = {"": re.compile(r"[\\'\"#<\n]"), "'": re.compile(r"'"), "$'": re.compile(r"[\\']"),
+            '"': re.compile(r'[\\"]')}
+_HEREDOC = re.compile(r"<<(-?)[ \t]*(?:'([^'\n]*)'|\"([^\"\n]*)\"|\\?([^\s;&|()<>'\"]+))")
+_WORD_START = " \t\n;&|()<>"
+_HIDES = re.compile(r"[;&|()`$]")
+_GATES: dict[str, Gated] = {"commit": "commit", "push": "push", "pull-request": "pr"}
+
+
+def gates(command: str, cwd: Path | None = None) -> set[Gated]:
+    """What the shell line ``command`` would commit, push or open (``commit``, ``push``, ``pr``);
+    ``cwd`` is where its git aliases are looked up (default: the current directory).
+
+    >>> sorted(gates("timeout 30 git push origin main && gh pr create --fill"))
+    ['pr', 'push']
+    >>> gates('echo "git push"; git log --grep=push')
+    set()
+    """
+    return _Reader(cwd if cwd is not None else Path.cwd()).line(command, 0)
+
+
+def loose(text: str) -> set[Gated]:
+    """The fail-closed reading: a ``git``/``hub`` word and, anywhere after it, ``commit``,
+    ``push`` or ``pull-request``; ``gh`` and, after it, ``pr create``. Linear in the text."""
+    found: set[Gated] = set()
+    git = _LOOSE_GIT.search(text)
+    if git is not None:
+        found |= {_GATES[m.group(1)] for m in _LOOSE_GATED.finditer(text, git.end())}
+    gh = _LOOSE_GH.search(text)
+    if gh is not None and _LOOSE_PR.search(text, gh.end()):
+        found.add("pr")
+    return found
+
+
+class _Reader:
+    """One payload's reading: where aliases are looked up, and what the line itself defines."""
+
+    def __init__(self, cwd: Path) -> None:
+        self.cwd = cwd
+        self.lookups = 0
+        self.known: dict[tuple[str, str], str | None] = {}
+        self.defined: dict[str, str] = {}  # git aliases the line sets with `git config alias.X V`
+        self.gh: dict[str, str] | None = None
+
+    def line(self, text: str, depth: int) -> set[Gated]:
+        if depth > MAX_DEPTH or len(text) > MAX_TEXT:
+            return loose(text)
+        text, bodies = _strip_comments(text)
+        inner = _substitutions(text)
+        if inner is None:
+            return loose(text) | {gate for body in bodies for gate in loose(body)}
+        found: set[Gated] = set()
+        for part in inner:
+            found |= self.line(part, depth + 1)
+        tokens = _split(text)
+        if tokens is None:
+            return found | loose(text) | {gate for body in bodies for gate in loose(body)}
+        commands = _commands(tokens)
+        for words in commands:
+            found |= self.simple(words, depth, text)
+        if any(_program(words) not in _SINKS for words in commands):  # cat <<EOF | bash: a script
+            for body in bodies:
+                found |= self.line(body, depth + 1)
+        return found
+
+    def simple(self, words: list[str], depth: int, context: str) -> set[Gated]:
+        """One simple command, past its reserved words and assignments."""
+        found: set[Gated] = set()
+        index = 0
+        while index < len(words):
+            word = words[index]
+            if word in _RESERVED:
+                index += 1
+            elif word == "function":
+                index += 2
+            elif _ASSIGNMENT.match(word):
+                value = word.partition("=")[2]
+                if _SPACE.search(value):  # CMD='git push'; sh -c "$CMD"
+                    found |= self.line(value, depth + 1)
+                index += 1
+            else:
+                break
+        if index >= len(words) or words[index] in _HEADERS:
+            return found
+        return found | self.program(words[index:], depth, context)
+
+    def program(self, words: list[str], depth: int, context: str) -> set[Gated]:
+        if depth > MAX_DEPTH:
+            return loose(context)
+        word, args = words[0], words[1:]
+        name = PurePath(word).name
+        if name in ("git", "hub"):
+            return self.git(args, depth, context, hub=name == "hub")
+        if name == "gh":
+            return self.gh_command(args, depth, context)
+        if name in _SHELLS:
+            return self.shell(args, depth, context)
+        if name == "eval":
+            return self.line(" ".join(args), depth + 1)
+        if name in _INERT:
+            return set()
+        if "$" in word or "`" in word:  # $GIT push, $(which git) push: the program is not known
+            sub = next((a for a in args if not a.startswith("-")), "")
+            return loose(context) | ({_GATES[sub]} if sub in ("commit", "push") else set())
+        if _GIT_WORD.search(word):
+            return loose(context)
+        return self.arguments(args, depth, context)
+
+    def arguments(self, args: list[str], depth: int, context: str) -> set[Gated]:
+        """The arguments of a program that may run them (a wrapper, find -exec, watch, ssh...)."""
+        found: set[Gated] = set()
+        for index, arg in enumerate(args):
+            if PurePath(arg).name in _PROGRAMS:
+                return found | self.program(args[index:], depth, context)
+            if _SPACE.search(arg):
+                found |= self.line(arg, depth + 1) or loose(arg)
+            elif _GIT_WORD.search(arg):
+                found |= loose(context)
+        return found
+
+    def shell(self, args: list[str], depth: int, context: str) -> set[Gated]:
+        index = 0
+        while index < len(args):
+            arg = args[index]
+            if arg in _SHELL_VALUE_OPTIONS:
+                index += 2
+            elif arg.startswith("--") and arg != "--":
+                index += 1
+            elif arg[:1] in "-+" and len(arg) > 1 and arg != "--":
+                if "c" in arg[1:]:  # -c, -lc, -xec: every word after it is read as a command line
+                    found: set[Gated] = set()
+                    for command in args[index + 1:]:
+                        found |= self.line(command, depth + 1)
+                    return found
+                index += 1
+            else:
+                break
+        return loose(context)  # a script or its standard input: what it runs is not on the line
+
+    def git(self, args: list[str], depth: int, context: str, *, hub: bool = False) -> set[Gated]:
+        directory, local, index = self.cwd, dict(self.defined), 0
+        while index < len(args) and args[index].startswith("-"):
+            option, equals, value = args[index].partition("=")
+            if option in _GIT_VALUE_OPTIONS and not equals:
+                value = args[index + 1] if index + 1 < len(args) else ""
+                index += 1
+            index += 1
+            if option == "-C":
+                directory = directory / value
+            elif option == "-c" and value.lower().startswith("alias."):
+                alias, _, meaning = value[len("alias."):].partition("=")
+                local[alias.lower()] = meaning
+        if index >= len(args):
+            return loose(context)  # `git` alone: data of another program, e.g. $(which git) push
+        sub, rest = args[index], args[index + 1:]
+        if sub in ("commit", "push"):
+            return {_GATES[sub]}
+        if hub and sub == "pull-request":
+            return {"pr"}
+        if sub in _GIT_RUNS:
+            return self.arguments(rest, depth + 1, context)
+        if sub == "config":
+            self._define(rest)
+        if sub in _GIT_DATA or (hub and sub in _HUB_DATA):
+            return set()
+        expansion = local[sub.lower()] if sub.lower() in local else self._git_alias(directory, sub)
+        if expansion is None or depth >= MAX_DEPTH:
+            return loose(context)  # git-SUB on the PATH, a typo, or aliases too deep: not known
+        if expansion.startswith("!"):
+            return self.line(" ".join([expansion[1:], *map(shlex.quote, rest)]), depth + 1)
+        try:
+            expanded = shlex.split(expansion)
+        except ValueError:
+            return loose(f"git {expansion}")
+        return self.git([*expanded, *rest], depth + 1, context, hub=hub)
+
+    def gh_command(self, args: list[str], depth: int, context: str) -> set[Gated]:
+        positional = [(i, a) for i, a in enumerate(args)
+                      if not a.startswith("-") and (i == 0 or args[i - 1] not in ("-R", "--repo"))]
+        if not positional:
+            return set()
+        index, command = positional[0]
+        if command == "pr":
+            return {"pr"} if len(positional) > 1 and positional[1][1] in ("create", "new") else set()
+        if command == "api":  # POST /repos/O/R/pulls, or the createPullRequest mutation
+            pulls = any(a.rstrip("/").endswith("/pulls") or "createPullRequest" in a for a in args)
+            return {"pr"} if pulls else set()
+        if command in _GH_BUILTINS:
+            return set()
+        expansion = self._gh_aliases().get(command)
+        if expansion is None or depth >= MAX_DEPTH:
+            return loose(context)  # an extension, or a typo: not known
+        rest = args[:index] + args[index + 1:]
+        if expansion.startswith("!"):
+            return self.line(" ".join([expansion[1:], *map(shlex.quote, rest)]), depth + 1)
+        try:
+            expanded = shlex.split(expansion)
+        except ValueError:
+            return loose(f"gh {expansion}")
+        return self.gh_command([*expanded, *rest], depth + 1, context)
+
+    def _define(self, rest: list[str]) -> None:
+        for index, arg in enumerate(rest[:-1]):
+            if arg.lower().startswith("alias."):
+                self.defined[arg[len("alias."):].lower()] = rest[index + 1]
+
+    def _git_alias(self, directory: Path, name: str) -> str | None:
+        key = (str(directory), name.lower())
+        if key not in self.known:
+            if self.lookups >= MAX_LOOKUPS or not directory.is_dir():
+                return None
+            self.lookups += 1
+            self.known[key] = git_alias(directory, name)
+        return self.known[key]
+
+    def _gh_aliases(self) -> dict[str, str]:
+        if self.gh is None:
+            self.gh = gh_aliases()
+        return self.gh
+
+
+def git_alias(directory: Path, name: str) -> str | None:
+    """git's expansion of the alias ``name`` in ``directory``, None if there is none or git
+    cannot tell. Only git's configuration is read (argv, never a shell, no command run)."""
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
+    try:
+        done = subprocess.run(["git", "config", "--get", f"alias.{name}"], cwd=directory, env=env,
+                              capture_output=True, timeout=LOOKUP_TIMEOUT_S, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    value = done.stdout.decode("utf-8", "replace").strip()
+    return value if done.returncode == 0 and value else None
+
+
+def gh_aliases() -> dict[str, str]:
+    """gh's aliases (``aliases:`` in its ``config.yml``), as simple ``name: expansion`` lines."""
+    base = os.environ.get("GH_CONFIG_DIR") or os.path.join(
+        os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config"), "gh")
+    try:
+        with open(os.path.join(base, "config.yml"), encoding="utf-8", errors="replace") as handle:
+            text = handle.read(1_000_000)
+    except OSError:
+        return {}
+    aliases: dict[str, str] = {}
+    inside = False
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if not line[:1].isspace():
+            inside = line.rstrip() == "aliases:"
+        elif inside:
+            name, colon, value = line.strip().partition(":")
+            if colon:
+                aliases[_unquote(name.strip())] = _unquote(value.strip())
+    return aliases
+
+
+def _unquote(text: str) -> str:
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    return text
+
+
+def _strip_comments(text: str) -> tuple[str, list[str]]:
+    """The line without its comments and here-document bodies, and the bodies. A comment is an
+    unquoted ``#`` that begins a word, to the end of its line; quotes (``'...'``, ``"..."``,
+    ``$'...'``, backslashes) are followed as a shell follows them. A comment that holds an
+    operator or a substitution and a git word is kept: were the scan wrong about a quote, what
+    it took for a comment could be a command."""
+    out: list[str] = []
+    bodies: list[str] = []
+    at, quote = 0, ""
+    heredocs: list[tuple[bool, str]] = []  # (<<-, delimiter) of the bodies that start at the next newline
+    while (match := _SPECIAL[quote].search(text, at)) is not None:
+        i, char = match.start(), match.group()
+        out.append(text[at:i])
+        at = i + 1
+        if char == "\\":
+            out.append(text[i:i + 2])
+            at = i + 2
+        elif quote:
+            quote = ""  # the closing quote: the scanner stops at nothing else inside quotes
+            out.append(char)
+        elif char == "#" and (i == 0 or text[i - 1] in _WORD_START):
+            end = text.find("\n", i)
+            end = len(text) if end < 0 else end
+            if _HIDES.search(text, i, end) and _GIT_WORD.search(text, i, end):
+                out.append(char)
+            else:
+                at = end
+        elif char == "\n" and heredocs:
+            out.append(char)
+            for dash, delimiter in heredocs:
+                at = _body(text, at, dash, delimiter, bodies)
+            heredocs = []
+        else:
+            if char in "'\"":
+                quote = "$'" if char == "'" and text[i - 1:i] == "$" else char
+            elif char == "<" and text[i - 1:i] != "<" and not text.startswith("<<<", i) and (
+                    heredoc := _HEREDOC.match(text, i)):
+                heredocs.append((heredoc.group(1) == "-", next(g for g in heredoc.groups()[1:] if g is not None)))
+            out.append(char)
+    out.append(text[at:])
+    return "".join(out), bodies
+
+
+def _body(text: str, at: int, dash: bool, delimiter: str, bodies: list[str]) -> int:
+    """Keep the here-document body that starts at ``at`` in ``bodies``; where its delimiter line ends."""
+    start = at
+    while at < len(text):
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end + 1
+        line = text[at:end].rstrip("\n")
+        if (line.lstrip("\t") if dash else line) == delimiter:
+            bodies.append(text[start:at])
+            return end
+        at = end
+    bodies.append(text[start:])
+    return at
+
+
+def _split(text: str) -> list[str] | None:
+    """The line's words and operators as a shell splits them (quotes removed); None when it
+    cannot be split. ``#`` is not a comment: a word can hold one, and text after it is read."""
+    lexer = shlex.shlex(text.replace("\\\n", ""), posix=True, punctuation_chars=_PUNCTUATION)
+    lexer.whitespace = " \t\r"  # a newline separates commands, like `;`
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    try:
+        return list(lexer)
+    except ValueError:
+        return None
+
+
+def _program(words: list[str]) -> str:
+    """The name of the program a simple command runs, past reserved words and assignments."""
+    for word in words:
+        if word not in _RESERVED and not _ASSIGNMENT.match(word):
+            return PurePath(word).name
+    return ""
+
+
+def _commands(tokens: list[str]) -> list[list[str]]:
+    """The words of each simple command, split at operators, redirections and their targets dropped."""
+    commands: list[list[str]] = []
+    words: list[str] = []
+    target = False
+    for token in tokens:
+        if token and all(c in _PUNCTUATION for c in token):
+            if token in _REDIRECTIONS:
+                if words and words[-1].isdigit():
+                    words.pop()  # 2>&1: the descriptor is no argument
+                target = True
+                continue
+            commands.append(words)
+            words, target = [], False
+        elif target:
+            target = False
+        else:
+            words.append(token)
+    commands.append(words)
+    return [command for command in commands if command]
+
+
+def _substitutions(text: str) -> list[str] | None:
+    """The text of each ``$( )`` and backtick substitution (quotes are not considered: one in
+    single quotes is read too); None when there are too many to read."""
+    found: list[str] = []
+    start = text.find("$(")
+    while start >= 0:
+        if len(found) >= MAX_SUBSTITUTIONS:
+            return None
+        found.append(_balanced(text, start + 2))
+        start = text.find("$(", start + 2)
+    if "`" in text:
+        quoted = text.split("`")[1::2]  # an unclosed one runs to the end
+        if len(found) + len(quoted) > MAX_SUBSTITUTIONS:
+            return None
+        found += quoted
+    return found
+
+
+def _balanced(text: str, start: int) -> str:
+    depth = 1
+    for match in _PARENS.finditer(text, start):
+        depth += 1 if match.group() == "(" else -1
+        if depth == 0:
+            return text[start:match.start()]
+    return text[start:]
