@@ -118,7 +118,7 @@ def test_a_killed_run_leaves_pending_pairs_that_the_next_run_marks_missing(
     cfg = counting_config(tmp_path)
     diff_file = tmp_path / "change.diff"
     diff_file.write_text(DIFF)
-    env = {**os.environ, "COUNTER_SLEEP": "60"}
+    env = {**os.environ, "COUNTER_SLEEP": "60", "TMPDIR": str(tmp_path)}  # SIGKILL leaves the agents' temp dirs
     process = subprocess.Popen([*review_gate_bin, "--config", str(cfg), "--diff", str(diff_file)],
                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                start_new_session=True)
