@@ -63,7 +63,8 @@ def reveal(files: list[FileChange], where: Where) -> list[FileChange]:
     hidden = [_hidden(f) for f in files]
     if not any(hidden):
         return files  # the common case costs one scan of each section for a NUL byte
-    store = _Store(where.root, [i for f, h in zip(files, hidden, strict=True) if h for i in _ids(_section(f))])
+    ids = [i for f, h in zip(files, hidden, strict=True) if h for i in _ids(_section(f))]
+    store = _Store(where.root, ids, whole_binaries=where.patch)
     return [_revealed(f, where, store) if h else f for f, h in zip(files, hidden, strict=True)]
 
 
@@ -90,16 +91,24 @@ class _Store:
     """The blobs the sections name, read in one go; and the new content of each section read so
     far, so a later delta of a patch series finds its base."""
 
-    def __init__(self, root: Path | None, ids: list[str]) -> None:
+    def __init__(self, root: Path | None, ids: list[str], *, whole_binaries: bool) -> None:
+        """``whole_binaries``: keep a binary blob whole (a binary delta's base), else its head
+        only, which is all that tells it is binary: a change of many large images stays small."""
         self.root = root
+        self.keep = whole_binaries
         self.sides: dict[str, _Side] = {}
         if root is None or not ids:
             return
         sizes = git.blob_sizes(root, ids)
         small = [i for i, size in sizes.items() if size <= READ_LIMIT]
-        self.sides.update((i, _Side(data, True)) for i, data in git.blobs(root, small, READ_LIMIT))
+        self.sides.update((i, self._kept(data)) for i, data in git.blobs(root, small, READ_LIMIT))
         for large in (i for i, size in sizes.items() if size > READ_LIMIT):
             self.sides[large] = _Side(git.blob_head(root, large, content.BINARY_PROBE), False)
+
+    def _kept(self, data: bytes) -> _Side:
+        if self.keep or content.readable(data[:content.BINARY_PROBE]) is not None:
+            return _Side(data, True)
+        return _Side(data[:content.BINARY_PROBE], False)
 
     def get(self, object_id: str) -> _Side | None:
         return self.sides.get(object_id) if object_id else None
@@ -114,7 +123,7 @@ def _revealed(change: FileChange, where: Where, store: _Store) -> FileChange:
     if deleted:
         return _rewritten(change, section, old, None) or change
     new = _new_side(change, section, where, store, old, new_id)
-    if new is not None and new_id:
+    if new is not None and new_id and where.patch:  # a later section of a patch series may build on it
         store.sides.setdefault(new_id, new)
     if new is None:
         return _shown_as_text(change) or _unread(change, "unreadable", *_missing(change.path, where))

@@ -203,6 +203,23 @@ def test_a_binary_patch_of_a_genuine_image_is_listed(cli: Any, repo: GitRepo, tm
     assert result.code == 0 and not_inspected(report)["logo.png"]["kind"] == "binary"
 
 
+def test_a_modified_image_is_listed_from_a_range_and_from_its_binary_delta(
+        cli: Any, repo: GitRepo, tmp_path: Path) -> None:
+    image = bytearray(PNG + bytes(range(256)) * 40)
+    repo.write("logo.png", bytes(image))
+    repo.commit("logo")
+    image[100:104] = b"\x01\x02\x03\x04"
+    repo.write("logo.png", bytes(image))
+    repo.commit("retouch")
+    ranged = cli("--offline", "--no-state", "--format", "json", "--base", "HEAD~1", "--head", "HEAD")
+    assert ranged.code == 0 and not_inspected(report_of(ranged))["logo.png"]["kind"] == "binary"
+    patch = tmp_path / "p.patch"
+    patch.write_bytes(git(repo.root, "format-patch", "-1", "--binary", "--stdout"))
+    assert b"GIT binary patch\ndelta" in patch.read_bytes()
+    applied = cli("--offline", "--no-state", "--format", "json", "--diff", str(patch))
+    assert applied.code == 0 and not_inspected(report_of(applied))["logo.png"]["kind"] == "binary"
+
+
 # 3. Text that is binary to git: UTF-16/32, a stray NUL.
 
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32"])
