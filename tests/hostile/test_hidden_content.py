@@ -220,6 +220,13 @@ def test_a_modified_image_is_listed_from_a_range_and_from_its_binary_delta(
     assert applied.code == 0 and not_inspected(report_of(applied))["logo.png"]["kind"] == "binary"
 
 
+def test_a_not_inspected_file_name_is_escaped_in_every_format(cli: Any, repo: GitRepo) -> None:
+    repo.write("logo\x1b]0;pwned\x07\x1b[2J.png", PNG)
+    for form in ("text", "markdown", "agent"):
+        out = cli("--offline", "--no-state", "--format", form).out
+        assert "not inspected" in out.lower() and "\x1b" not in out and "\x07" not in out, form
+
+
 # 3. Text that is binary to git: UTF-16/32, a stray NUL.
 
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32"])
