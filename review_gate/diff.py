@@ -12,12 +12,14 @@ import re
 from dataclasses import dataclass, field
 
 from review_gate.errors import DiffError
-from review_gate.models import FileChange, Hunk, Line, Removed
+from review_gate.models import FileChange, Hunk, Line, Removed, Unread
 from review_gate.models.facts import FileStatus
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
 _GIT_HEADER = re.compile(rb'^diff --git ("(?:[^"\\]|\\.)*"|\S+) ("(?:[^"\\]|\\.)*"|\S+)$')
 _OCTAL = re.compile(rb"[0-7]{1,3}")
+GITLINK = "160000"  # the mode of a submodule's entry
+_SUBPROJECT = "Subproject commit "
 _ESCAPES = {b"n": b"\n", b"t": b"\t", b'"': b'"', b"\\": b"\\", b"a": b"\a", b"b": b"\b",
             b"f": b"\f", b"r": b"\r", b"v": b"\v"}
 
@@ -71,6 +73,7 @@ class _FileBuilder:
     old_mode: str | None = None
     new_mode: str | None = None
     content_sha: str | None = None
+    index_mode: str | None = None  # the mode an ``index a..b MODE`` line gives both sides
     binary: bool = False
     non_utf8: bool = False
     added: int = 0
@@ -101,8 +104,18 @@ class _FileBuilder:
             path=path, old_path=old, status=status, old_mode=self.old_mode,
             new_mode=self.new_mode, added=self.added, removed=self.removed, hunks=self.hunks,
             content_sha=self.content_sha, binary=self.binary, non_utf8=self.non_utf8,
-            patch=patch,
+            unread=self._submodule(path, status), patch=patch,
         )
+
+    def _submodule(self, path: str, status: FileStatus) -> Unread | None:
+        """A gitlink (mode 160000) on the new side: the content is another repository's commit."""
+        if status == "deleted" or (self.new_mode or self.index_mode) != GITLINK:
+            return None
+        named = [ln.text[len(_SUBPROJECT):].strip() for h in self.hunks for ln in h.lines
+                 if ln.added and ln.text.startswith(_SUBPROJECT)]
+        commit = named[-1] if named else (self.content_sha or "an unknown commit")
+        how = "is added at" if status == "added" else "moves to"
+        return Unread(kind="submodule", reason=f"submodule {path} {how} {commit}: its content is not reviewed")
 
 
 def _decode(raw: bytes, builder: _FileBuilder) -> str:
@@ -224,9 +237,12 @@ def _header_line(line: bytes, current: _FileBuilder) -> None:
     elif line.startswith(b"copy to "):
         current.git_paths = (current.git_paths[0], _path(line[8:], None))
     elif line.startswith(b"index "):
-        ids = line[6:].split(b" ")[0].split(b"..")
+        fields = line[6:].split(b" ")
+        ids = fields[0].split(b"..")
         if len(ids) == 2 and ids[1].strip(b"0"):
             current.content_sha = ids[1].decode("ascii", "replace")
+        if len(fields) > 1:
+            current.index_mode = _mode(fields[1])
     elif line.startswith((b"Binary files ", b"GIT binary patch")):
         current.binary = True
 

@@ -13,7 +13,10 @@ from pathlib import Path
 from review_gate.errors import GitError
 from review_gate.models import Commit
 
-DIFF_OPTIONS = ("--no-color", "--no-ext-diff", "--full-index", "-M",
+# --no-textconv: a textconv driver (named by the change's own .gitattributes, defined by the user's
+# config) would show reviewers a transformed text instead of what is committed. What attributes
+# make git call binary is read again by review_gate.reveal.
+DIFF_OPTIONS = ("--no-color", "--no-ext-diff", "--no-textconv", "--full-index", "-M",
                 "--src-prefix=a/", "--dst-prefix=b/")
 
 
@@ -216,6 +219,39 @@ def _read_blobs(root: Path, ids: list[str]) -> Iterator[tuple[str, bytes]]:
         size = int(parts[2])
         yield full, out[end + 1:end + 1 + size]
         at = end + 1 + size + 1
+
+
+def blob_head(root: Path, object_id: str, size: int) -> bytes:
+    """The first ``size`` bytes of a blob (a full object id), without reading the rest of it;
+    empty when there is no such blob."""
+    if not _OBJECT_ID.fullmatch(object_id) or shutil.which("git") is None:
+        return b""
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
+    with subprocess.Popen(["git", "cat-file", "blob", object_id], cwd=root, env=env, stdin=subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as process:
+        assert process.stdout is not None
+        head = process.stdout.read(size)
+        process.kill()
+    return head
+
+
+def diff_texts(old: bytes, new: bytes) -> bytes | None:
+    """The hunks (from the first ``@@``) of git's unified diff from ``old`` to ``new``: the same
+    algorithm as a repository's diff, run outside any repository, so no attribute or driver
+    applies. Empty when they are equal; None when git fails."""
+    with tempfile.TemporaryDirectory(prefix="review-gate-") as tmp:
+        place = Path(tmp)
+        (place / "a").write_bytes(old)
+        (place / "b").write_bytes(new)
+        result = _git(["diff", "--no-index", "--text", "--no-color", "--no-ext-diff", "--no-textconv", "--", "a", "b"],
+                      place, env={"GIT_CEILING_DIRECTORIES": str(place.parent)}, check=False)
+    if result.returncode not in (0, 1):
+        return None
+    out = result.stdout
+    if out.startswith(b"@@"):
+        return out
+    at = out.find(b"\n@@")
+    return out[at + 1:] if at >= 0 else b""
 
 
 def unpushed_base(root: Path, head: str, remote: str | None) -> str:

@@ -103,8 +103,10 @@ def merge(reports: Sequence[tuple[str, ReviewReport]], config: ReviewConfig, *, 
     changed = [f.path for f in first.classification.files]
     left_out = {p for r in parts for p in r.coverage.unreviewed}
     unreviewed = [p for p in changed if p in left_out]
+    unread = list({u.path: u for r in parts for u in r.coverage.not_inspected}.values())
     counts = {s: sum(1 for f in findings if f.severity == s) for s in SEVERITIES}
-    metrics = Metrics(**counts, total=len(findings), missing_inputs=sum(1 for a in agents if a.missing_input),
+    missing = sum(1 for a in agents if a.missing_input) + sum(1 for u in unread if u.counted)
+    metrics = Metrics(**counts, total=len(findings), missing_inputs=missing,
                       unreviewed_files=len(unreviewed), risk_score=first.classification.risk_score)
     decision = decide(metrics, config.settings.gate.conditions)
     covered = any(a.status in _USABLE and a.files for a in agents)
@@ -116,8 +118,10 @@ def merge(reports: Sequence[tuple[str, ReviewReport]], config: ReviewConfig, *, 
         "tool_version": tool_version, "run_id": run_id, "decision": decision,
         "exit_code": exit_code(decision, fail_on or config.settings.gate.fail_on), "metrics": metrics,
         "findings": findings, "waived": waived, "rules": rules, "agents": agents,
-        "coverage": Coverage(files_changed=len(changed), files_reviewed=len(changed) - len(unreviewed),
-                             unreviewed=unreviewed, findings_filtered=sum(r.coverage.findings_filtered for r in parts),
+        "coverage": Coverage(files_changed=len(changed),
+                             files_reviewed=len(changed) - len({*unreviewed, *(u.path for u in unread)}),
+                             unreviewed=unreviewed, not_inspected=unread,
+                             findings_filtered=sum(r.coverage.findings_filtered for r in parts),
                              filter_mode=first.coverage.filter_mode, nothing_to_review=not changed),
         "usage": sum((a.usage for a in agents), Usage()).rounded(), "shard": None})
 

@@ -8,11 +8,14 @@ diff. So classification, policies, agents, findings, the gate and the reports ar
 diff gets, and freshness too: a file's input key is its synthesized patch and blob id, which
 are the same as long as the file is, so a second sweep of an unchanged tree calls no agent.
 
-Binary files (a NUL byte in their first 8000 bytes, git's test) are added with no lines, as
-the diff path has them. Files over ``max_bytes`` are not read: each becomes an
-``uncovered_file`` gap that says so. Symbolic links are taken as git stores them (their target,
-as text), never followed; submodules are left out. The gate's own files (its configuration,
-state, baseline and the reports it wrote) are no part of a sweep.
+Files are judged by content as a diff's are (``review_gate.content``): UTF-16/32 text is
+decoded and reviewed, text with a stray NUL byte is reviewed as it is, and binary files are added
+with no lines and listed as not inspected. A file over ``max_bytes`` is not read whole: when its
+first bytes are binary it is listed as a binary file; when they are text it is unreviewed
+content, which counts against the gate (and an ``uncovered_file`` gap says how to review it).
+Symbolic links are taken as git stores them (their target, as text), never followed; submodules
+are left out. The gate's own files (its configuration, state, baseline and the reports it
+wrote) are no part of a sweep.
 """
 
 from __future__ import annotations
@@ -23,14 +26,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from review_gate import git
+from review_gate import content, git
 from review_gate.diff import parse_diff
 from review_gate.errors import UsageError
-from review_gate.models import Gap, PRFacts
+from review_gate.models import Gap, PRFacts, Unread
 from review_gate.own_files import OwnFiles, blob_ids
 
-MAX_FILE_BYTES = 2_000_000  # a file larger than this is not read (a gap says so)
-BINARY_PROBE = 8000  # git's buffer_is_binary looks for a NUL byte in this many bytes
+MAX_FILE_BYTES = 2_000_000  # a file larger than this is not read whole (it is unreviewed unless binary)
 
 
 @dataclass(frozen=True)
@@ -57,11 +59,13 @@ def sweep_facts(cwd: Path, root: Path, pathspecs: Sequence[str] = (), *, since: 
     sha256 = git.object_format(root) == "sha256"
     sections: list[bytes] = []
     gaps: list[Gap] = []
+    unread: dict[str, Unread] = {}
     for raw in listed:
-        section = _section(root, raw, max_bytes, sha256, gaps)
+        section = _section(root, raw, max_bytes, sha256, gaps, unread)
         if section is not None:
             sections.append(section)
-    files = parse_diff(b"".join(sections))
+    files = [f.model_copy(update={"unread": unread[f.path]}) if f.path in unread else f
+             for f in parse_diff(b"".join(sections))]
     if own is not None:
         files = [f for f in files if own.kind(f.path) is None and not own.was_written(f)]
     head = git.resolve(root, "HEAD") if git.has_head(root) else None
@@ -73,9 +77,12 @@ def sweep_facts(cwd: Path, root: Path, pathspecs: Sequence[str] = (), *, since: 
     return Swept(PRFacts(source=source, base=since_commit or head, head=None, files=files), gaps, head)
 
 
-def _section(root: Path, raw: bytes, max_bytes: int, sha256: bool, gaps: list[Gap]) -> bytes | None:
-    """The git diff that adds file ``raw`` whole, None for what a sweep leaves out."""
+def _section(root: Path, raw: bytes, max_bytes: int, sha256: bool, gaps: list[Gap],
+             unread: dict[str, Unread]) -> bytes | None:
+    """The git diff that adds file ``raw`` whole, None for what a sweep leaves out; what no agent
+    will read of it goes into ``unread`` (by path) and ``gaps``."""
     path = root / os.fsdecode(raw)
+    name = raw.decode("utf-8", "replace")
     try:
         info = path.lstat()
     except OSError:
@@ -83,35 +90,42 @@ def _section(root: Path, raw: bytes, max_bytes: int, sha256: bool, gaps: list[Ga
     if stat.S_ISLNK(info.st_mode):
         data, mode = os.readlink(path).encode("utf-8", "surrogateescape"), "120000"
     elif stat.S_ISREG(info.st_mode):
-        if info.st_size > max_bytes:
-            gaps.append(_too_large(raw, info.st_size, max_bytes))
-            return None
+        mode = "100755" if info.st_mode & stat.S_IXUSR else "100644"
         try:
-            data = path.read_bytes()
+            with path.open("rb") as handle:  # a file over the limit: its first bytes only
+                data = handle.read(content.BINARY_PROBE if info.st_size > max_bytes else max_bytes + 1)
         except OSError:
             return None
-        if len(data) > max_bytes:  # it grew meanwhile
-            gaps.append(_too_large(raw, len(data), max_bytes))
-            return None
-        mode = "100755" if info.st_mode & stat.S_IXUSR else "100644"
+        if info.st_size > max_bytes or len(data) > max_bytes:  # over the limit, or it grew meanwhile
+            return _oversized(raw, name, mode, data, max(info.st_size, len(data)), max_bytes, gaps, unread)
     else:
         return None  # a submodule's directory, a FIFO...
     blob = blob_ids(data)[1 if sha256 else 0]
-    old, new = _quoted(b"a/" + raw), _quoted(b"b/" + raw)
-    head = b"diff --git %s %s\nnew file mode %s\nindex %s..%s\n" % (
-        old, new, mode.encode(), b"0" * 7, blob.encode())
-    if b"\0" in data[:BINARY_PROBE]:
-        return head + b"Binary files /dev/null and %s differ\n" % new
-    if not data:
-        return head
-    lines = data.split(b"\n")
-    ends_open = lines[-1] != b""
-    if not ends_open:
-        lines.pop()
-    body = b"".join(b"+" + line + b"\n" for line in lines)
-    if ends_open:
-        body += b"\\ No newline at end of file\n"
-    return head + b"--- /dev/null\n+++ %s\n@@ -0,0 +1,%d @@\n" % (new, len(lines)) + body
+    head = _header(raw, mode, blob)
+    text = content.readable(data)
+    if text is None:
+        unread[name] = Unread(kind="binary", reason=f"{name} is binary by content: no agent reads it")
+        return head + b"Binary files /dev/null and %s differ\n" % content.quoted(b"b/" + raw)
+    return head + (b"--- /dev/null\n+++ %s\n" % content.quoted(b"b/" + raw) if text else b"") + content.added_hunk(text)
+
+
+def _header(raw: bytes, mode: str, blob: str | None) -> bytes:
+    old, new = content.quoted(b"a/" + raw), content.quoted(b"b/" + raw)
+    index = b"index %s..%s\n" % (b"0" * 7, blob.encode()) if blob else b""
+    return b"diff --git %s %s\nnew file mode %s\n%s" % (old, new, mode.encode(), index)
+
+
+def _oversized(raw: bytes, name: str, mode: str, data: bytes, size: int, limit: int, gaps: list[Gap],
+               unread: dict[str, Unread]) -> bytes:
+    """A file over the limit, added with no lines: binary by its first bytes, else unreviewed text."""
+    head = _header(raw, mode, None)
+    if content.readable(data[:content.BINARY_PROBE]) is None:
+        unread[name] = Unread(kind="binary", reason=f"{name} is binary by content: no agent reads it")
+        return head + b"Binary files /dev/null and %s differ\n" % content.quoted(b"b/" + raw)
+    gap = _too_large(raw, size, limit)
+    gaps.append(gap)
+    unread[name] = Unread(kind="unreadable", reason=gap.reason, fix=gap.suggestion)
+    return head
 
 
 def _too_large(raw: bytes, size: int, limit: int) -> Gap:
@@ -120,25 +134,6 @@ def _too_large(raw: bytes, size: int, limit: int) -> Gap:
                reason=f"{path} is {size} bytes, over the sweep's limit of {limit}: no agent was shown it",
                suggestion="review it on its own (review-gate sweep --max-file-bytes N PATH), or exclude it "
                           "from the sweep with a PATHSPEC such as ':!PATH'")
-
-
-_PLAIN = set(range(0x21, 0x7F)) - {ord('"'), ord("\\")}
-_ESCAPED = {ord("\n"): b"\\n", ord("\t"): b"\\t", ord('"'): b'\\"', ord("\\"): b"\\\\"}
-
-
-def _quoted(name: bytes) -> bytes:
-    """``name`` as git writes it in a diff header: C-quoted when it holds anything unusual (a
-    quote, a backslash, a control or non-ASCII byte, a space at either end)."""
-    inner = name.strip(b" ")
-    if all(b in _PLAIN or b == 0x20 for b in name) and inner == name:
-        return name
-    out = bytearray(b'"')
-    for byte in name:
-        if byte in _PLAIN or byte == 0x20:
-            out.append(byte)
-        else:
-            out += _ESCAPED.get(byte, b"\\%03o" % byte)
-    return bytes(out + b'"')
 
 
 __all__ = ["MAX_FILE_BYTES", "Swept", "sweep_facts"]

@@ -56,6 +56,12 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "review_gate.merge": ("not", (*ENTRY, "review_gate.console", "review_gate.runner")),
     # the dimension mapping is pure: verdicts in, findings out, shared by command and llm agents
     "review_gate.dimensions": ("only", ("review_gate.models", "review_gate.dimensions")),
+    # what bytes are to a reviewer, and git's binary patches: pure, so any reader can share them
+    "review_gate.content": ("only", ()),
+    "review_gate.binpatch": ("only", ()),
+    # the second look at what git showed as binary reads the repository, never a caller or a sink
+    "review_gate.reveal": ("not", (*ENTRY, "review_gate.console", "review_gate.outputs", "review_gate.state",
+                                   "review_gate.runner", "review_gate.bootstrap", "review_gate.pipeline")),
     # the agent format's quoted lines are read from the change, never from the console or a caller
     "review_gate.agent_report": ("not", (*ENTRY, "review_gate.console", "review_gate.runner")),
 }

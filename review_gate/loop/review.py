@@ -28,6 +28,7 @@ async def run_gate(root: Path, session: Session, *, cache: bool) -> ReviewReport
 
 def why_incomplete(report: ReviewReport) -> str:
     broken = [f"{a.id}: {a.error or a.status}" for a in report.agents if a.missing_input]
+    broken += [f"{u.reason} (fix: {u.fix})" for u in report.coverage.not_inspected if u.counted]
     return (f"the review was incomplete twice (decision incomplete, run {report.run_id}): "
             + ("; ".join(broken) if broken else f"{report.metrics.unreviewed_files} file(s) unreviewed"))
 

@@ -35,7 +35,7 @@ from review_gate.models.config import (
     Trigger,
 )
 from review_gate.models.debt import DebtItem, DebtStatus
-from review_gate.models.facts import Commit, FileChange, Hunk, Line, PRFacts, Removed
+from review_gate.models.facts import Commit, FileChange, Hunk, Line, PRFacts, Removed, Unread, UnreadKind
 from review_gate.models.findings import Finding, RawFinding
 from review_gate.models.manifest import (
     AgentManifest,
@@ -51,6 +51,7 @@ from review_gate.models.report import (
     AgentStatus,
     Coverage,
     Metrics,
+    NotInspected,
     ReviewReport,
     RuleInfo,
     ShardInfo,
@@ -94,6 +95,7 @@ __all__ = [
     "LlmAgent",
     "ManifestEntry",
     "Metrics",
+    "NotInspected",
     "PRClassification",
     "PRFacts",
     "Packing",
@@ -116,5 +118,7 @@ __all__ = [
     "ShardInfo",
     "ToolCall",
     "Trigger",
+    "Unread",
+    "UnreadKind",
     "Usage",
 ]

@@ -16,6 +16,7 @@ SEVERITY_RANK: dict[str, int] = {severity: rank for rank, severity in enumerate(
 Decision = Literal["fail", "incomplete", "needs_fixes", "pass_with_warnings", "pass"]
 FilterMode = Literal["added", "diff_context", "file", "nofilter"]
 Packing = Literal["per_agent", "agent_packed"]
+UnreadPolicy = Literal["list", "incomplete"]
 FailOn = Literal["pass_with_warnings", "needs_fixes", "fail", "never"]
 PrType = Literal["feature", "fix", "refactor", "docs", "test", "config", "deps", "mixed"]
 Metric = Literal[Severity, "total", "missing_inputs", "unreviewed_files", "risk_score"]
@@ -439,6 +440,18 @@ class SettingsFile(ConfigFile):
     )
     max_tokens: int | None = Field(
         default=None, ge=0, description="Run budget: no llm agent starts once it could exceed these tokens."
+    )
+    binary_files: UnreadPolicy = Field(
+        default="list",
+        description="A changed file that is binary by content (an image, an archive, a keystore) is read by no "
+                    "agent. list: it is listed in the coverage as not inspected and does not count against the "
+                    "gate; incomplete: it counts as a missing input, so the decision is incomplete.",
+    )
+    submodules: UnreadPolicy = Field(
+        default="incomplete",
+        description="A submodule a change adds or moves: the commit it points to is another repository's and "
+                    "is not reviewed. incomplete: it counts as a missing input; list: it is listed in the "
+                    "coverage only.",
     )
     private_paths: list[str] = Field(
         default_factory=lambda: list(DEFAULT_PRIVATE_PATHS),

@@ -52,6 +52,22 @@ class Hunk(Frozen):
                                          description="The removed lines, in order (empty in older bundles).")
 
 
+UnreadKind = Literal["binary", "unreadable", "submodule"]
+
+
+class Unread(Frozen):
+    """Why no agent was shown a changed file's new content."""
+
+    kind: UnreadKind = Field(
+        description="binary: binary by content (an image, an archive); unreadable: text, or content that may be "
+                    "text, that no agent could be shown (hidden from the diff and not recovered, a binary patch "
+                    "that cannot be read, a sweep's file over its size limit); submodule: a submodule pointer, "
+                    "whose content is another repository's.")
+    reason: str = Field(description="What was not shown, and why.")
+    fix: str = Field(default="", description="How to have it reviewed (unreadable content); empty when the "
+                                             "report's setting hint says it (binary, submodule).")
+
+
 class FileChange(Frozen):
     path: str
     old_path: str | None
@@ -66,6 +82,8 @@ class FileChange(Frozen):
     )
     binary: bool = False
     non_utf8: bool = Field(default=False, description="Some lines were not UTF-8 and were decoded lossily.")
+    unread: Unread | None = Field(
+        default=None, description="Set when the diff does not show this file's new content to the agents, and why.")
     patch: str = Field(
         default="", exclude=True, repr=False,
         description="This file's section of the diff, verbatim (undecodable bytes escaped).",

@@ -9,6 +9,7 @@ from pydantic import Field
 from review_gate.models.base import Frozen, UntrustedText, VersionOne
 from review_gate.models.classification import PRClassification
 from review_gate.models.config import Decision, FilterMode, Severity
+from review_gate.models.facts import UnreadKind
 from review_gate.models.findings import Finding
 from review_gate.models.manifest import Gap, ManifestEntry
 
@@ -170,10 +171,30 @@ class Usage(Frozen):
                 for index in range(parts)]
 
 
+class NotInspected(Frozen):
+    """A changed file whose new content no agent was shown (docs/security.md, "Fail closed")."""
+
+    path: UntrustedText
+    kind: UnreadKind
+    reason: UntrustedText = Field(description="What no agent was shown, and why.")
+    fix: UntrustedText = Field(default="", description="How to have it reviewed, or the review-gate.json "
+                                                       "setting that decides whether it counts.")
+    counted: bool = Field(
+        description="True when it counts against the gate: a missing input, and listed as unreviewed. A binary "
+                    "file does not unless review-gate.json's binary_files is incomplete; a submodule does unless "
+                    "submodules is list; unreadable content always does.")
+
+
 class Coverage(Frozen):
     files_changed: int
-    files_reviewed: int
-    unreviewed: list[str] = Field(description="Changed files no completed agent covered.")
+    files_reviewed: int = Field(description="Changed files every required agent reviewed and whose content they "
+                                            "were shown.")
+    unreviewed: list[str] = Field(description="Changed files no completed agent covered, that a required agent "
+                                              "did not review, or whose unread content counts against the gate.")
+    not_inspected: list[NotInspected] = Field(
+        default_factory=list,
+        description="Changed files whose new content no agent was shown: binary files, submodules, and content "
+                    "that could not be read.")
     findings_filtered: int = Field(
         description="Findings dropped by the filter mode because they are off the changed lines."
     )

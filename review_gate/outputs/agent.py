@@ -51,8 +51,9 @@ NEXT = {
     "needs_fixes": "Fix every major finding at its line, then run the gate again. If you believe a finding is "
                    "wrong, do not work around it: say why and ask a human (a person can accept it with "
                    "`review-gate accept ID --reason TEXT`).",
-    "incomplete": "The review is incomplete: a required reviewer produced nothing usable (see Not checked), so "
-                  "the gate fails closed. This is rarely your code's fault: fix the setup if the reason says "
+    "incomplete": "The review is incomplete: a required reviewer produced nothing usable, or no reviewer could "
+                  "be shown a changed file's content (see Not checked), so the gate fails closed. This is rarely "
+                  "your code's fault: fix the setup if the reason says "
                   "how (a key, a command, the hook's timeout), else stop and ask a human.",
     "pass_with_warnings": "Nothing blocks the change. The warnings are worth fixing while you are here.",
     "pass": "Nothing blocks the change.",
@@ -152,7 +153,7 @@ def _left_out(rest: Sequence[Finding], total: int) -> str:
 
 
 def _tail(report: ReviewReport, notes: Sequence[str]) -> str:
-    unchecked = [*_agents(report.agents), *_unreviewed(report), *_gaps(report),
+    unchecked = [*_agents(report.agents), *_unreviewed(report), *_not_inspected(report), *_gaps(report),
                  *(f"- {_clip(sanitize(n), NOTE_CHARS)}" for n in notes)]
     out = ["", "Not checked:" if unchecked else "Not checked: nothing; every changed file was reviewed.", *unchecked]
     if report.waived:
@@ -184,6 +185,17 @@ def _unreviewed(report: ReviewReport) -> list[str]:
         return []
     return [f"- files no completed reviewer covered ({cov.files_reviewed} of {cov.files_changed} reviewed): "
             f"{_listed(cov.unreviewed)}"]
+
+
+def _not_inspected(report: ReviewReport) -> list[str]:
+    items = report.coverage.not_inspected
+    out = [f"- not inspected ({'counts against the gate' if u.counted else 'listed only'}): "
+           f"{_clip(sanitize(u.reason), NOTE_CHARS)}"
+           + (f". Fix: {_clip(sanitize(u.fix), NOTE_CHARS)}" if u.counted and u.fix else "")
+           for u in items[:MAX_LISTED]]
+    if len(items) > MAX_LISTED:
+        out.append(f"- … and {len(items) - MAX_LISTED} more files not inspected")
+    return out
 
 
 def _gaps(report: ReviewReport) -> list[str]:

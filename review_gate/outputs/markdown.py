@@ -130,6 +130,7 @@ def _compose(report: ReviewReport, ordered: Sequence[Finding], shown: int) -> st
     out += _waived(report.waived, ids)
     out += _agents(report.agents)
     out += _unreviewed(report)
+    out += _not_inspected(report)
     out += _gaps(report)
     out += _usage(report.agents)
     out += _footer(report)
@@ -263,6 +264,21 @@ def _unreviewed(report: ReviewReport) -> list[str]:
         return [*lines, "<details>", f"<summary>Show {_number(len(files))} files</summary>", "",
                 *items, "", "</details>", ""]
     return [*lines, *items, ""]
+
+
+def _not_inspected(report: ReviewReport) -> list[str]:
+    items = report.coverage.not_inspected
+    if not items:
+        return []
+    lines = [f"### Not inspected ({_number(len(items))})", "",
+             "No agent was shown the new content of these files:", ""]
+    shown = [f"- {text(u.reason, limit=500)}"
+             + (f" (**counts against the gate**). Fix: {text(u.fix, limit=500)}" if u.counted else "")
+             for u in items[:MAX_LISTED]]
+    if len(items) > MAX_LISTED:
+        shown.append(f"- … and {_number(len(items) - MAX_LISTED)} more")
+    hints = dict.fromkeys(u.fix for u in items if not u.counted and u.fix)
+    return [*lines, *shown, "", *(f"Note: {text(h, limit=500)}\n" for h in hints)]
 
 
 def _usage(agents: Sequence[AgentResult]) -> list[str]:

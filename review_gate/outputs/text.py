@@ -19,7 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from review_gate.escape import sanitize
-from review_gate.models import SEVERITIES, AgentResult, Finding, ReviewReport
+from review_gate.models import SEVERITIES, AgentResult, Finding, NotInspected, ReviewReport
 from review_gate.outputs.ids import short_ids
 from review_gate.outputs.summary import summary_line
 
@@ -202,6 +202,20 @@ def _note(agent: AgentResult) -> str:
     return "; ".join(parts)
 
 
+def _not_inspected(out: _Writer, items: Sequence[NotInspected]) -> None:
+    """Each file no agent was shown, why, and how to have it reviewed; what is only listed shares
+    its hint (which setting would count it) once."""
+    for item in items[:MAX_UNREVIEWED]:
+        style = "yellow" if item.counted else "dim"
+        weight = "counts against the gate" if item.counted else "listed only"
+        fix = f" — fix: {item.fix}" if item.counted and item.fix else ""
+        out.hanging(0, Text(f"not inspected ({weight}): ", style=style), Text(sanitize(item.reason + fix), style=style))
+    if len(items) > MAX_UNREVIEWED:
+        out.line(Text(f"not inspected: … and {len(items) - MAX_UNREVIEWED} more (see --format json)", style="dim"))
+    for hint in dict.fromkeys(i.fix for i in items if not i.counted and i.fix):
+        out.hanging(0, Text("note: ", style="dim"), Text(sanitize(hint), style="dim"))
+
+
 def _coverage(out: _Writer, report: ReviewReport) -> None:
     cov = report.coverage
     text = f"coverage: {cov.files_reviewed}/{plural(cov.files_changed, 'file')} reviewed"
@@ -221,6 +235,7 @@ def _coverage(out: _Writer, report: ReviewReport) -> None:
         shown = ", ".join(sanitize(p) for p in cov.unreviewed[:MAX_UNREVIEWED])
         more = f" and {len(cov.unreviewed) - MAX_UNREVIEWED} more" if len(cov.unreviewed) > MAX_UNREVIEWED else ""
         out.hanging(0, Text("unreviewed: ", style="yellow"), Text(shown + more, style="yellow"))
+    _not_inspected(out, cov.not_inspected)
     for gap in report.gaps[:MAX_GAPS]:
         # the id is what `review-gate gaps --apply ID` takes once the run is recorded
         out.hanging(0, Text(f"gap {gap.id} [{gap.kind}] ", style="dim"),

@@ -19,10 +19,12 @@ from review_gate.models import (
     GateCondition,
     Hunk,
     Metrics,
+    NotInspected,
     PRClassification,
     PRFacts,
     ReviewConfig,
     RuleInfo,
+    SettingsFile,
     Usage,
 )
 from review_gate.models.manifest import Gap, ManifestEntry
@@ -246,9 +248,12 @@ def aggregate(
     # A file a required agent did not review (it broke, could not run, or could not read the
     # file) stays unreviewed even when another agent covered it.
     left_out = {p for r in results for p in r.left_unreviewed}
-    unreviewed = [p for p in changed if p not in covered or p in left_out]
+    unread = not_inspected(facts, config.settings)
+    # Content no agent was shown (hidden text, a submodule's commit...) is an input the review lacks.
+    counted = {u.path for u in unread if u.counted}
+    unreviewed = [p for p in changed if p not in covered or p in left_out or p in counted]
     counts = {s: sum(1 for f in findings if f.severity == s) for s in SEVERITIES}
-    missing = sum(1 for r in results if r.missing_input)
+    missing = sum(1 for r in results if r.missing_input) + len(counted)
     metrics = Metrics(**counts, total=len(findings), missing_inputs=missing,
                       unreviewed_files=len(unreviewed), risk_score=classification.risk_score)
     decision = decide(metrics, config.settings.gate.conditions)
@@ -265,12 +270,37 @@ def aggregate(
         metrics=metrics, findings=findings, waived=waived, rules=rules, agents=results,
         classification=classification,
         manifest=manifest, gaps=gaps,
-        coverage=Coverage(files_changed=len(changed), files_reviewed=len(changed) - len(unreviewed),
-                          unreviewed=unreviewed, findings_filtered=len(raw) - len(kept),
+        coverage=Coverage(files_changed=len(changed),
+                          files_reviewed=len(changed) - len({*unreviewed, *(u.path for u in unread)}),
+                          unreviewed=unreviewed, not_inspected=unread, findings_filtered=len(raw) - len(kept),
                           filter_mode=mode, nothing_to_review=not changed),
         usage=_usage(results),
         source=facts.source,
     )
+
+
+def not_inspected(facts: PRFacts, settings: SettingsFile) -> list[NotInspected]:
+    """The changed files whose new content no agent was shown, each counted against the gate or
+    only listed as review-gate.json says (``binary_files``, ``submodules``); unreadable content
+    always counts. Each says how to have it reviewed, or which setting decides."""
+    counts = {"binary": settings.binary_files == "incomplete", "submodule": settings.submodules == "incomplete",
+              "unreadable": True}
+    return [NotInspected(path=f.path, kind=f.unread.kind, reason=f.unread.reason, counted=counts[f.unread.kind],
+                         fix=f.unread.fix or _SETTING_HINTS[f.unread.kind, counts[f.unread.kind]])
+            for f in facts.files if f.unread is not None]
+
+
+_SETTING_HINTS = {
+    ("binary", False): 'binary files are listed, not counted against the gate; set "binary_files": "incomplete" in '
+                       "review-gate.json to count them",
+    ("binary", True): 'check it by other means; set "binary_files": "list" in review-gate.json to list binary files '
+                      "without counting them against the gate",
+    ("submodule", True): "review the submodule's new commits in its own repository; set \"submodules\": \"list\" "
+                         "in review-gate.json to list submodule updates without counting them against the gate",
+    ("submodule", False): "submodule updates are listed, not counted against the gate (review their commits in the "
+                          'submodule\'s repository); set "submodules": "incomplete" in review-gate.json to count them',
+    ("unreadable", True): "have the content read: review the git range, or a diff made with --binary",
+}
 
 
 def _usage(results: list[AgentResult]) -> Usage:

@@ -11,9 +11,10 @@ from review_gate import git
 from review_gate.diff import parse_diff
 from review_gate.errors import GitError, InputError, UsageError
 from review_gate.escape import sanitize
-from review_gate.models import Commit, FileChange, PRFacts
+from review_gate.models import Commit, FileChange, PRFacts, Unread
 from review_gate.models.base import Frozen
 from review_gate.reading import MIB, read_path
+from review_gate.reveal import Where, reveal
 
 MAX_DIFF_BYTES = 256 * MIB  # a diff given as input; git's own output is what the repository holds
 DIFF_TOO_BIG_FIX = "review a narrower range or fewer paths (review-gate --base REF, or git diff -- PATHS)"
@@ -43,8 +44,8 @@ async def normalize(request: DiffRequest) -> PRFacts:
     return await anyio.to_thread.run_sync(_normalize, request)
 
 
-def _parse(data: bytes) -> list[FileChange]:
-    return merge_sections(parse_diff(data))
+def _parse(data: bytes, where: Where) -> list[FileChange]:
+    return merge_sections(reveal(parse_diff(data), where))
 
 
 def merge_sections(files: list[FileChange]) -> list[FileChange]:
@@ -82,7 +83,18 @@ def _merge(first: FileChange, later: FileChange) -> FileChange:
         new_mode=later.new_mode or first.new_mode, added=first.added + later.added,
         removed=first.removed + later.removed, hunks=[*first.hunks, *later.hunks],
         content_sha=later.content_sha, binary=first.binary or later.binary,
-        non_utf8=first.non_utf8 or later.non_utf8, patch=first.patch + later.patch)
+        non_utf8=first.non_utf8 or later.non_utf8, unread=_worst(first.unread, later.unread),
+        patch=first.patch + later.patch)
+
+
+_UNREAD_RANK = {"binary": 0, "submodule": 1, "unreadable": 2}
+
+
+def _worst(first: Unread | None, later: Unread | None) -> Unread | None:
+    """What one section of a series left unread stays unread: it is in the history pushed."""
+    if first is None or later is None:
+        return first or later
+    return first if _UNREAD_RANK[first.kind] > _UNREAD_RANK[later.kind] else later
 
 
 def _given(data: bytes, name: str) -> bytes:
@@ -96,13 +108,14 @@ def _given(data: bytes, name: str) -> bytes:
 
 
 def _normalize(request: DiffRequest) -> PRFacts:
+    given = Where(root=Path(request.repo_root) if request.repo_root else None, patch=True)
     if request.mode == "stdin":
-        return PRFacts(source="stdin", files=_parse(_given(request.stdin_data or b"", "standard input")))
+        return PRFacts(source="stdin", files=_parse(_given(request.stdin_data or b"", "standard input"), given))
     if request.mode == "file":
         assert request.path is not None
         name = f"the diff {sanitize(request.path)}"
         data = read_path(request.path, limit=MAX_DIFF_BYTES, name=name, fix=DIFF_TOO_BIG_FIX)
-        return PRFacts(source=request.path, files=_parse(_given(data, name)))
+        return PRFacts(source=request.path, files=_parse(_given(data, name), given))
     if request.repo_root is None:
         raise GitError("not inside a git repository", fix="review a git repository, or a diff file")
     root = Path(request.repo_root)
@@ -111,7 +124,8 @@ def _normalize(request: DiffRequest) -> PRFacts:
               "staged": f"staged changes against {base[:12]}",
               "range": f"{request.base}...{request.head}",
               "push": f"push of {request.head} ({base[:12]}..{(head or '')[:12]})"}[request.mode]
-    return PRFacts(source=source, base=base, head=head, files=_parse(data), commits=commits)
+    where = Where(root=root, worktree=request.mode == "worktree")
+    return PRFacts(source=source, base=base, head=head, files=_parse(data, where), commits=commits)
 
 
 def _from_git(root: Path, request: DiffRequest) -> tuple[str, str | None, bytes, list[Commit]]:

@@ -76,7 +76,10 @@ def test_files_named_with_a_space_that_are_empty_or_only_change_mode_are_reviewe
     assert result.code == 0, result.err
     report = result.json()
     assert report["coverage"]["files_changed"] == 3
-    assert report["coverage"]["files_reviewed"] == 3 and report["coverage"]["unreviewed"] == []
+    # the binary file is listed as not inspected (no agent can read it); it does not block by default
+    assert report["coverage"]["files_reviewed"] == 2 and report["coverage"]["unreviewed"] == []
+    assert [(u["path"], u["kind"], u["counted"]) for u in report["coverage"]["not_inspected"]] == [
+        ("bin ary.dat", "binary", False)]
 
 
 def test_a_staged_empty_file_with_a_space_is_reviewed(cli, repo: GitRepo) -> None:
