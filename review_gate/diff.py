@@ -113,6 +113,8 @@ class _FileBuilder:
             return None
         named = [ln.text[len(_SUBPROJECT):].strip() for h in self.hunks for ln in h.lines
                  if ln.added and ln.text.startswith(_SUBPROJECT)]
+        if status == "added" and not named and self.content_sha is None:
+            return None  # a nested repository without a commit: nothing a commit could record
         commit = named[-1] if named else (self.content_sha or "an unknown commit")
         how = "is added at" if status == "added" else "moves to"
         return Unread(kind="submodule", reason=f"submodule {path} {how} {commit}: its content is not reviewed")

@@ -128,7 +128,13 @@ def _worktree_diff(root: Path, base: str) -> bytes:
         if files:
             _intend_to_add(root, files, env)
         diff = _git(["diff", *DIFF_OPTIONS, base, "--"], root, env=env).stdout
-    return diff + b"".join(_gitlink(path) for path in nested)
+    return diff + b"".join(_gitlink(path, _head_of(root / os.fsdecode(path))) for path in nested)
+
+
+def _head_of(nested: Path) -> bytes | None:
+    """The commit a nested repository's HEAD names, None when it has none (a fresh `git init`)."""
+    done = _git(["rev-parse", "--verify", "-q", "HEAD"], nested, check=False)
+    return done.stdout.strip() or None if done.returncode == 0 else None
 
 
 def _intend_to_add(root: Path, files: list[bytes], env: dict[str, str]) -> None:
@@ -143,10 +149,16 @@ def _intend_to_add(root: Path, files: list[bytes], env: dict[str, str]) -> None:
                            "away; or review what is committed instead (--head HEAD) or the staged changes (--staged)")
 
 
-def _gitlink(path: bytes) -> bytes:
-    """A diff section that adds the nested repository ``path`` and none of its files."""
+def _gitlink(path: bytes, commit: bytes | None) -> bytes:
+    """A diff section that adds the nested repository ``path`` and none of its files: the
+    commit its HEAD names, as `git add` would record it; without a commit, nothing `git add`
+    could record (a section with no content)."""
     name = _quoted(b"a/" + path), _quoted(b"b/" + path)
-    return b"diff --git " + name[0] + b" " + name[1] + b"\nnew file mode 160000\n"
+    section = b"diff --git " + name[0] + b" " + name[1] + b"\nnew file mode 160000\n"
+    if commit is None:
+        return section
+    return (section + b"index 0000000.." + commit[:7] + b"\n--- /dev/null\n+++ " + name[1]
+            + b"\n@@ -0,0 +1 @@\n+Subproject commit " + commit + b"\n")
 
 
 def _quoted(path: bytes) -> bytes:

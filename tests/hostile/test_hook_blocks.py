@@ -191,9 +191,16 @@ def test_a_nested_repository_is_a_gap_and_its_files_are_not_reviewed(cli: Any, r
     repo.write("vendor/lib/k.py", KEY)
     repo.git("-C", "vendor/lib", "add", "k.py")
     repo.git("-C", "vendor/lib", "commit", "-qm", "k")
-    report = json.loads(cli("run", "--format", "json").out)
+    result = cli("run", "--format", "json")
+    report = json.loads(result.out)
     assert report["findings"] == []  # not this repository's content: a commit records only the gitlink
     assert ("nested_repository", "vendor/lib") in {(g["kind"], g["subject"]) for g in report["gaps"]}
+    head = repo.git("-C", "vendor/lib", "rev-parse", "HEAD").strip()
+    # what a commit would record is a submodule pointer: unreviewed, so it counts (submodules: incomplete)
+    assert result.code == 3 and report["decision"] == "incomplete"
+    [item] = report["coverage"]["not_inspected"]
+    assert (item["path"], item["kind"], item["counted"]) == ("vendor/lib", "submodule", True)
+    assert head in item["reason"]
 
 
 def test_untracked_files_with_unusual_names_are_each_reviewed(cli: Any, repo: GitRepo) -> None:
