@@ -53,13 +53,15 @@ async def plan(facts: PRFacts, config: ReviewConfig, *, own: OwnFiles | None = N
     """Stages 2-4 on the change without the gate's own files (``own``), whose changes become gaps.
     The agents the caller adds (``requests``) join the manifest after the deterministic part;
     the LLM gap detector (``gap_detector`` in review-gate.json) runs last unless ``offline``."""
+    given = len(facts.files)
     facts, own_gaps = split(facts, own) if own is not None else (facts, [])
     classification = classify(facts, config.domains.domains)
     manifest = compose(classification, config.composition.policies)
     manifest, gaps = await gap_detect(facts, classification, manifest, config, offline=offline, http=http,
                                       requests=requests)
     gaps = [*own_gaps, *gaps]
-    return Plan(facts=facts, classification=classification, manifest=manifest, gaps=gaps)
+    return Plan(facts=facts, classification=classification, manifest=manifest, gaps=gaps,
+                left_out=given - len(facts.files))
 
 
 @contextlib.asynccontextmanager
@@ -96,5 +98,5 @@ async def review(
     return aggregate(
         the_plan.facts, the_plan.classification, the_plan.manifest.entries, the_plan.gaps, results,
         config, run_id=run_id or new_run_id(), tool_version=__version__, filter_mode=filter_mode, fail_on=fail_on,
-        waivers=waivers,
+        waivers=waivers, files_left_out=the_plan.left_out,
     )

@@ -1,0 +1,204 @@
+"""What the gate takes as its own files, and what a change can make it take for them.
+
+The gate leaves its own files out of the review (their changes are gaps): the configuration in
+use, the baseline, the run state, the loop's files and the reports it wrote. Each test here is
+a change that once made the gate leave real code out of the review, or take a directory of code
+for its configuration, and so pass with a secret or an ``eval`` in place.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import GitRepo
+from tests.hostile.test_hook_blocks import host_reaction
+from tests.integrations.conftest import tool_env
+
+KEY = "AKIAIOSFODNN7EXAMPLQ"  # shaped like an AWS access key id: sec-aws-key-01, critical
+SECRET = f'k = "{KEY}"\n'
+
+
+def report_of(result: Any) -> dict[str, Any]:
+    assert result.code in (0, 1, 3), result.out + result.err
+    report: dict[str, Any] = json.loads(result.out)
+    return report
+
+
+def reviewed(report: dict[str, Any]) -> set[str]:
+    return {f["path"] for f in report["classification"]["files"]}
+
+
+def fired(report: dict[str, Any]) -> set[tuple[str, str]]:
+    return {(f["file"], f["rule_id"]) for f in report["findings"]}
+
+
+def gaps_of(report: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    return [g for g in report["gaps"] if g["kind"] == kind]
+
+
+# ---------------------------------------------------------------- 1. a symlinked .review-gate
+
+
+def test_a_symlinked_gate_directory_exempts_nothing(cli: Any, repo: GitRepo) -> None:
+    repo.write("src/s.py", SECRET)
+    (repo.root / ".review-gate").symlink_to("src", target_is_directory=True)
+    result = cli("--offline", "--format", "json")
+    report = report_of(result)
+    assert result.code == 1, report["gaps"]
+    assert ("src/s.py", "sec-aws-key-01") in fired(report)
+    assert "src/s.py" in reviewed(report) and ".review-gate" in reviewed(report)  # the link is a change too
+    [gap] = [g for g in gaps_of(report, "config_changed") if g["subject"] == ".review-gate"]
+    assert "symbolic link" in gap["reason"] and "not followed" in gap["reason"]
+    assert not (repo.root / "src" / "state.db").exists()  # the state is not written through the link
+    assert not (repo.root / "src" / ".gitignore").exists()
+
+
+def test_a_symlinked_gate_directory_is_not_the_configuration(cli: Any, repo: GitRepo) -> None:
+    """The directory the link names would let everything through; it is not read as configuration."""
+    repo.write("weak/review-gate.json", json.dumps({"version": 1, "gate": {"fail_on": "never"}}))
+    repo.write("weak/app.py", SECRET)
+    (repo.root / ".review-gate").symlink_to("weak", target_is_directory=True)
+    result = cli("--offline", "--format", "json")
+    report = report_of(result)
+    assert result.code == 1, report["gaps"]
+    assert ("weak/app.py", "sec-aws-key-01") in fired(report)
+    assert "weak/review-gate.json" in reviewed(report)  # ordinary JSON, reviewed as code
+
+
+def test_a_symlinked_gate_directory_committed_earlier_is_still_reported(cli: Any, repo: GitRepo) -> None:
+    """The link on the base branch is not in the change, yet it still decides nothing: its target
+    is reviewed and the report says why the configuration there is not used."""
+    repo.write("src/app.py", "x = 1\n")
+    (repo.root / ".review-gate").symlink_to("src", target_is_directory=True)
+    repo.commit("link")
+    repo.write("src/s.py", SECRET)
+    result = cli("--offline", "--format", "json")
+    report = report_of(result)
+    assert result.code == 1 and ("src/s.py", "sec-aws-key-01") in fired(report)
+    assert any(g["subject"] == ".review-gate" and "symbolic link" in g["reason"]
+               for g in gaps_of(report, "config_changed"))
+
+
+def test_the_stop_hook_blocks_a_secret_behind_a_symlinked_gate_directory(repo: GitRepo) -> None:
+    repo.write("src/s.py", SECRET)
+    (repo.root / ".review-gate").symlink_to("src", target_is_directory=True)
+    payload = {"hook_event_name": "Stop", "cwd": str(repo.root), "session_id": "s", "stop_hook_active": False}
+    done = subprocess.run([sys.executable, "-m", "review_gate", "hook", "claude-code"],
+                          input=json.dumps(payload).encode(), capture_output=True, timeout=120, env=tool_env(),
+                          cwd=repo.root, check=False)
+    reaction, how = host_reaction(done, "Stop")
+    assert (done.returncode, reaction) == (0, "block"), done.stderr.decode()
+    assert "src/s.py:1 critical sec-aws-key-01" in how
+
+
+def test_a_state_path_through_a_link_inside_the_repository_runs_without_state(cli: Any, repo: GitRepo) -> None:
+    repo.write("app.py", "x = 1\n")
+    repo.write("cfg/review-gate.json", json.dumps({"version": 1, "state_path": "var/state.db"}))
+    (repo.root / "data").mkdir()
+    (repo.root / "var").symlink_to("data", target_is_directory=True)
+    result = cli("--offline", "--config", str(repo.root / "cfg"), "--format", "json")
+    report = report_of(result)
+    assert list((repo.root / "data").iterdir()) == []  # nothing written through the link
+    [gap] = gaps_of(report, "state_changed")
+    assert gap["subject"] == "var" and "symbolic link" in gap["reason"]
+    history = cli("history", "--config", str(repo.root / "cfg"))
+    assert history.code == 2 and "symbolic link" in history.err and "fix:" in history.err
+
+
+# ---------------------------------------------------------------- 2. only the gate's own files are its own
+
+
+def test_code_in_the_gate_directory_is_reviewed_when_the_configuration_is_elsewhere(
+        cli: Any, repo: GitRepo, tmp_path: Path) -> None:
+    trusted = tmp_path / "trusted"
+    trusted.mkdir()
+    repo.write(".review-gate/deploy.py", SECRET)
+    repo.write(".review-gate/review-rules.json", json.dumps({"version": 1, "rules": []}))
+    result = cli("--offline", "--config", str(trusted), "--format", "json")
+    report = report_of(result)
+    assert result.code == 1, report["gaps"]
+    assert (".review-gate/deploy.py", "sec-aws-key-01") in fired(report)
+    assert ".review-gate/review-rules.json" not in reviewed(report)  # the repository's own config: a gap
+    [gap] = gaps_of(report, "config_changed")
+    assert gap["subject"] == ".review-gate" and "review-rules.json" in gap["reason"]
+    assert "deploy.py" not in gap["reason"]
+
+
+def test_code_in_the_configuration_in_use_is_reviewed(cli: Any, repo: GitRepo) -> None:
+    repo.write(".review-gate/deploy.py", SECRET)
+    repo.write(".review-gate/review-gate.json", json.dumps({"version": 1}))
+    result = cli("--offline", "--format", "json")
+    report = report_of(result)
+    assert result.code == 1, report["gaps"]
+    assert (".review-gate/deploy.py", "sec-aws-key-01") in fired(report)
+    assert ".review-gate/review-gate.json" not in reviewed(report)
+
+
+def test_the_files_the_configuration_names_are_its_own_and_no_others(cli: Any, repo: GitRepo) -> None:
+    """An agent's instructions and the loop's templates belong to the configuration; a Markdown
+    file nothing names is reviewed like any other."""
+    assert cli("init").code == 0
+    repo.commit("adopt review-gate")
+    agents = json.loads((repo.root / ".review-gate" / "review-agents.json").read_text())
+    agents["agents"].append({"id": "extra-reviewer", "name": "Extra", "description": "an extra lens",
+                             "kind": "llm", "provider": "openai", "model": "m", "api_key_env": "NO_SUCH_KEY_VAR",
+                             "instructions": "instructions/extra.md", "required": False})
+    repo.write(".review-gate/review-agents.json", json.dumps(agents))
+    repo.write(".review-gate/instructions/extra.md", f"Flag keys like {KEY}.\n")
+    repo.write(".review-gate/loop/plan.md", "Plan {{task}}.\n")
+    repo.write(".review-gate/notes.md", f"token {KEY}\n")
+    result = cli("--offline", "--format", "json")
+    report = report_of(result)
+    assert reviewed(report) == {".review-gate/notes.md"}
+    assert fired(report) == {(".review-gate/notes.md", "sec-aws-key-01")}
+    [gap] = gaps_of(report, "config_changed")
+    assert "instructions/extra.md" in gap["reason"] and "loop/plan.md" in gap["reason"]
+
+
+def test_loop_files_are_its_own_only_by_their_shape(cli: Any, repo: GitRepo) -> None:
+    repo.write(".review-gate/sessions/t1/1/plan.prompt.md", f"quoted {KEY}\n")
+    repo.write(".review-gate/review-logs/t1.jsonl", "{}\n")
+    repo.write(".review-gate/sessions/t1/1/tool.py", SECRET)
+    repo.git("add", "-f", ".review-gate")
+    result = cli("--offline", "--staged", "--format", "json")
+    report = report_of(result)
+    assert reviewed(report) == {".review-gate/sessions/t1/1/tool.py"}
+    assert result.code == 1
+
+
+def test_a_report_says_how_many_own_files_it_left_out(cli: Any, repo: GitRepo) -> None:
+    repo.branch("adopt")
+    assert cli("init").code == 0
+    repo.commit("adopt review-gate")
+    text = cli("--base", "main", "--offline")
+    assert text.code == 0, text.out + text.err
+    assert "the diff changes no file" not in text.out
+    files = len(repo.git("ls-files", ".review-gate").splitlines())
+    assert files > 5
+    assert f"{files} of review-gate's own files left out" in text.out, text.out
+    report = report_of(cli("--base", "main", "--offline", "--format", "json"))
+    assert report["coverage"]["files_left_out"] == files
+    markdown = cli("--base", "main", "--offline", "--format", "markdown")
+    assert "the diff changes no file" not in markdown.out and f"{files} of review-gate's own files" in markdown.out
+    agent = cli("--base", "main", "--offline", "--format", "agent")
+    assert "touches no file" not in agent.out and f"{files} of review-gate's own files" in agent.out
+
+
+def test_the_loop_does_not_write_through_a_link_inside_the_repository(review_gate_bin: list[str], repo: GitRepo,
+                                                                       tmp_path: Path) -> None:
+    from tests.loop.conftest import write_config
+
+    (repo.root / "src").mkdir()
+    (repo.root / ".review-gate").mkdir()
+    (repo.root / ".review-gate" / "sessions").symlink_to("../src", target_is_directory=True)
+    write_config(tmp_path / "cfg", tmp_path / "records", tmp_path / "approvals")
+    repo.write("app.py", "x = 1\n")
+    result = subprocess.run([*review_gate_bin, "loop", "start", "linked", "--config", str(tmp_path / "cfg")],
+                            cwd=repo.root, capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 2, result.stderr
+    assert ".review-gate/sessions is a symbolic link" in result.stderr
+    assert list((repo.root / "src").iterdir()) == []
