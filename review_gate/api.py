@@ -233,7 +233,7 @@ async def _review(setup: bootstrap.Setup, facts: PRFacts, run: NoState, http: ht
     from review_gate import shard
 
     the_plan = await runner.plan(facts, setup.config, own=setup.own_files(run.written()),
-                                 offline=setup.options.offline, http=http, requests=how.requests)
+                                 offline=setup.options.offline, http=http, requests=how.requests, root=setup.root)
     if how.gaps:
         the_plan = the_plan.model_copy(update={"gaps": [*how.gaps, *the_plan.gaps]})
     work, info = shard.share(the_plan, setup.config, *how.shard) if how.shard else (the_plan, None)
@@ -293,7 +293,7 @@ async def plan_async(*, cwd: str | Path | None = None, base: str | None = None, 
     connection = runner.connect() if setup.networked() else contextlib.nullcontext()
     async with connection as http:
         return await runner.plan(facts, setup.config, own=setup.own_files(setup.written(facts)), offline=offline,
-                                 http=http)
+                                 http=http, root=setup.root)
 
 
 @dataclass(frozen=True)
@@ -324,6 +324,7 @@ def explain(paths: Sequence[str], *, cwd: str | Path | None = None,
     from review_gate.models import FileChange
     from review_gate.pipeline.classify import classify
     from review_gate.pipeline.compose import policy_scope
+    from review_gate.shebang import of_file
 
     root = git.repo_root(Path(cwd) if cwd is not None else Path.cwd())
     directory = locate_config_dir(str(config) if config is not None else None, root)
@@ -331,8 +332,10 @@ def explain(paths: Sequence[str], *, cwd: str | Path | None = None,
     out = []
     for raw in paths:
         path = raw.replace(os.sep, "/").removeprefix("./")
+        script = of_file(root, path) if root is not None else None  # a script is classified by its #! line too
         alone = classify(PRFacts(source="explain", files=[FileChange(path=path, old_path=path, status="modified",
-                                                                     added=0, removed=0)]), loaded.domains.domains)
+                                                                     added=0, removed=0, interpreter=script)]),
+                         loaded.domains.domains)
         matches = []
         for policy in sorted(loaded.composition.policies, key=lambda p: (-p.priority, p.id)):
             trigger = policy.trigger

@@ -6,7 +6,10 @@ import contextlib
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
+
+import anyio.to_thread
 
 from review_gate import __version__
 from review_gate.models import (
@@ -26,6 +29,7 @@ from review_gate.pipeline.compose import compose
 from review_gate.pipeline.dispatch import DispatchOptions, Listener, dispatch
 from review_gate.pipeline.gap_detect import gap_detect
 from review_gate.pipeline.normalize import DiffRequest, normalize
+from review_gate.shebang import annotate
 
 if TYPE_CHECKING:
     import httpx
@@ -49,12 +53,15 @@ async def read_change(request: DiffRequest) -> PRFacts:
 
 async def plan(facts: PRFacts, config: ReviewConfig, *, own: OwnFiles | None = None,
                offline: bool = False, http: httpx.AsyncClient | None = None,
-               requests: Sequence[AgentRequest] = ()) -> Plan:
+               requests: Sequence[AgentRequest] = (), root: Path | None = None) -> Plan:
     """Stages 2-4 on the change without the gate's own files (``own``), whose changes become gaps.
-    The agents the caller adds (``requests``) join the manifest after the deterministic part;
-    the LLM gap detector (``gap_detector`` in review-gate.json) runs last unless ``offline``."""
+    Scripts get the interpreter of their ``#!`` line first, read in repository ``root`` when
+    the change does not show it (``shebang.annotate``). The agents the caller adds
+    (``requests``) join the manifest after the deterministic part; the LLM gap detector
+    (``gap_detector`` in review-gate.json) runs last unless ``offline``."""
     given = len(facts.files)
     facts, own_gaps = split(facts, own) if own is not None else (facts, [])
+    facts = await anyio.to_thread.run_sync(annotate, facts, root, config.domains.domains)
     classification = classify(facts, config.domains.domains)
     manifest = compose(classification, config.composition.policies)
     manifest, gaps = await gap_detect(facts, classification, manifest, config, offline=offline, http=http,

@@ -103,7 +103,8 @@ async def submit(setup: bootstrap.Setup, facts: PRFacts, gaps: list[Gap], run: R
                  fail_on: FailOn | None, filter_mode: FilterMode | None, listener: Listener | None,
                  bundle_dir: str | None, commit: str | None = None) -> Submitted:
     config = setup.config
-    the_plan = await runner.plan(facts, config, own=setup.own_files(run.written()), offline=False, http=http)
+    the_plan = await runner.plan(facts, config, own=setup.own_files(run.written()), offline=False, http=http,
+                                 root=setup.root)
     if gaps:
         the_plan = the_plan.model_copy(update={"gaps": [*gaps, *the_plan.gaps]})
     run_id = runner.new_run_id()

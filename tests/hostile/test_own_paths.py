@@ -202,3 +202,75 @@ def test_the_loop_does_not_write_through_a_link_inside_the_repository(review_gat
     assert result.returncode == 2, result.stderr
     assert ".review-gate/sessions is a symbolic link" in result.stderr
     assert list((repo.root / "src").iterdir()) == []
+
+
+# ---------------------------------------------------------------- 3. scripts without a known extension
+
+SCRIPT = "#!/usr/bin/env python3\nx = eval(input())\nr = requests.get(u, verify=False, timeout=5)\n"
+
+
+def test_a_python_script_without_an_extension_gets_the_python_review(cli: Any, repo: GitRepo) -> None:
+    repo.write("bin/deploy", SCRIPT)
+    result = cli("--offline", "--format", "json")
+    report = report_of(result)
+    assert result.code == 1, report["gaps"]
+    assert {("bin/deploy", "sec-py-eval-01"), ("bin/deploy", "sec-tls-verify-01")} <= fired(report)
+    assert report["classification"]["files"][0]["domains"] == ["python"]
+    assert not gaps_of(report, "unclassified_file")
+
+
+def test_a_script_is_classified_when_the_change_does_not_show_its_first_line(cli: Any, repo: GitRepo) -> None:
+    """Line 1 is not in the diff: it is read from the new content, in the working tree and in a range."""
+    repo.write("bin/deploy", "#!/usr/bin/python3.11\n" + "".join(f"step_{n} = {n}\n" for n in range(20)))
+    repo.commit("a script")
+    repo.branch("feature")
+    with (repo.root / "bin" / "deploy").open("a") as handle:
+        handle.write("x = eval(input())\n")
+    worktree = report_of(cli("--offline", "--base", "main", "--format", "json"))
+    assert ("bin/deploy", "sec-py-eval-01") in fired(worktree)
+    repo.commit("eval")
+    ranged = report_of(cli("--offline", "--base", "main", "--head", "HEAD", "--format", "json"))
+    assert ("bin/deploy", "sec-py-eval-01") in fired(ranged)
+    assert ranged["classification"]["files"][0]["domains"] == ["python"]
+
+
+def test_a_shell_script_without_an_extension_gets_the_shell_review(cli: Any, repo: GitRepo) -> None:
+    repo.write("bin/setup", "#!/bin/bash\nchmod 777 /srv/app\n")
+    report = report_of(cli("--offline", "--format", "json"))
+    assert ("bin/setup", "sec-chmod-777-01") in fired(report)  # a rule for *.sh: the script matches it too
+    assert "infra-patterns" in {a["id"] for a in report["agents"]}
+
+
+def test_a_pyw_file_is_python(cli: Any, repo: GitRepo) -> None:
+    repo.write("gui/app.pyw", "x = eval(input())\n")
+    report = report_of(cli("--offline", "--format", "json"))
+    assert ("gui/app.pyw", "sec-py-eval-01") in fired(report)
+
+
+def test_a_script_reviewed_before_its_domain_claimed_it_is_reviewed_again(cli: Any, repo: GitRepo,
+                                                                          tmp_path: Path) -> None:
+    """The names a script's rules match it by follow the domains: a cached pair does not hide
+    the python rules the script meets once its interpreter is claimed."""
+    domains = json.loads((Path(__file__).parents[2] / "config" / "review-domains.json").read_text())
+    for domain in domains["domains"]:
+        domain.pop("shebangs", None)
+    unclaimed = tmp_path / "unclaimed"
+    unclaimed.mkdir()
+    (unclaimed / "review-domains.json").write_text(json.dumps(domains))
+    repo.write("tools/deploy", "#!/usr/bin/env python3\nprint(token)\n")
+    before = report_of(cli("--offline", "--config", str(unclaimed), "--format", "json"))
+    assert ("tools/deploy", "hyg-debug-print-01") not in fired(before)
+    assert "hygiene-patterns" in {a["id"] for a in before["agents"]}  # it saw the script, under no *.py rule
+    after = report_of(cli("--offline", "--format", "json"))
+    assert ("tools/deploy", "hyg-debug-print-01") in fired(after)
+
+
+def test_a_domain_s_shebangs_are_checked(cli: Any, repo: GitRepo, tmp_path: Path) -> None:
+    cfg = tmp_path / "cfg"
+    cfg.mkdir()
+    (cfg / "review-domains.json").write_text(json.dumps({"version": 1, "domains": [
+        {"id": "python", "description": "py", "paths": ["*.py"], "shebangs": ["python3", "py thon"],
+         "risk_weight": 3}]}))
+    result = cli("config", "validate", "--config", str(cfg))
+    assert result.code == 2
+    assert "review-domains.json" in result.err and "/domains/0/shebangs/1" in result.err
