@@ -194,6 +194,7 @@ class _How:
     gaps: tuple[Gap, ...] = ()  # found before planning (a sweep's files too large to read)
     commit: str | None = None  # the commit reviewed, when the change does not name it (a sweep's HEAD)
     requests: tuple[AgentRequest, ...] = ()  # agents the caller adds, with why
+    left_out: int = 0  # the gate's own files left out before planning (a sweep's), counted in the report
 
 
 def agent_requests(pairs: Sequence[tuple[str, str]]) -> list[AgentRequest]:
@@ -234,8 +235,9 @@ async def _review(setup: bootstrap.Setup, facts: PRFacts, run: NoState, http: ht
 
     the_plan = await runner.plan(facts, setup.config, own=setup.own_files(run.written()),
                                  offline=setup.options.offline, http=http, requests=how.requests, root=setup.root)
-    if how.gaps:
-        the_plan = the_plan.model_copy(update={"gaps": [*how.gaps, *the_plan.gaps]})
+    if how.gaps or how.left_out:
+        the_plan = the_plan.model_copy(update={"gaps": [*how.gaps, *the_plan.gaps],
+                                               "left_out": the_plan.left_out + how.left_out})
     work, info = shard.share(the_plan, setup.config, *how.shard) if how.shard else (the_plan, None)
     waivers = setup.waivers(facts)
     run_id = runner.new_run_id()
@@ -503,7 +505,7 @@ async def sweep_async(
     if target is not None:
         bundle.check_target(target)
     how = _How(fail_on=fail_on, filter_mode=filter_mode, listener=listener, shard=shard, kind="sweep",
-               gaps=tuple(swept.gaps), commit=swept.head)
+               gaps=tuple(swept.gaps), commit=swept.head, left_out=swept.left_out)
     return await _reviewed(setup, swept.facts, how, state=state, cache=cache, outputs=outputs, target=target)
 
 
@@ -602,12 +604,12 @@ async def batch_submit_async(
                                           offline=False, concurrency=concurrency, agent_timeout=agent_timeout,
                                           constitution=constitution, baseline=baseline, use_baseline=use_baseline,
                                           packing=packing)
-        facts, gaps, commit = swept.facts, swept.gaps, swept.head
+        facts, gaps, commit, left_out = swept.facts, swept.gaps, swept.head, swept.left_out
     else:
         request = request or change(cwd=cwd, base=base, head=head, staged=staged, diff=diff, diff_file=diff_file)
         setup = _setup(request, config=config, offline=False, concurrency=concurrency, timeout=agent_timeout,
                        constitution=constitution, baseline=baseline, use_baseline=use_baseline, packing=packing)
-        facts, gaps = await runner.read_change(setup.request), []
+        facts, gaps, left_out = await runner.read_change(setup.request), [], 0
     target = Path(bundle_dir) if bundle_dir is not None else None
     if target is not None:
         bundle.check_target(target)
@@ -619,7 +621,7 @@ async def batch_submit_async(
         async with runner.connect() as http:
             sent = await service.submit(setup, facts, gaps, run, http, fail_on=fail_on, filter_mode=filter_mode,
                                         listener=listener, bundle_dir=str(target) if target is not None else None,
-                                        commit=commit)
+                                        commit=commit, left_out=left_out)
         if sent.report is not None and sent.plan is not None:
             written = _write(setup.root, setup.config, sent.report, sent.plan, setup.waivers(facts), outputs, target,
                              fail_on, filter_mode)

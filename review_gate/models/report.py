@@ -191,7 +191,7 @@ class Coverage(Frozen):
         if not self.files_left_out:
             return nothing if self.nothing_to_review else None
         count = (f"{self.files_left_out} of review-gate's own files left out of the review (its configuration, "
-                 "baseline, run state, loop files or reports it wrote; the gaps say which)")
+                 "baseline, run state, loop files or reports it wrote; a change to the first four is a gap)")
         if self.nothing_to_review:
             return f"Nothing to review: the change touches only review-gate's own files; {count}."
         return count[0].upper() + count[1:] + "."

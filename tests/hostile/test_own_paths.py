@@ -188,6 +188,22 @@ def test_a_report_says_how_many_own_files_it_left_out(cli: Any, repo: GitRepo) -
     assert "touches no file" not in agent.out and f"{files} of review-gate's own files" in agent.out
 
 
+def test_a_sweep_says_how_many_own_files_it_left_out(cli: Any, repo: GitRepo) -> None:
+    """A sweep leaves the gate's own files out before planning: live and through a batch, the
+    report counts them instead of saying the change touches no file."""
+    assert cli("init").code == 0
+    repo.commit("adopt review-gate")
+    files = len(repo.git("ls-files", ".review-gate").splitlines())
+    text = cli("sweep", ".review-gate", "--offline")
+    assert text.code == 0, text.out + text.err
+    assert "the diff changes no file" not in text.out
+    assert f"Nothing to review: the change touches only review-gate's own files; {files} of" in text.out, text.out
+    sent = json.loads(cli("batch", "submit", "--sweep", ".review-gate", "--no-cache", "--format", "json").out)
+    assert sent["requests"] == 0 and sent["finished"]
+    shown = report_of(cli("show", sent["run_id"], "--format", "json"))
+    assert shown["coverage"]["files_left_out"] == files
+
+
 def test_the_loop_does_not_write_through_a_link_inside_the_repository(review_gate_bin: list[str], repo: GitRepo,
                                                                        tmp_path: Path) -> None:
     from tests.loop.conftest import write_config
