@@ -62,6 +62,10 @@ class OwnFiles(Frozen):
     written: Mapping[str, list[str]] = Field(
         default_factory=dict, description="Files the gate wrote (reports, bundles) -> blob ids of what it wrote.")
     links: list[Link] = Field(default_factory=list, description="Links on the gate's paths, not followed.")
+    read_through: Mapping[str, str] = Field(
+        default_factory=dict, description="A file of the repository the configuration in use reads, though it is "
+                                          "not one of its files (a symbolic link, a name out of its directory) -> "
+                                          "the name it is read by. Reviewed as code; a change to it is a gap.")
 
     def kind(self, path: str) -> str | None:
         """The gap kind a change to ``path`` gives, None when the path is not the gate's."""
@@ -189,7 +193,29 @@ def locate(root: Path | None, *, config_dir: str | None, named: Iterable[str] = 
     return OwnFiles(config_dir=config, config=directories, loop_dir=loop_dir,
                     baselines=sorted(p for p in (inside(b, root) for b in baselines) if p),
                     state=sorted(p for p in (inside(s, root) for s in state) if p),
-                    written=dict(written or {}), links=found)
+                    written=dict(written or {}), links=found,
+                    read_through=_read_through(root, config_dir, named, directories.get(config or "", [])))
+
+
+def _read_through(root: Path | None, config_dir: str | None, named: Iterable[str],
+                  own: list[str]) -> dict[str, str]:
+    """The files of the repository that the configuration's ``named`` files really are, where
+    that is not one of its own files (``own``): a link such as review-rules.json ->
+    ../src/rules.json, or instructions named ``../src/prompt.md``. A change to them changes the
+    gate, yet git shows it as a change to code."""
+    if root is None or config_dir is None:
+        return {}
+    real_root = root.resolve()
+    found: dict[str, str] = {}
+    for name in named:
+        given = Path(config_dir) / name
+        try:
+            real = given.resolve().relative_to(real_root).as_posix()
+        except (OSError, ValueError, RuntimeError):
+            continue  # outside the repository: no change under review can edit it
+        if real not in own:
+            found[real] = name
+    return found
 
 
 def link_target(link: Path) -> str | None:
@@ -205,6 +231,7 @@ def split(facts: PRFacts, own: OwnFiles) -> tuple[PRFacts, list[Gap]]:
     kept: list[FileChange] = []
     touched: dict[tuple[str, str], list[str]] = {}
     replaced: list[str] = []
+    read: dict[str, str] = {}
     for change in facts.files:
         for path in _paths(change):
             kind = own.kind(path)
@@ -212,9 +239,11 @@ def split(facts: PRFacts, own: OwnFiles) -> tuple[PRFacts, list[Gap]]:
                 touched.setdefault((kind, _subject(kind, path, own)), []).append(path)
             elif path in own.directories() or path == GATE_DIRECTORY:
                 replaced.append(path)  # a file or a link where the gate's directory is: reviewed, and said
+            elif path in own.read_through:
+                read[path] = own.read_through[path]  # reviewed as code, and said
         if not own.left_out(change):
             kept.append(change)
-    gaps = [*_link_gaps(own.links, replaced), *_gaps(touched, own)]
+    gaps = [*_link_gaps(own.links, replaced), *_gaps(touched, own), *_read_gaps(read)]
     if len(kept) == len(facts.files):
         return facts, gaps
     return facts.model_copy(update={"files": kept}), gaps
@@ -253,6 +282,16 @@ def _link_gaps(links: list[Link], replaced: list[str]) -> list[Gap]:
                                    "its files; it is not followed, and it is reviewed as code",
                             suggestion=f"keep {path} a real directory"))
     return gaps
+
+
+def _read_gaps(read: dict[str, str]) -> list[Gap]:
+    return [Gap(kind="config_changed", subject=path,
+                reason=f"the configuration in use reads its {name} from {path} (through a symbolic link, or a name "
+                       "out of its directory); the change edits it: it is reviewed as code, and it can weaken the "
+                       "gate that judges it",
+                suggestion="have a person review this edit; keep the configuration's files in its directory "
+                           "rather than links to files elsewhere in the repository")
+            for path, name in read.items()]
 
 
 def _gaps(touched: dict[tuple[str, str], list[str]], own: OwnFiles) -> list[Gap]:

@@ -109,6 +109,23 @@ def test_a_state_path_through_a_link_inside_the_repository_runs_without_state(cl
     assert history.code == 2 and "symbolic link" in history.err and "fix:" in history.err
 
 
+def test_a_configuration_file_read_through_a_link_is_reviewed_and_its_change_said(cli: Any, repo: GitRepo) -> None:
+    """review-rules.json -> ../src/rules.json: git shows an edit of the rules as an edit of code.
+    It is reviewed as code, not left out, and the report says it changes the gate."""
+    assert cli("init").code == 0
+    (repo.root / "src").mkdir()
+    (repo.root / ".review-gate" / "review-rules.json").rename(repo.root / "src" / "rules.json")
+    (repo.root / ".review-gate" / "review-rules.json").symlink_to("../src/rules.json")
+    repo.commit("rules kept with the code")
+    rules = json.loads((repo.root / "src" / "rules.json").read_text())
+    rules["rules"] = [r for r in rules["rules"] if r["id"] != "sec-py-eval-01"]
+    repo.write("src/rules.json", json.dumps(rules, indent=2))
+    report = report_of(cli("--offline", "--format", "json"))
+    assert "src/rules.json" in reviewed(report)
+    [gap] = [g for g in gaps_of(report, "config_changed") if g["subject"] == "src/rules.json"]
+    assert "review-rules.json" in gap["reason"] and "weaken" in gap["reason"]
+
+
 # ---------------------------------------------------------------- 2. only the gate's own files are its own
 
 
