@@ -88,7 +88,8 @@ class Domain(Frozen):
         if interpreter is None or not self.shebangs:
             return False
         wanted = {s.lower() for s in self.shebangs}
-        return interpreter in wanted or _VERSION.sub("", interpreter) in wanted
+        # python3.12 is claimed by python3.12, python3 or python
+        return not wanted.isdisjoint((interpreter, _MINOR.sub("", interpreter), _VERSION.sub("", interpreter)))
 
     def extensions(self) -> list[str]:
         """The extensions its ``*.ext`` globs select files by (``.py``)."""
@@ -96,6 +97,7 @@ class Domain(Frozen):
 
 
 _VERSION = re.compile(r"[0-9][0-9.]*$")
+_MINOR = re.compile(r"\.[0-9.]*$")
 _EXTENSION = re.compile(r"\*(\.[A-Za-z0-9_+-]+)")  # a glob that selects files by their extension alone
 
 

@@ -56,6 +56,12 @@ def test_the_built_in_domains_claim_common_interpreters(program: str, domain: st
     assert result.unclassified == []
 
 
+def test_a_listed_interpreter_matches_with_or_without_its_version() -> None:
+    python3 = Domain(id="py3", description="py", paths=["*.py"], shebangs=["python3"], risk_weight=3)
+    assert python3.claims("python3") and python3.claims("python3.12")
+    assert not python3.claims("python") and not python3.claims("python2.7") and not python3.claims(None)
+
+
 def test_an_unknown_interpreter_leaves_the_script_unclassified() -> None:
     result = classify(PRFacts(source="t", files=[script("bin/tool", "awk"), script("bin/other", None),
                                                  script("bin/gem", "ruby")]), BUILTIN)
