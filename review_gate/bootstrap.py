@@ -5,6 +5,7 @@ here, so the three never disagree about what a change is or how it is judged."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +14,7 @@ from review_gate import baseline, git
 from review_gate.config.locations import builtin_dir, find_config_file
 from review_gate.errors import UsageError
 from review_gate.globs import literal_glob
-from review_gate.models import LlmAgent, Packing, PRFacts, ReviewConfig
+from review_gate.models import CommandAgent, LlmAgent, Packing, PRFacts, ReviewConfig
 from review_gate.own_files import Link, OwnFiles, inside, link_target, locate, relative
 from review_gate.pipeline.dispatch import DispatchOptions
 from review_gate.pipeline.normalize import DiffRequest
@@ -36,7 +37,7 @@ class Setup:
         if self.state_link is not None and (path := inside(self.state_link.parent, self.root)) is not None:
             name = self.state_link.name if path == "." else f"{path}/{self.state_link.name}"
             links.append(Link(path=name, kind="state_changed", target=link_target(self.state_link)))
-        return locate(self.root, config_dir=self.config.directory, named=config_names(self.config),
+        return locate(self.root, config_dir=self.config.directory, named=config_names(self.config, self.root),
                       gate_names=gate_names(), state=[] if self.state_link else companions(self.state_path),
                       baselines=self.baselines, written=written, links=links)
 
@@ -113,13 +114,33 @@ def setup(*, root: Path | None, config: ReviewConfig, request: DiffRequest, offl
                  explicit_baseline=baseline_file is not None, state_link=link)
 
 
-def config_names(config: ReviewConfig) -> list[str]:
+def config_names(config: ReviewConfig, root: Path | None = None) -> list[str]:
     """The files of ``config``'s directory that are the configuration, relative to it: what
-    ``init`` writes there, each agent's instructions and the constitution."""
+    ``init`` writes there, each agent's instructions, the constitution, and the files in it a
+    command agent's argv names (a script the configuration runs: ``sh .review-gate/fix.sh``)."""
     names = gate_names()
     names += [a.instructions for a in config.agents.agents if isinstance(a, LlmAgent)]
     if config.settings.constitution:
         names.append(config.settings.constitution)
+    if config.directory is not None:
+        names += command_files(config, Path(config.directory), root)
+    return names
+
+
+def command_files(config: ReviewConfig, directory: Path, root: Path | None) -> list[str]:
+    """The words of command agents' argv that name a path inside ``directory`` (relative to the
+    agent's working directory), relative to it. Spelled out, never resolved: a link is not
+    followed (own_files reports what the configuration reads through one)."""
+    inside = os.path.abspath(directory)
+    names = []
+    for agent in config.agents.agents:
+        if not isinstance(agent, CommandAgent):
+            continue
+        cwd = os.path.abspath(directory if agent.cwd == "config" else root or Path.cwd())
+        for word in agent.command:
+            path = os.path.normpath(os.path.join(cwd, word))
+            if path != inside and path.startswith(inside.rstrip(os.sep) + os.sep):
+                names.append(Path(os.path.relpath(path, inside)).as_posix())
     return names
 
 

@@ -12,7 +12,8 @@ exactly what the gate wrote (by git blob id, as recorded in the run state): a fi
 names like a report is reviewed like any other file.
 
 Own files are named exactly, never by directory: the five config files and the files the
-configuration names (instructions, constitution, loop templates) in the directory in use; in a
+configuration names (instructions, constitution, loop templates, scripts its command agents
+run) in the directory in use; in a
 ``.review-gate/`` that is not in use, the five files and the templates ``init`` writes; the
 loop's files by their shape. Anything else in ``.review-gate/`` is code and is reviewed. Paths
 are taken as git spells them, never through a symbolic link inside the repository: a committed

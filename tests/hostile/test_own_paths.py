@@ -176,6 +176,26 @@ def test_the_files_the_configuration_names_are_its_own_and_no_others(cli: Any, r
     assert "instructions/extra.md" in gap["reason"] and "loop/plan.md" in gap["reason"]
 
 
+def test_a_script_a_command_agent_runs_from_the_configuration_is_its_own(cli: Any, repo: GitRepo) -> None:
+    """docs/loop.md keeps a coder script beside its agent: the configuration runs it, so it is
+    configuration (a change to it is a gap), not code; a script nothing runs is code."""
+    assert cli("init").code == 0
+    agents = json.loads((repo.root / ".review-gate" / "review-agents.json").read_text())
+    agents["agents"] += [
+        {"id": "fixer", "name": "Fixer", "description": "a coder", "kind": "command",
+         "command": ["sh", ".review-gate/fix.sh"]},
+        {"id": "linter", "name": "Linter", "description": "a linter", "kind": "command", "cwd": "config",
+         "command": ["sh", "-c", "true", "tools/lint.sh"]}]
+    repo.write(".review-gate/review-agents.json", json.dumps(agents))
+    repo.commit("adopt review-gate")
+    for name in ("fix.sh", "tools/lint.sh", "other.sh"):
+        repo.write(f".review-gate/{name}", f"echo {KEY}\n")
+    report = report_of(cli("--offline", "--format", "json"))
+    assert reviewed(report) == {".review-gate/other.sh"}
+    [gap] = gaps_of(report, "config_changed")
+    assert ".review-gate/fix.sh" in gap["reason"] and ".review-gate/tools/lint.sh" in gap["reason"]
+
+
 def test_loop_files_are_its_own_only_by_their_shape(cli: Any, repo: GitRepo) -> None:
     repo.write(".review-gate/sessions/t1/1/plan.prompt.md", f"quoted {KEY}\n")
     repo.write(".review-gate/review-logs/t1.jsonl", "{}\n")
