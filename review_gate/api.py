@@ -194,6 +194,7 @@ class _How:
     gaps: tuple[Gap, ...] = ()  # found before planning (a sweep's files too large to read)
     commit: str | None = None  # the commit reviewed, when the change does not name it (a sweep's HEAD)
     requests: tuple[AgentRequest, ...] = ()  # agents the caller adds, with why
+    left_out: int = 0  # the gate's own files left out before planning (a sweep's), counted in the report
 
 
 def agent_requests(pairs: Sequence[tuple[str, str]]) -> list[AgentRequest]:
@@ -233,9 +234,10 @@ async def _review(setup: bootstrap.Setup, facts: PRFacts, run: NoState, http: ht
     from review_gate import shard
 
     the_plan = await runner.plan(facts, setup.config, own=setup.own_files(run.written()),
-                                 offline=setup.options.offline, http=http, requests=how.requests)
-    if how.gaps:
-        the_plan = the_plan.model_copy(update={"gaps": [*how.gaps, *the_plan.gaps]})
+                                 offline=setup.options.offline, http=http, requests=how.requests, root=setup.root)
+    if how.gaps or how.left_out:
+        the_plan = the_plan.model_copy(update={"gaps": [*how.gaps, *the_plan.gaps],
+                                               "left_out": the_plan.left_out + how.left_out})
     work, info = shard.share(the_plan, setup.config, *how.shard) if how.shard else (the_plan, None)
     waivers = setup.waivers(facts)
     run_id = runner.new_run_id()
@@ -293,7 +295,7 @@ async def plan_async(*, cwd: str | Path | None = None, base: str | None = None, 
     connection = runner.connect() if setup.networked() else contextlib.nullcontext()
     async with connection as http:
         return await runner.plan(facts, setup.config, own=setup.own_files(setup.written(facts)), offline=offline,
-                                 http=http)
+                                 http=http, root=setup.root)
 
 
 @dataclass(frozen=True)
@@ -324,6 +326,7 @@ def explain(paths: Sequence[str], *, cwd: str | Path | None = None,
     from review_gate.models import FileChange
     from review_gate.pipeline.classify import classify
     from review_gate.pipeline.compose import policy_scope
+    from review_gate.shebang import of_file
 
     root = git.repo_root(Path(cwd) if cwd is not None else Path.cwd())
     directory = locate_config_dir(str(config) if config is not None else None, root)
@@ -331,8 +334,10 @@ def explain(paths: Sequence[str], *, cwd: str | Path | None = None,
     out = []
     for raw in paths:
         path = raw.replace(os.sep, "/").removeprefix("./")
+        script = of_file(root, path) if root is not None else None  # a script is classified by its #! line too
         alone = classify(PRFacts(source="explain", files=[FileChange(path=path, old_path=path, status="modified",
-                                                                     added=0, removed=0)]), loaded.domains.domains)
+                                                                     added=0, removed=0, interpreter=script)]),
+                         loaded.domains.domains)
         matches = []
         for policy in sorted(loaded.composition.policies, key=lambda p: (-p.priority, p.id)):
             trigger = policy.trigger
@@ -500,7 +505,7 @@ async def sweep_async(
     if target is not None:
         bundle.check_target(target)
     how = _How(fail_on=fail_on, filter_mode=filter_mode, listener=listener, shard=shard, kind="sweep",
-               gaps=tuple(swept.gaps), commit=swept.head)
+               gaps=tuple(swept.gaps), commit=swept.head, left_out=swept.left_out)
     return await _reviewed(setup, swept.facts, how, state=state, cache=cache, outputs=outputs, target=target)
 
 
@@ -599,12 +604,12 @@ async def batch_submit_async(
                                           offline=False, concurrency=concurrency, agent_timeout=agent_timeout,
                                           constitution=constitution, baseline=baseline, use_baseline=use_baseline,
                                           packing=packing)
-        facts, gaps, commit = swept.facts, swept.gaps, swept.head
+        facts, gaps, commit, left_out = swept.facts, swept.gaps, swept.head, swept.left_out
     else:
         request = request or change(cwd=cwd, base=base, head=head, staged=staged, diff=diff, diff_file=diff_file)
         setup = _setup(request, config=config, offline=False, concurrency=concurrency, timeout=agent_timeout,
                        constitution=constitution, baseline=baseline, use_baseline=use_baseline, packing=packing)
-        facts, gaps = await runner.read_change(setup.request), []
+        facts, gaps, left_out = await runner.read_change(setup.request), [], 0
     target = Path(bundle_dir) if bundle_dir is not None else None
     if target is not None:
         bundle.check_target(target)
@@ -616,7 +621,7 @@ async def batch_submit_async(
         async with runner.connect() as http:
             sent = await service.submit(setup, facts, gaps, run, http, fail_on=fail_on, filter_mode=filter_mode,
                                         listener=listener, bundle_dir=str(target) if target is not None else None,
-                                        commit=commit)
+                                        commit=commit, left_out=left_out)
         if sent.report is not None and sent.plan is not None:
             written = _write(setup.root, setup.config, sent.report, sent.plan, setup.waivers(facts), outputs, target,
                              fail_on, filter_mode)

@@ -5,19 +5,20 @@ here, so the three never disagree about what a change is or how it is judged."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from review_gate import baseline, git
-from review_gate.config.locations import find_config_file
+from review_gate.config.locations import builtin_dir, find_config_file
 from review_gate.errors import UsageError
 from review_gate.globs import literal_glob
-from review_gate.models import LlmAgent, Packing, PRFacts, ReviewConfig
-from review_gate.own_files import OwnFiles, locate, relative
+from review_gate.models import CommandAgent, LlmAgent, Packing, PRFacts, ReviewConfig
+from review_gate.own_files import Link, OwnFiles, inside, link_target, locate, relative
 from review_gate.pipeline.dispatch import DispatchOptions
 from review_gate.pipeline.normalize import DiffRequest
-from review_gate.state.store import companions, open_store, state_file
+from review_gate.state.store import companions, open_store, state_file, state_link, state_location
 
 
 @dataclass(frozen=True)
@@ -29,14 +30,21 @@ class Setup:
     state_path: Path
     baselines: list[Path]  # where the baseline is looked for, in order
     explicit_baseline: bool = False
+    state_link: Path | None = None  # a symbolic link on the state path: the run uses no state
 
     def own_files(self, written: Mapping[str, list[str]] | None = None) -> OwnFiles:
-        return locate(self.root, config_dir=self.config.directory, state=companions(self.state_path),
-                      baselines=self.baselines, written=written)
+        links = []
+        if self.state_link is not None and (path := inside(self.state_link.parent, self.root)) is not None:
+            name = self.state_link.name if path == "." else f"{path}/{self.state_link.name}"
+            links.append(Link(path=name, kind="state_changed", target=link_target(self.state_link)))
+        return locate(self.root, config_dir=self.config.directory, named=config_names(self.config, self.root),
+                      gate_names=gate_names(), state=[] if self.state_link else companions(self.state_path),
+                      baselines=self.baselines, written=written, links=links)
 
     def state_trusted(self, facts: PRFacts) -> bool:
-        """The run state is ours unless the change itself brings or edits the state file."""
-        return not self.own_files().touches(facts, "state_changed")
+        """The run state is ours unless its path passes through a link, or the change itself
+        brings or edits the state file."""
+        return self.state_link is None and not self.own_files().touches(facts, "state_changed")
 
     def written(self, facts: PRFacts) -> dict[str, list[str]]:
         """What earlier runs wrote into the working tree, from a state the change did not touch;
@@ -93,7 +101,8 @@ def setup(*, root: Path | None, config: ReviewConfig, request: DiffRequest, offl
           concurrency: int | None = None, timeout_s: float | None = None, constitution: str | None = None,
           baseline_file: str | None = None, no_baseline: bool = False, packing: Packing | None = None) -> Setup:
     settings = config.settings
-    state_path = state_file(config, root)
+    link = state_link(config, root)
+    state_path = state_location(config, root) if link is not None else state_file(config, root)
     options = DispatchOptions(
         concurrency=concurrency or settings.concurrency, timeout_s=timeout_s, default_timeout_s=settings.timeout_s,
         offline=offline, repo_root=str(root) if root else None, config_dir=config.directory,
@@ -102,7 +111,45 @@ def setup(*, root: Path | None, config: ReviewConfig, request: DiffRequest, offl
     return Setup(root=root, config=config, request=request, options=options,
                  state_path=state_path,
                  baselines=baseline.candidates(baseline_file, no_baseline, config.directory, root),
-                 explicit_baseline=baseline_file is not None)
+                 explicit_baseline=baseline_file is not None, state_link=link)
+
+
+def config_names(config: ReviewConfig, root: Path | None = None) -> list[str]:
+    """The files of ``config``'s directory that are the configuration, relative to it: what
+    ``init`` writes there, each agent's instructions, the constitution, and the files in it a
+    command agent's argv names (a script the configuration runs: ``sh .review-gate/fix.sh``)."""
+    names = gate_names()
+    names += [a.instructions for a in config.agents.agents if isinstance(a, LlmAgent)]
+    if config.settings.constitution:
+        names.append(config.settings.constitution)
+    if config.directory is not None:
+        names += command_files(config, Path(config.directory), root)
+    return names
+
+
+def command_files(config: ReviewConfig, directory: Path, root: Path | None) -> list[str]:
+    """The words of command agents' argv that name a path inside ``directory`` (relative to the
+    agent's working directory), relative to it. Spelled out, never resolved: a link is not
+    followed (own_files reports what the configuration reads through one)."""
+    inside = os.path.abspath(directory)
+    names = []
+    for agent in config.agents.agents:
+        if not isinstance(agent, CommandAgent):
+            continue
+        cwd = os.path.abspath(directory if agent.cwd == "config" else root or Path.cwd())
+        for word in agent.command:
+            path = os.path.normpath(os.path.join(cwd, word))
+            if path != inside and path.startswith(inside.rstrip(os.sep) + os.sep):
+                names.append(Path(os.path.relpath(path, inside)).as_posix())
+    return names
+
+
+def gate_names() -> list[str]:
+    """What review-gate writes into a configuration directory: the five files, the loop's prompt
+    templates and the .gitignore (``init``), and the baseline (``baseline``; its own file even
+    when a run does not apply it)."""
+    templates = sorted(f"loop/{p.name}" for p in (builtin_dir("config") / "loop").glob("*.md"))
+    return [*ReviewConfig.FILES, *templates, ".gitignore", baseline.FILE_NAME]
 
 
 def private_paths(config: ReviewConfig, root: Path | None, state_path: Path) -> tuple[str, ...]:

@@ -122,7 +122,8 @@ def merge(reports: Sequence[tuple[str, ReviewReport]], config: ReviewConfig, *, 
                              files_reviewed=len(changed) - len({*unreviewed, *(u.path for u in unread)}),
                              unreviewed=unreviewed, not_inspected=unread,
                              findings_filtered=sum(r.coverage.findings_filtered for r in parts),
-                             filter_mode=first.coverage.filter_mode, nothing_to_review=not changed),
+                             filter_mode=first.coverage.filter_mode, nothing_to_review=not changed,
+                             files_left_out=first.coverage.files_left_out),
         "usage": sum((a.usage for a in agents), Usage()).rounded(), "shard": None})
 
 

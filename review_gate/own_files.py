@@ -1,19 +1,31 @@
 """The gate's own files in the repository it reviews, kept out of the review.
 
-A run reads and writes files beside the code it judges: its configuration directory, the
-run-state database, the committed baseline, and the reports and bundles it wrote. None of them
-is code: scanning them gives false findings (a rule's own text matches itself, a report quotes
-the secret it flagged), and a baseline or state the change itself brings must not judge it.
+A run reads and writes files beside the code it judges: its configuration, the run-state
+database, the committed baseline, the loop's session files and the reports and bundles it
+wrote. None of them is code: scanning them gives false findings (a rule's own text matches
+itself, a report quotes the secret it flagged), and a baseline or state the change itself
+brings must not judge it.
 
 So a change to the configuration, the baseline or the state is reported as a gap, never
 reviewed; a file the gate wrote is left out silently, but only while its content is still
 exactly what the gate wrote (by git blob id, as recorded in the run state): a file an attacker
-names like a report is reviewed like any other file. Pure: the caller finds the paths.
+names like a report is reviewed like any other file.
+
+Own files are named exactly, never by directory: the five config files and the files the
+configuration names (instructions, constitution, loop templates, scripts its command agents
+run) in the directory in use; in a
+``.review-gate/`` that is not in use, the five files and the templates ``init`` writes; the
+loop's files by their shape. Anything else in ``.review-gate/`` is code and is reviewed. Paths
+are taken as git spells them, never through a symbolic link inside the repository: a committed
+link named ``.review-gate`` is a change to review, not a way to make a directory of code the
+gate's own (``locate`` reports it as a gap). ``split`` is pure; ``locate`` looks at the disk.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -21,20 +33,40 @@ from pydantic import Field
 
 from review_gate.models import FileChange, Gap, PRFacts
 from review_gate.models.base import Frozen
+from review_gate.models.manifest import GapKind
 
 GATE_DIRECTORY = ".review-gate"  # at the repository root: init writes the configuration here
 MAX_LISTED = 10
+# The loop's files (review_gate.loop.files), by shape: a file of that name elsewhere is code.
+_LOOP_FILES = re.compile(
+    r"(?:sessions/[^/]+/[0-9]+/(?:[a-z]+\.[a-z]+\.md|review\.findings\.json)|hil/[^/]+\.json"
+    r"|review-logs/[^/]+\.jsonl|(?:sessions|hil|review-logs)/\.gitignore)")
+
+
+class Link(Frozen):
+    """A symbolic link inside the repository where the gate would keep its files: not followed."""
+
+    path: str = Field(description="The link, relative to the repository root.")
+    kind: GapKind = Field(description="config_changed (the gate's directory) or state_changed (the state path).")
+    target: str | None = Field(default=None, description="Where it points, as the link says.")
 
 
 class OwnFiles(Frozen):
     """Repository-relative POSIX paths of the gate's files, by what a change to them means."""
 
     config_dir: str | None = Field(default=None, description="The configuration in use, when inside the repository.")
-    directories: list[str] = Field(default_factory=list, description="The gate's directories (config, .review-gate).")
+    config: Mapping[str, list[str]] = Field(
+        default_factory=dict, description="A configuration directory -> the gate's files in it, each exactly.")
+    loop_dir: str | None = Field(default=None, description="Where the loop keeps its files (.review-gate).")
     baselines: list[str] = Field(default_factory=list, description="Where the baseline is looked for.")
     state: list[str] = Field(default_factory=list, description="The state database, its side files, its .gitignore.")
     written: Mapping[str, list[str]] = Field(
         default_factory=dict, description="Files the gate wrote (reports, bundles) -> blob ids of what it wrote.")
+    links: list[Link] = Field(default_factory=list, description="Links on the gate's paths, not followed.")
+    read_through: Mapping[str, str] = Field(
+        default_factory=dict, description="A file of the repository the configuration in use reads, though it is "
+                                          "not one of its files (a symbolic link, a name out of its directory) -> "
+                                          "the name it is read by. Reviewed as code; a change to it is a gap.")
 
     def kind(self, path: str) -> str | None:
         """The gap kind a change to ``path`` gives, None when the path is not the gate's."""
@@ -42,7 +74,7 @@ class OwnFiles(Frozen):
             return "state_changed"
         if path in self.baselines:
             return "baseline_changed"
-        if any(_under(path, d) for d in self.directories):
+        if self.directory_of(path) is not None:
             return "config_changed"
         return None
 
@@ -53,9 +85,26 @@ class OwnFiles(Frozen):
     def was_written(self, change: FileChange) -> bool:
         return change.content_sha is not None and change.content_sha in self.written.get(change.path, ())
 
+    def left_out(self, change: FileChange) -> bool:
+        """Whether ``change`` stays out of the review: its (new) path is the gate's, or the gate wrote it."""
+        return self.kind(change.path) is not None or self.was_written(change)
+
+    def directory_of(self, path: str) -> str | None:
+        """The configuration (or loop) directory ``path`` is one of the gate's files in."""
+        for directory, files in self.config.items():
+            if path in files:
+                return directory
+        loop = self.loop_dir
+        if loop is not None and _under(path, loop) and _LOOP_FILES.fullmatch(path[len(loop) + 1:]):
+            return loop
+        return None
+
+    def directories(self) -> set[str]:
+        return {*self.config, *([self.loop_dir] if self.loop_dir else [])}
+
 
 def _under(path: str, directory: str) -> bool:
-    return path == directory or path.startswith(directory.rstrip("/") + "/")
+    return path.startswith(directory.rstrip("/") + "/")
 
 
 def _paths(change: FileChange) -> list[str]:
@@ -63,7 +112,10 @@ def _paths(change: FileChange) -> list[str]:
 
 
 def relative(path: Path | str | None, root: Path | None) -> str | None:
-    """``path`` relative to the repository root as POSIX text; None outside it (or no repository)."""
+    """``path`` relative to the repository root as POSIX text, links resolved; None outside it.
+
+    For a file the gate wrote and recognises by its content (a report): wherever a link put it,
+    git lists it where it really is."""
     if path is None or root is None:
         return None
     try:
@@ -72,37 +124,175 @@ def relative(path: Path | str | None, root: Path | None) -> str | None:
         return None
 
 
-def locate(root: Path | None, *, config_dir: str | None, state: Iterable[Path], baselines: Iterable[Path],
-           written: Mapping[str, list[str]] | None = None) -> OwnFiles:
-    """The gate's files of a run in repository ``root``; ``state``: the state file and its companions."""
-    config = relative(config_dir, root) if config_dir else None
-    directories = [d for d in (config, GATE_DIRECTORY if root is not None else None) if d and d != "."]
-    return OwnFiles(config_dir=config, directories=sorted(set(directories)),
-                    baselines=sorted(p for p in (relative(b, root) for b in baselines) if p),
-                    state=sorted(p for p in (relative(s, root) for s in state) if p),
-                    written=dict(written or {}))
+def inside(path: Path | str | None, root: Path | None) -> str | None:
+    """``path`` relative to the repository root as git spells it ("." for the root itself); None
+    outside the repository, or when a symbolic link inside the repository is on the way (the
+    path itself included): git lists the link, never files through it, so what a link leads to
+    is never one of the gate's files. Links outside the repository (a symlinked /tmp) are fine.
+    """
+    if path is None or root is None:
+        return None
+    absolute = Path(os.path.abspath(path))
+    real_root = root.resolve()
+    parts = _parts_below(absolute, root, real_root)
+    if parts is None:
+        return None
+    for depth in range(1, len(parts) + 1):
+        if real_root.joinpath(*parts[:depth]).is_symlink():
+            return None
+    return "/".join(parts) or "."
+
+
+def _parts_below(absolute: Path, root: Path, real_root: Path) -> tuple[str, ...] | None:
+    for base in (root, real_root):
+        try:
+            return absolute.relative_to(base).parts
+        except ValueError:
+            pass
+    # Spelled through a link outside the repository: find the ancestor that is the root.
+    for depth, ancestor in enumerate(absolute.parents):
+        try:
+            if ancestor.resolve() == real_root:
+                return absolute.parts[len(absolute.parts) - depth - 1:]
+        except OSError:
+            return None
+    return None
+
+
+def _join(directory: str, name: str) -> str | None:
+    """``name`` (a path a configuration gives, relative to its directory) inside ``directory``;
+    None for a name that leaves it (absolute, ``..``): such a file is reviewed as code."""
+    clean = name.replace("\\", "/")
+    parts = [p for p in clean.split("/") if p not in ("", ".")]
+    if not parts or clean.startswith("/") or ".." in parts:
+        return None
+    return "/".join(parts) if directory == "." else "/".join([directory, *parts])
+
+
+def locate(root: Path | None, *, config_dir: str | None, named: Iterable[str] = (), gate_names: Iterable[str] = (),
+           state: Iterable[Path], baselines: Iterable[Path], written: Mapping[str, list[str]] | None = None,
+           links: Iterable[Link] = ()) -> OwnFiles:
+    """The gate's files of a run in repository ``root``.
+
+    ``named``: the files of the configuration in use, relative to its directory (the five
+    files, what it names); ``gate_names``: the files ``.review-gate/`` holds as configuration
+    when it is not the directory in use; ``state``: the state file and its companions.
+    """
+    config = inside(config_dir, root) if config_dir else None
+    directories: dict[str, list[str]] = {}
+    if config is not None:
+        directories[config] = sorted({p for n in named if (p := _join(config, n)) is not None})
+    found = list(links)
+    gate = root / GATE_DIRECTORY if root is not None else None
+    loop_dir = None
+    if gate is not None and gate.is_symlink():
+        found.append(Link(path=GATE_DIRECTORY, kind="config_changed", target=link_target(gate)))
+    elif gate is not None:
+        loop_dir = GATE_DIRECTORY
+        if config != GATE_DIRECTORY:
+            directories[GATE_DIRECTORY] = sorted({p for n in gate_names if (p := _join(GATE_DIRECTORY, n))})
+    return OwnFiles(config_dir=config, config=directories, loop_dir=loop_dir,
+                    baselines=sorted(p for p in (inside(b, root) for b in baselines) if p),
+                    state=sorted(p for p in (inside(s, root) for s in state) if p),
+                    written=dict(written or {}), links=found,
+                    read_through=_read_through(root, config_dir, named, directories.get(config or "", [])))
+
+
+def _read_through(root: Path | None, config_dir: str | None, named: Iterable[str],
+                  own: list[str]) -> dict[str, str]:
+    """The files of the repository that the configuration's ``named`` files really are, where
+    that is not one of its own files (``own``): a link such as review-rules.json ->
+    ../src/rules.json, or instructions named ``../src/prompt.md``. A change to them changes the
+    gate, yet git shows it as a change to code."""
+    if root is None or config_dir is None:
+        return {}
+    real_root = root.resolve()
+    found: dict[str, str] = {}
+    for name in named:
+        given = Path(config_dir) / name
+        try:
+            real = given.resolve().relative_to(real_root).as_posix()
+        except (OSError, ValueError, RuntimeError):
+            continue  # outside the repository: no change under review can edit it
+        if real not in own:
+            found[real] = name
+    return found
+
+
+def link_target(link: Path) -> str | None:
+    try:
+        return os.readlink(link)
+    except OSError:
+        return None
 
 
 def split(facts: PRFacts, own: OwnFiles) -> tuple[PRFacts, list[Gap]]:
-    """The facts without the gate's own files, and one gap per own file set the change touches."""
+    """The facts without the gate's own files, and one gap per own file set the change touches
+    (and per link on the gate's paths, changed or not)."""
     kept: list[FileChange] = []
     touched: dict[tuple[str, str], list[str]] = {}
+    replaced: list[str] = []
+    read: dict[str, str] = {}
     for change in facts.files:
-        kinds = [(own.kind(p), p) for p in _paths(change)]
-        for kind, path in kinds:
+        for path in _paths(change):
+            kind = own.kind(path)
             if kind is not None:
                 touched.setdefault((kind, _subject(kind, path, own)), []).append(path)
-        if own.kind(change.path) is None and not own.was_written(change):
+            elif path in own.directories() or path == GATE_DIRECTORY:
+                replaced.append(path)  # a file or a link where the gate's directory is: reviewed, and said
+            elif path in own.read_through:
+                read[path] = own.read_through[path]  # reviewed as code, and said
+        if not own.left_out(change):
             kept.append(change)
+    gaps = [*_link_gaps(own.links, replaced), *_gaps(touched, own), *_read_gaps(read)]
     if len(kept) == len(facts.files):
-        return facts, _gaps(touched, own)
-    return facts.model_copy(update={"files": kept}), _gaps(touched, own)
+        return facts, gaps
+    return facts.model_copy(update={"files": kept}), gaps
 
 
 def _subject(kind: str, path: str, own: OwnFiles) -> str:
     if kind != "config_changed":
         return path
-    return next(d for d in own.directories if _under(path, d))
+    directory = own.directory_of(path)
+    assert directory is not None
+    return directory
+
+
+def _link_gaps(links: list[Link], replaced: list[str]) -> list[Gap]:
+    gaps = []
+    for link in links:
+        to = f" (to {link.target})" if link.target is not None else ""
+        if link.kind == "state_changed":
+            gaps.append(Gap(kind="state_changed", subject=link.path,
+                            reason=f"the run-state path passes through {link.path}, a symbolic link{to}; it is not "
+                                   "followed: this run uses no state (no cache, no acceptances) and records nothing",
+                            suggestion=f"make {link.path} a real directory, or set an absolute state_path in "
+                                       "review-gate.json"))
+        else:
+            gaps.append(Gap(kind="config_changed", subject=link.path,
+                            reason=f"{link.path} is a symbolic link{to}; it is not followed: no configuration, "
+                                   "baseline or run state is read from where it leads, and the files there are "
+                                   "reviewed as code",
+                            suggestion=f"make {link.path} a real directory, or name the configuration with "
+                                       "--config DIR"))
+    linked = {link.path for link in links}
+    for path in dict.fromkeys(replaced):
+        if path not in linked:
+            gaps.append(Gap(kind="config_changed", subject=path,
+                            reason=f"the change puts a file or a symbolic link at {path}, where review-gate keeps "
+                                   "its files; it is not followed, and it is reviewed as code",
+                            suggestion=f"keep {path} a real directory"))
+    return gaps
+
+
+def _read_gaps(read: dict[str, str]) -> list[Gap]:
+    return [Gap(kind="config_changed", subject=path,
+                reason=f"the configuration in use reads its {name} from {path} (through a symbolic link, or a name "
+                       "out of its directory); the change edits it: it is reviewed as code, and it can weaken the "
+                       "gate that judges it",
+                suggestion="have a person review this edit; keep the configuration's files in its directory "
+                           "rather than links to files elsewhere in the repository")
+            for path, name in read.items()]
 
 
 def _gaps(touched: dict[tuple[str, str], list[str]], own: OwnFiles) -> list[Gap]:
@@ -125,7 +315,7 @@ def _gaps(touched: dict[tuple[str, str], list[str]], own: OwnFiles) -> list[Gap]
         else:
             in_use = subject == own.config_dir
             what = ("the review configuration this run uses" if in_use
-                    else "review-gate's directory (not the configuration this run uses)")
+                    else "review-gate's own files (not the configuration this run uses)")
             gaps.append(Gap(kind="config_changed", subject=subject,
                             reason=f"the change edits {what} in {subject}/: {shown}; a change can weaken the "
                                    "gate that judges it, and these files are not reviewed as code",
@@ -138,5 +328,3 @@ def blob_ids(data: bytes) -> list[str]:
     """The git blob ids ``data`` has in a SHA-1 and in a SHA-256 repository."""
     header = b"blob %d\0" % len(data)
     return [hashlib.sha1(header + data, usedforsecurity=False).hexdigest(), hashlib.sha256(header + data).hexdigest()]
-
-

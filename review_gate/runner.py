@@ -6,7 +6,10 @@ import contextlib
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
+
+import anyio.to_thread
 
 from review_gate import __version__
 from review_gate.models import (
@@ -26,6 +29,7 @@ from review_gate.pipeline.compose import compose
 from review_gate.pipeline.dispatch import DispatchOptions, Listener, dispatch
 from review_gate.pipeline.gap_detect import gap_detect
 from review_gate.pipeline.normalize import DiffRequest, normalize
+from review_gate.shebang import annotate
 
 if TYPE_CHECKING:
     import httpx
@@ -49,17 +53,22 @@ async def read_change(request: DiffRequest) -> PRFacts:
 
 async def plan(facts: PRFacts, config: ReviewConfig, *, own: OwnFiles | None = None,
                offline: bool = False, http: httpx.AsyncClient | None = None,
-               requests: Sequence[AgentRequest] = ()) -> Plan:
+               requests: Sequence[AgentRequest] = (), root: Path | None = None) -> Plan:
     """Stages 2-4 on the change without the gate's own files (``own``), whose changes become gaps.
-    The agents the caller adds (``requests``) join the manifest after the deterministic part;
-    the LLM gap detector (``gap_detector`` in review-gate.json) runs last unless ``offline``."""
+    Scripts get the interpreter of their ``#!`` line first, read in repository ``root`` when
+    the change does not show it (``shebang.annotate``). The agents the caller adds
+    (``requests``) join the manifest after the deterministic part; the LLM gap detector
+    (``gap_detector`` in review-gate.json) runs last unless ``offline``."""
+    given = len(facts.files)
     facts, own_gaps = split(facts, own) if own is not None else (facts, [])
+    facts = await anyio.to_thread.run_sync(annotate, facts, root, config.domains.domains)
     classification = classify(facts, config.domains.domains)
     manifest = compose(classification, config.composition.policies)
     manifest, gaps = await gap_detect(facts, classification, manifest, config, offline=offline, http=http,
                                       requests=requests)
     gaps = [*own_gaps, *gaps]
-    return Plan(facts=facts, classification=classification, manifest=manifest, gaps=gaps)
+    return Plan(facts=facts, classification=classification, manifest=manifest, gaps=gaps,
+                left_out=given - len(facts.files))
 
 
 @contextlib.asynccontextmanager
@@ -96,5 +105,5 @@ async def review(
     return aggregate(
         the_plan.facts, the_plan.classification, the_plan.manifest.entries, the_plan.gaps, results,
         config, run_id=run_id or new_run_id(), tool_version=__version__, filter_mode=filter_mode, fail_on=fail_on,
-        waivers=waivers,
+        waivers=waivers, files_left_out=the_plan.left_out,
     )

@@ -42,6 +42,7 @@ class Swept:
     facts: PRFacts
     gaps: list[Gap]
     head: str | None = None
+    left_out: int = 0  # the gate's own files among those listed: not reviewed, and counted in the report
 
 
 def sweep_facts(cwd: Path, root: Path, pathspecs: Sequence[str] = (), *, since: str | None = None,
@@ -66,15 +67,17 @@ def sweep_facts(cwd: Path, root: Path, pathspecs: Sequence[str] = (), *, since: 
             sections.append(section)
     files = [f.model_copy(update={"unread": unread[f.path]}) if f.path in unread else f
              for f in parse_diff(b"".join(sections))]
+    listed_files = len(files)
     if own is not None:
-        files = [f for f in files if own.kind(f.path) is None and not own.was_written(f)]
+        files = [f for f in files if not own.left_out(f)]
     head = git.resolve(root, "HEAD") if git.has_head(root) else None
     where = f" since {since}" if since is not None else ""
     scope = " ".join(pathspecs) if pathspecs else "the working tree"
     source = f"sweep of {scope}{where}" + (f" at {head[:12]}" if head else "")
     # The base is the commit the trusted inputs (the baseline) are read from: the one the sweep
     # is relative to, else HEAD.
-    return Swept(PRFacts(source=source, base=since_commit or head, head=None, files=files), gaps, head)
+    return Swept(PRFacts(source=source, base=since_commit or head, head=None, files=files), gaps, head,
+                 left_out=listed_files - len(files))
 
 
 def _section(root: Path, raw: bytes, max_bytes: int, sha256: bool, gaps: list[Gap],

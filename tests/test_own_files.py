@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from review_gate.models import FileChange, PRFacts
-from review_gate.own_files import OwnFiles, blob_ids, split
+from pathlib import Path
 
-OWN = OwnFiles(config_dir=".review-gate", directories=[".review-gate", "ci/review"],
-               baselines=[".review-gate/baseline.json"],
+from review_gate.models import FileChange, PRFacts
+from review_gate.own_files import Link, OwnFiles, blob_ids, inside, split
+
+OWN = OwnFiles(config_dir=".review-gate",
+               config={".review-gate": [".review-gate/review-rules.json", ".review-gate/review-agents.json",
+                                        ".review-gate/instructions/sec.md"],
+                       "ci/review": ["ci/review/x.md"]},
+               loop_dir=".review-gate", baselines=[".review-gate/baseline.json"],
                state=[".review-gate/state.db", ".review-gate/state.db-wal"],
                written={"review.sarif": blob_ids(b"{}\n")})
 
@@ -41,9 +46,48 @@ def test_a_report_is_left_out_only_while_it_is_what_the_gate_wrote() -> None:
 
 
 def test_a_file_moved_out_of_the_gate_directory_is_reviewed_and_reported() -> None:
-    kept, gaps = split(facts(change("src/tool.py", old_path=".review-gate/tool.py")), OWN)
+    kept, gaps = split(facts(change("src/tool.py", old_path=".review-gate/instructions/sec.md")), OWN)
     assert [f.path for f in kept.files] == ["src/tool.py"]
     assert [g.kind for g in gaps] == ["config_changed"]
+
+
+def test_only_the_gate_s_own_files_are_its_own() -> None:
+    """Named exactly: code beside the configuration, or shaped unlike a loop file, is reviewed."""
+    paths = [".review-gate/deploy.py", ".review-gate/instructions/other.md", ".review-gate/sessions/t/1/x.py",
+             ".review-gate/sessions/t/1/plan.prompt.md", ".review-gate/hil/t.json", "ci/review/y.md"]
+    kept, gaps = split(facts(*map(change, paths)), OWN)
+    assert [f.path for f in kept.files] == [".review-gate/deploy.py", ".review-gate/instructions/other.md",
+                                            ".review-gate/sessions/t/1/x.py", "ci/review/y.md"]
+    [gap] = gaps
+    assert (gap.subject, "deploy.py" in gap.reason) == (".review-gate", False)
+
+
+def test_a_link_on_the_gate_s_paths_is_a_gap_whether_or_not_it_changed() -> None:
+    own = OWN.model_copy(update={"links": [Link(path=".review-gate", kind="config_changed", target="src")]})
+    kept, gaps = split(facts(change("src/s.py")), own)
+    assert [f.path for f in kept.files] == ["src/s.py"]
+    assert [(g.kind, g.subject) for g in gaps] == [("config_changed", ".review-gate")]
+    assert "(to src)" in gaps[0].reason
+
+
+def test_a_file_put_where_the_gate_directory_was_is_reviewed_and_reported() -> None:
+    kept, gaps = split(facts(change(".review-gate")), OWN)
+    assert [f.path for f in kept.files] == [".review-gate"]
+    assert [(g.kind, g.subject) for g in gaps] == [("config_changed", ".review-gate")]
+
+
+def test_inside_never_goes_through_a_link_in_the_repository(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / ".review-gate").symlink_to("src", target_is_directory=True)
+    outside = tmp_path / "outside"
+    outside.symlink_to(root, target_is_directory=True)  # a link outside the repository is fine
+    assert inside(root / ".review-gate", root) is None
+    assert inside(root / ".review-gate" / "state.db", root) is None
+    assert inside(root / "src" / "a.py", root) == "src/a.py"
+    assert inside(outside / "src", root) == "src"
+    assert inside(root, root) == "."
+    assert inside(tmp_path, root) is None
 
 
 def test_blob_ids_are_git_s() -> None:

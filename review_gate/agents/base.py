@@ -67,6 +67,9 @@ class AgentTask(Frozen):
     rules: list[Rule]
     repo_root: str | None = Field(description="Repository root, None when reviewing a bare diff.")
     config_dir: str | None
+    aliases: dict[str, list[str]] = Field(
+        default_factory=dict, description="Path -> other names its rules' `paths` globs match it by: a script "
+                                          "a domain claims by its #! line, with that domain's extensions.")
     deadline: float | None = Field(
         default=None, description="When the agent's hard deadline falls, on anyio's clock (set by dispatch): "
                                   "a kind may stop early and return what it has.")

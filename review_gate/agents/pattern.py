@@ -138,17 +138,19 @@ def scan(task: AgentTask, stop: threading.Event | None = None) -> AgentOutput:
         return AgentOutput(findings=[])
     present = pattern_set([r.pattern for r in rules if r.pattern]).Match(joined.text) or []
     paths = [f.path for f in task.files]
+    names = [[p, *task.aliases.get(p, ())] for p in paths]
     findings: list[RawFinding] = []
     for rule_index in sorted(present):
         _check(stop)
-        findings.extend(_scan_rule(rules[rule_index], joined, paths, stop))
+        findings.extend(_scan_rule(rules[rule_index], joined, paths, names, stop))
     return AgentOutput(findings=findings)
 
 
-def _scan_rule(rule: Rule, joined: _Joined, paths: list[str], stop: threading.Event | None) -> list[RawFinding]:
+def _scan_rule(rule: Rule, joined: _Joined, paths: list[str], names: list[list[str]],
+               stop: threading.Event | None) -> list[RawFinding]:
     assert rule.pattern is not None
     regex = compile_pattern(rule.pattern)
-    allowed = _allowed_files(rule, paths)
+    allowed = _allowed_files(rule, names)
     seen: set[int] = set()
     found: list[RawFinding] = []
     crossed: dict[int, int] = {}  # run -> a line index in it, for runs a bad match ran into
@@ -185,14 +187,17 @@ def _matches(regex: Any, text: bytes, stop: threading.Event | None) -> Iterator[
         yield match
 
 
-def _allowed_files(rule: Rule, paths: list[str]) -> set[int] | None:
+def _allowed_files(rule: Rule, names: list[list[str]]) -> set[int] | None:
+    """The files (by index) the rule's globs select under any of their names: the path, and for
+    a script its aliases (``bin/deploy`` is ``bin/deploy.py`` too when a domain claims it)."""
     if not rule.paths and not rule.exclude_paths:
         return None
     include = Globs(rule.paths) if rule.paths else None
     exclude = Globs(rule.exclude_paths) if rule.exclude_paths else None
     return {
-        i for i, p in enumerate(paths)
-        if (include is None or include.match(p)) and (exclude is None or not exclude.match(p))
+        i for i, known in enumerate(names)
+        if (include is None or any(include.match(n) for n in known))
+        and (exclude is None or not any(exclude.match(n) for n in known))
     }
 
 

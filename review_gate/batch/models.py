@@ -72,6 +72,7 @@ class FrozenRun(Frozen):
     units: list[Unit]
     requests: list[Request]
     bundle_dir: str | None = None
+    left_out: int = Field(default=0, ge=0, description="Changed files left out as review-gate's own.")
 
     def dump(self) -> str:
         """JSON with what model dumps leave out: each file's patch, each result's findings."""

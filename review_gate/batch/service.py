@@ -101,11 +101,14 @@ def _models(plan: Plan, config_agents: dict[str, LlmAgent]) -> str:
 
 async def submit(setup: bootstrap.Setup, facts: PRFacts, gaps: list[Gap], run: RunState, http: httpx.AsyncClient, *,
                  fail_on: FailOn | None, filter_mode: FilterMode | None, listener: Listener | None,
-                 bundle_dir: str | None, commit: str | None = None) -> Submitted:
+                 bundle_dir: str | None, commit: str | None = None, left_out: int = 0) -> Submitted:
+    """``left_out``: the gate's own files the caller left out before (a sweep's), for the report."""
     config = setup.config
-    the_plan = await runner.plan(facts, config, own=setup.own_files(run.written()), offline=False, http=http)
-    if gaps:
-        the_plan = the_plan.model_copy(update={"gaps": [*gaps, *the_plan.gaps]})
+    the_plan = await runner.plan(facts, config, own=setup.own_files(run.written()), offline=False, http=http,
+                                 root=setup.root)
+    if gaps or left_out:
+        the_plan = the_plan.model_copy(update={"gaps": [*gaps, *the_plan.gaps],
+                                               "left_out": the_plan.left_out + left_out})
     run_id = runner.new_run_id()
     extras = setup.extras()
     llm_agents = {a.id: a for a in config.agents.agents if isinstance(a, LlmAgent)}
@@ -126,7 +129,7 @@ async def submit(setup: bootstrap.Setup, facts: PRFacts, gaps: list[Gap], run: R
                        manifest=the_plan.manifest, gaps=the_plan.gaps, config=config, extras=extras, local=local,
                        waivers=setup.waivers(facts), filter_mode=filter_mode, fail_on=fail_on,
                        endpoints=planned.endpoints, units=planned.units, requests=planned.requests,
-                       bundle_dir=bundle_dir)
+                       bundle_dir=bundle_dir, left_out=the_plan.left_out)
     local_ids = [r.id for r in local]
     if not planned.requests:  # everything fresh, or no llm agent: nothing to wait for
         report = await anyio.to_thread.run_sync(conclude, run, frozen, [])
@@ -200,7 +203,7 @@ def conclude(run: RunState, frozen: FrozenRun, batched: list[AgentResult]) -> Re
     report = aggregate(frozen.facts, frozen.classification, frozen.manifest.entries, frozen.gaps,
                        run.reuse.merge(results), frozen.config, run_id=frozen.run_id, tool_version=__version__,
                        filter_mode=frozen.filter_mode, fail_on=frozen.fail_on,
-                       waivers={**frozen.waivers, **run.waivers})
+                       waivers={**frozen.waivers, **run.waivers}, files_left_out=frozen.left_out)
     run.finish(report, raw_output=frozen.bundle_dir)
     return report
 

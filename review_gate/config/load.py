@@ -25,7 +25,8 @@ CONFIG_FILES = tuple(ReviewConfig.FILES)  # the five file names, in the order th
 
 
 def locate_config_dir(explicit: str | None, repo_root: Path | None) -> Path | None:
-    """``--config DIR``, else ``$REVIEW_GATE_CONFIG``, else ``.review-gate/``, else None (built-in)."""
+    """``--config DIR``, else ``$REVIEW_GATE_CONFIG``, else ``.review-gate/`` when it is a real
+    directory (never a symbolic link), else None (built-in)."""
     for given, origin in ((explicit, "--config"), (os.environ.get("REVIEW_GATE_CONFIG"), "$REVIEW_GATE_CONFIG")):
         if given:
             path = Path(given)
@@ -37,8 +38,11 @@ def locate_config_dir(explicit: str | None, repo_root: Path | None) -> Path | No
                                  fix=f"create it with `review-gate init --dir {given}`, "
                                      "or point to an existing one")
             return path
-    if repo_root is not None and (repo_root / ".review-gate").is_dir():
-        return repo_root / ".review-gate"
+    gate = repo_root / ".review-gate" if repo_root is not None else None
+    # A committed symbolic link named .review-gate is part of the change, not a configuration:
+    # followed, it would make any directory of code the gate's configuration (own_files).
+    if gate is not None and gate.is_dir() and not gate.is_symlink():
+        return gate
     return None
 
 

@@ -8,15 +8,13 @@ else its header (signature) and the lines nearest the hunk, plus the first line 
 function or class; at most MAX_LINES lines and MAX_CHARS characters a hunk. Chunking decides
 whether they fit the budget (``llm.chunking``).
 
-The new content is never taken from a path on trust. It is the blob whose id the diff carries:
-read from git's object store, or, for a working-tree change whose blob git never wrote, from
-the file at that path when it is a regular file inside the repository, no larger than
-MAX_BYTES, and its git blob id is the one the diff names. The hunk's own lines must also read
-the same in it. Anything else, a bare diff without a repository or a missing grammar, and the
-hunk is shown as the diff has it; so is a file the parser gives up on (PARSE_SECONDS a file,
-WIDEN_SECONDS a call: a grammar's scanner can be quadratic on hostile input). The content's
-id is part of the pair's freshness key (``state.freshness.input_sha``), so the widened lines
-change the key only when the content does.
+The new content is never taken from a path on trust (``review_gate.contents``): it is the blob
+whose id the diff carries, from git's objects or the working tree, at most MAX_BYTES. The
+hunk's own lines must also read the same in it. Anything else, a bare diff without a
+repository or a missing grammar, and the hunk is shown as the diff has it; so is a file the
+parser gives up on (PARSE_SECONDS a file, WIDEN_SECONDS a call: a grammar's scanner can be
+quadratic on hostile input). The content's id is part of the pair's freshness key
+(``state.freshness.input_sha``), so the widened lines change the key only when the content does.
 """
 
 from __future__ import annotations
@@ -25,9 +23,7 @@ import bisect
 import hashlib
 import importlib
 import itertools
-import os
 import re
-import stat
 import threading
 import time
 from collections import OrderedDict
@@ -38,10 +34,8 @@ from importlib import metadata
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from review_gate import git
-from review_gate.errors import GitError
+from review_gate.contents import new_contents
 from review_gate.models import FileChange, Hunk, Line
-from review_gate.own_files import blob_ids
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser, Point, Tree
@@ -53,7 +47,6 @@ HEADER_LINES = 6  # rows of a long signature shown
 OUTER_HEADERS = 3  # enclosing functions or classes outside the nearest one whose first line is shown
 PARSE_SECONDS = 0.5  # parsing one file longer than this gives up on it
 WIDEN_SECONDS = 2.0  # ... and all files of one call: the rest are shown as the diff has them
-ID_LENGTHS = (40, 64)  # a full SHA-1 or SHA-256 blob id: an abbreviation is not a content key
 
 # file suffix -> language
 LANGUAGES: dict[str, str] = {
@@ -118,7 +111,7 @@ def widen(files: Sequence[FileChange], repo_root: str | None) -> dict[tuple[str,
     wanted = [f for f in files if _widenable(f)]
     todo = [f for f in wanted if _CACHE.get(_key(root, f)) is None]
     ends = time.monotonic() + WIDEN_SECONDS
-    for change, data in _contents(root, todo):
+    for change, data in new_contents(root, todo, MAX_BYTES):
         now = time.monotonic()
         found = _file_arounds(change, data, min(now + PARSE_SECONDS, ends)) if now < ends else None
         _CACHE.put(_key(root, change), found or [None] * len(change.hunks))
@@ -176,64 +169,6 @@ def forget() -> None:
     """Drop what widening remembered. Nothing needs it to stay right (a result depends only on
     content its id names); tests use it to widen the same change again after changing the files."""
     _CACHE.clear()
-
-
-# --------------------------------------------------------------------------------------------
-# The new content, by blob id
-# --------------------------------------------------------------------------------------------
-
-
-def _contents(root: Path, changes: Iterable[FileChange]) -> Iterable[tuple[FileChange, bytes | None]]:
-    """Each change with its new content, None where it cannot be had and trusted."""
-    by_id: dict[str, list[FileChange]] = {}
-    for change in changes:
-        by_id.setdefault(change.content_sha or "", []).append(change)
-    usable = {i: c for i, c in by_id.items() if len(i) in ID_LENGTHS}
-    seen: set[str] = set()
-    try:
-        for name, data in git.blobs(root, list(usable), MAX_BYTES):
-            if _is_blob(data, name):
-                seen.add(name)
-                for change in usable[name]:
-                    yield change, data
-    except GitError:
-        pass  # no git on PATH: the working tree may still serve
-    for name, group in by_id.items():
-        if name in seen:
-            continue
-        for change in group:
-            yield change, _worktree_file(root, change.path, name) if name in usable else None
-
-
-def _is_blob(data: bytes, name: str) -> bool:
-    """``data`` has the git blob id ``name``."""
-    return name.lower() in blob_ids(data)
-
-
-def _worktree_file(root: Path, path: str, blob_id: str) -> bytes | None:
-    """The file at ``path`` when it is a regular file inside ``root`` (through no symlink out),
-    at most MAX_BYTES, whose git blob id is ``blob_id``; else None."""
-    try:
-        base = root.resolve()
-        target = (base / path).resolve()
-        target.relative_to(base)
-    except (OSError, ValueError, RuntimeError):
-        return None
-    # O_NONBLOCK: a FIFO swapped in after the check must not hang the run; fstat refuses it
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    try:
-        fd = os.open(target, flags)
-    except OSError:
-        return None
-    try:
-        with os.fdopen(fd, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
-                return None
-            data = handle.read(MAX_BYTES + 1)
-    except OSError:
-        return None
-    return data if len(data) <= MAX_BYTES and _is_blob(data, blob_id) else None
 
 
 # --------------------------------------------------------------------------------------------

@@ -96,6 +96,15 @@ class Files:
         except ValueError:
             raise InputError(f"{folder}: a symbolic link leads it out of the repository (to {probe.resolve()})",
                              fix="remove the link; the loop writes its files inside the repository") from None
+        # A link inside the repository (.review-gate -> src) would put session files among the
+        # code, where the next review takes them for code (review_gate.own_files follows no link).
+        for part in (probe, *probe.parents):
+            if part == self.root or not part.is_relative_to(self.root):
+                break
+            if part.is_symlink():
+                raise InputError(f"{folder}: {part.relative_to(self.root).as_posix()} is a symbolic link; the loop "
+                                 "does not write through links inside the repository",
+                                 fix="make it a real directory")
 
 
 def write_text(files: Files, path: Path, text: str) -> None:

@@ -15,6 +15,10 @@ RiskLevel = Literal["low", "medium", "high", "critical"]
 class FileDomains(Frozen):
     path: str
     domains: list[str]
+    names: list[str] = Field(
+        default_factory=list, exclude=True, repr=False,
+        description="Other names globs match the file by (a script a domain claims by its #! line, with that "
+                    "domain's extensions: models.config.script_names), for policies' `paths`; not reported.")
 
 
 class PRClassification(Frozen):

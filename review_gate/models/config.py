@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from typing import Annotated, ClassVar, Literal, NamedTuple, get_args
 
 from pydantic import ConfigDict, Field
@@ -22,6 +24,7 @@ PrType = Literal["feature", "fix", "refactor", "docs", "test", "config", "deps",
 Metric = Literal[Severity, "total", "missing_inputs", "unreviewed_files", "risk_score"]
 
 Id = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
+Interpreter = Annotated[str, Field(min_length=1, max_length=60, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")]
 Text = Annotated[str, Field(min_length=1)]
 
 
@@ -48,7 +51,9 @@ class Rule(Frozen):
         default=None, description="RE2 pattern matched on each added line by a pattern agent."
     )
     paths: list[str] = Field(
-        default_factory=list, description="gitignore-style globs; empty means every file."
+        default_factory=list,
+        description="gitignore-style globs; empty means every file. A script a domain claims by its #! line "
+                    "(`shebangs`) is matched also as if it had the extensions of that domain's `*.ext` globs.",
     )
     exclude_paths: list[str] = Field(
         default_factory=list, description="gitignore-style globs of files the rule skips."
@@ -70,11 +75,48 @@ class Domain(Frozen):
     id: Id
     description: Text
     paths: list[str] = Field(min_length=1, description="gitignore-style globs.")
+    shebangs: list[Interpreter] = Field(
+        default_factory=list, max_length=50,
+        description="Interpreters whose `#!` line puts a file in this domain whatever its name (python3, bash, "
+                    "node): the program named, or the one `env` runs. A name matches with or without its "
+                    "version (python matches python3 and python3.12).",
+    )
     risk_weight: int = Field(ge=0, le=10)
     pr_type: PrType | None = Field(
         default=None,
         description="The PR type a change is when every file it touches is in this domain.",
     )
+
+    def claims(self, interpreter: str | None) -> bool:
+        """Whether ``shebangs`` list ``interpreter`` (lower case), with or without its version."""
+        if interpreter is None or not self.shebangs:
+            return False
+        wanted = {s.lower() for s in self.shebangs}
+        # python3.12 is claimed by python3.12, python3 or python
+        return not wanted.isdisjoint((interpreter, _MINOR.sub("", interpreter), _VERSION.sub("", interpreter)))
+
+    def extensions(self) -> list[str]:
+        """The extensions its ``*.ext`` globs select files by (``.py``)."""
+        return [found.group(1) for glob in self.paths if (found := _EXTENSION.fullmatch(glob))]
+
+
+_VERSION = re.compile(r"[0-9][0-9.]*$")
+_MINOR = re.compile(r"\.[0-9.]*$")
+_EXTENSION = re.compile(r"\*(\.[A-Za-z0-9_+-]+)")  # a glob that selects files by their extension alone
+
+
+def script_names(path: str, interpreter: str | None, domains: Sequence[Domain]) -> list[str]:
+    """The other names globs match a script by: ``path`` with each extension of every domain
+    that claims its interpreter (``bin/deploy`` run by python3 is ``bin/deploy.py`` too); none
+    from a domain whose extension the path already has (``deploy.py``)."""
+    if interpreter is None:
+        return []
+    suffix = path[path.rfind("."):] if "." in path.rpartition("/")[2] else ""
+    names: dict[str, None] = {}
+    for domain in domains:
+        if domain.claims(interpreter) and suffix not in (extensions := domain.extensions()):
+            names.update((path + ext, None) for ext in extensions)
+    return list(names)
 
 
 class DomainsFile(ConfigFile):

@@ -84,6 +84,9 @@ class FileChange(Frozen):
     non_utf8: bool = Field(default=False, description="Some lines were not UTF-8 and were decoded lossily.")
     unread: Unread | None = Field(
         default=None, description="Set when the diff does not show this file's new content to the agents, and why.")
+    interpreter: str | None = Field(
+        default=None, description="The program the new content's `#!` line runs (python3, bash, node), when "
+                                  "it has one; what classifies a script with no known extension.")
     patch: str = Field(
         default="", exclude=True, repr=False,
         description="This file's section of the diff, verbatim (undecodable bytes escaped).",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pydantic import Field
+
 from review_gate.models.base import Frozen
 from review_gate.models.classification import PRClassification
 from review_gate.models.facts import PRFacts
@@ -13,3 +15,4 @@ class Plan(Frozen):
     classification: PRClassification
     manifest: AgentManifest
     gaps: list[Gap]
+    left_out: int = Field(default=0, ge=0, description="Changed files left out as review-gate's own (gaps say which).")

@@ -199,7 +199,23 @@ class Coverage(Frozen):
         description="Findings dropped by the filter mode because they are off the changed lines."
     )
     filter_mode: FilterMode
-    nothing_to_review: bool = Field(description="True when the diff changed no file.")
+    nothing_to_review: bool = Field(description="True when no changed file was left to review.")
+    files_left_out: int = Field(
+        default=0, ge=0,
+        description="Changed files left out of the review as review-gate's own: its configuration, baseline, "
+                    "run state, loop files and the reports it wrote. Their changes are listed as gaps.")
+
+    def left_out_note(self, nothing: str) -> str | None:
+        """The line a report gives about what it did not review: ``nothing`` (the format's own
+        words) when the change touched no file, how many of the gate's own files were left out
+        when there were any, else None. "Nothing to review" alone would hide those files."""
+        if not self.files_left_out:
+            return nothing if self.nothing_to_review else None
+        count = (f"{self.files_left_out} of review-gate's own files left out of the review (its configuration, "
+                 "baseline, run state, loop files or reports it wrote; a change to the first four is a gap)")
+        if self.nothing_to_review:
+            return f"Nothing to review: the change touches only review-gate's own files; {count}."
+        return count[0].upper() + count[1:] + "."
 
 
 class RuleInfo(Frozen):

@@ -145,8 +145,9 @@ def _head(report: ReviewReport) -> list[str]:
     lines = [f"## review-gate: {DECISION_LABELS[report.decision]}", "",
              f"**{DECISIONS[report.decision]}** {gate} (exit code {report.exit_code}).", "",
              f"`{summary_line(report)}`", ""]
-    if cov.nothing_to_review:
-        lines += ["Nothing to review: the diff changes no file.", ""]
+    note = cov.left_out_note("Nothing to review: the diff changes no file.")
+    if note is not None:
+        lines += [note, ""]
     lines += ["| critical | major | warning | info | total | missing inputs | unreviewed files | risk |",
               "|---:|---:|---:|---:|---:|---:|---:|---:|",
               "| " + " | ".join(_number(n) for n in (m.critical, m.major, m.warning, m.info, m.total,

@@ -52,8 +52,9 @@ def show(report: ReviewReport, console: Console) -> None:
     out.line(Text(f"{plural(cov.files_changed, 'file')} changed · risk {c.risk_score} ({c.risk_level}) "
                   f"· type {c.pr_type}"))
     out.hanging(0, Text("domains: "), Text(sanitize(", ".join(c.domains)) or "none"))
-    if cov.nothing_to_review:
-        out.line(Text("Nothing to review: the diff changes no file.", style="dim"))
+    note = cov.left_out_note("Nothing to review: the diff changes no file.")
+    if note is not None:
+        out.line(Text(note, style="dim"))
     ids = short_ids(f.fingerprint for f in [*report.findings, *report.waived])
     for severity in SEVERITIES:
         group = [f for f in report.findings if f.severity == severity]

@@ -226,11 +226,13 @@ def aggregate(
     filter_mode: FilterMode | None = None,
     fail_on: str | None = None,
     waivers: Mapping[str, str] | None = None,
+    files_left_out: int = 0,
 ) -> ReviewReport:
     """Merge, filter, dedupe, enrich and sort the findings, count them and decide the gate.
 
     ``waivers`` maps fingerprints a human accepted or a committed baseline lists to the reason
-    shown for them; those findings are reported under ``waived`` and do not count.
+    shown for them; those findings are reported under ``waived`` and do not count. ``files_left_out``:
+    how many changed files were left out before classification as the gate's own.
     """
     mode = filter_mode or config.settings.filter_mode
     index = _index(facts)
@@ -273,7 +275,7 @@ def aggregate(
         coverage=Coverage(files_changed=len(changed),
                           files_reviewed=len(changed) - len({*unreviewed, *(u.path for u in unread)}),
                           unreviewed=unreviewed, not_inspected=unread, findings_filtered=len(raw) - len(kept),
-                          filter_mode=mode, nothing_to_review=not changed),
+                          filter_mode=mode, nothing_to_review=not changed, files_left_out=files_left_out),
         usage=_usage(results),
         source=facts.source,
     )

@@ -6,7 +6,8 @@ import math
 import re
 
 from review_gate.globs import Globs
-from review_gate.models import Domain, FileDomains, PRClassification, PRFacts, PrType, RiskLevel
+from review_gate.models import Domain, FileChange, FileDomains, PRClassification, PRFacts, PrType, RiskLevel
+from review_gate.models.config import script_names
 
 _CONVENTIONAL = re.compile(r"^(feat|fix|refactor|docs|test|chore|build|ci|perf|deps)(\(.+\))?!?:", re.I)
 _COMMIT_TYPES: dict[str, PrType] = {
@@ -55,8 +56,19 @@ def pr_type(facts: PRFacts, files: list[FileDomains], domains: dict[str, Domain]
     return "mixed"
 
 
+def _file(change: FileChange, specs: list[tuple[Domain, Globs]]) -> FileDomains:
+    if change.interpreter is None:  # the common case, kept lean: a large change has thousands
+        return FileDomains(path=change.path, domains=[d.id for d, spec in specs if spec.match(change.path)])
+    names = script_names(change.path, change.interpreter, [d for d, _ in specs])
+    ids = [d.id for d, spec in specs
+           if d.claims(change.interpreter) or spec.match(change.path) or any(spec.match(n) for n in names)]
+    return FileDomains(path=change.path, domains=ids, names=names)
+
+
 def classify(facts: PRFacts, domains: list[Domain]) -> PRClassification:
-    """Map each changed file to the domains whose globs select it, then score the change.
+    """Map each changed file to the domains whose globs select it or whose ``shebangs`` name the
+    interpreter of its ``#!`` line (then matched also by that domain's extensions), then score
+    the change.
 
     >>> from review_gate.models import Domain, FileChange, PRFacts
     >>> docs = Domain(id="docs", description="d", paths=["*.md"], risk_weight=0, pr_type="docs")
@@ -66,8 +78,7 @@ def classify(facts: PRFacts, domains: list[Domain]) -> PRClassification:
     'docs'
     """
     specs = [(d, Globs(d.paths)) for d in domains]
-    files = [FileDomains(path=f.path, domains=[d.id for d, spec in specs if spec.match(f.path)])
-             for f in facts.files]
+    files = [_file(f, specs) for f in facts.files]
     touched_ids = sorted({d for f in files for d in f.domains})
     by_id = {d.id: d for d in domains}
     score = risk_score(facts, [by_id[d] for d in touched_ids])

@@ -19,7 +19,8 @@ def policy_scope(policy: Policy, classification: PRClassification) -> list[str]:
     if trigger.type == "domain":
         wanted = set(trigger.domains)
         return [f.path for f in classification.files if wanted.intersection(f.domains)]
-    return Globs(trigger.paths).select(every)
+    globs = Globs(trigger.paths)  # a script matches by its domain's extensions too (FileDomains.names)
+    return [f.path for f in classification.files if globs.match(f.path) or any(globs.match(n) for n in f.names)]
 
 
 def compose(classification: PRClassification, policies: list[Policy]) -> AgentManifest:

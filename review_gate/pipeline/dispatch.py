@@ -49,6 +49,7 @@ from review_gate.models import (
     Usage,
 )
 from review_gate.models.base import Frozen
+from review_gate.models.config import script_names
 
 if TYPE_CHECKING:
     import httpx
@@ -222,8 +223,10 @@ def _prepare(entry: ManifestEntry, config: ReviewConfig, options: DispatchOption
     reason = kind.unavailable(spec)
     if reason:
         return None, agent_result(entry, "skipped", kind=spec.kind, required=spec.required, error=reason)
-    task = AgentTask(files=[by_path[p] for p in entry.files], rules=config.rules_for(spec.id),
-                     repo_root=options.repo_root, config_dir=options.config_dir)
+    files = [by_path[p] for p in entry.files]
+    names = {f.path: found for f in files if (found := script_names(f.path, f.interpreter, config.domains.domains))}
+    task = AgentTask(files=files, rules=config.rules_for(spec.id), repo_root=options.repo_root,
+                     config_dir=options.config_dir, aliases=names)
     return _Member(entry, spec, kind, task), None
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from review_gate.models import (
@@ -27,6 +27,7 @@ from review_gate.models import (
     PRFacts,
     ReviewConfig,
 )
+from review_gate.models.config import script_names
 
 SCOPE = ""  # the file name of an agent's scope pair
 
@@ -66,10 +67,12 @@ def file_sha(change: FileChange) -> str:
     return change.content_sha or _sha(change.patch)
 
 
-def input_sha(change: FileChange) -> str:
+def input_sha(change: FileChange, names: Sequence[str] = ()) -> str:
     """What an agent is shown of a file: its section of the diff (added lines, their numbers,
-    context and removed lines) and the new content's id."""
-    return _sha(change.patch + "\0" + (change.content_sha or ""))
+    context and removed lines) and the new content's id; and for a script, the other ``names``
+    its rules' globs match it by (``models.config.script_names``: they follow the domains)."""
+    shown = change.patch + "\0" + (change.content_sha or "")
+    return _sha(shown + "".join("\0" + name for name in names) if names else shown)
 
 
 def model_id(config: ReviewConfig, agent_id: str) -> str:
@@ -137,7 +140,8 @@ def plan_reuse(manifest: AgentManifest, facts: PRFacts, config: ReviewConfig, lo
     ``extras``: agent id -> other text its answer depends on, folded into its agent SHA.
     """
     contents = {f.path: file_sha(f) for f in facts.files}
-    inputs = {f.path: input_sha(f) for f in facts.files}
+    domains = config.domains.domains
+    inputs = {f.path: input_sha(f, script_names(f.path, f.interpreter, domains)) for f in facts.files}
     caches = []
     for entry in manifest.entries:
         spec = config.agent(entry.agent)

@@ -315,29 +315,65 @@ def _text(path: Path) -> str | None:
         return None
 
 
-def state_file(config: ReviewConfig, root: Path | None) -> Path:
-    """``state_path`` of review-gate.json: absolute, or relative to the repository root.
-
-    Outside a repository there is no project to keep state beside, so a relative state_path is
-    taken from the user's cache directory (``$XDG_CACHE_HOME/review-gate``, a leading
-    ``.review-gate/`` dropped): a diff reviewed in any directory leaves nothing behind there.
-    Inside one, a path that a symlinked directory leads out of the repository is refused:
-    a committed symlink must not make the gate write elsewhere.
-    """
+def state_location(config: ReviewConfig, root: Path | None) -> Path:
+    """Where ``state_path`` of review-gate.json puts the file: absolute as given, else relative to
+    the repository root. Outside a repository there is no project to keep state beside, so a
+    relative state_path is taken from the user's cache directory (``$XDG_CACHE_HOME/review-gate``,
+    a leading ``.review-gate/`` dropped): a diff reviewed in any directory leaves nothing behind.
+    Nothing is checked: ``state_file`` does that."""
     path = Path(config.settings.state_path).expanduser()
     if path.is_absolute():
         return path
     if root is None:
         parts = path.parts[1:] if path.parts[:1] == (".review-gate",) else path.parts
         return cache_dir().joinpath(*parts) if parts else cache_dir() / "state.db"
-    full = root / path
-    try:
-        full.parent.resolve().relative_to(root.resolve())
-    except ValueError:
+    return root / path
+
+
+def state_link(config: ReviewConfig, root: Path | None) -> Path | None:
+    """The first folder of a relative ``state_path`` inside the repository that is a symbolic link.
+
+    A committed link (``.review-gate`` -> ``src``) would make the gate write its database, and
+    the .gitignore beside it, wherever the link leads: the run uses no state instead, and the
+    other commands refuse."""
+    relative = Path(config.settings.state_path).expanduser()
+    if root is None or relative.is_absolute():
+        return None
+    folder = root
+    for part in relative.parts[:-1]:
+        folder = folder / part
+        if folder.is_symlink():
+            return folder
+    return None
+
+
+def state_file(config: ReviewConfig, root: Path | None) -> Path:
+    """``state_location``, checked: inside a repository, no symbolic link on the way and no
+    ``..`` out of it (a committed link must not make the gate write elsewhere)."""
+    full = state_location(config, root)
+    if root is None or Path(config.settings.state_path).expanduser().is_absolute():
+        return full
+    link = state_link(config, root)
+    if link is not None and not _within(link.resolve(), root):
         raise StateError(f"state path {full}: a symbolic link leads it out of the repository "
-                         f"(to {full.parent.resolve()})",
-                         fix="remove the link, or set an absolute state_path in review-gate.json") from None
+                         f"(to {link.resolve()})",
+                         fix="remove the link, or set an absolute state_path in review-gate.json")
+    if link is not None:
+        raise StateError(f"state path {full}: {link.relative_to(root).as_posix()} is a symbolic link, and "
+                         "review-gate does not follow links inside the repository to its own files",
+                         fix="make it a real directory, or set an absolute state_path in review-gate.json")
+    if not _within(full.parent.resolve(), root):
+        raise StateError(f"state path {full}: it leads out of the repository (to {full.parent.resolve()})",
+                         fix="set a state_path inside the repository, or an absolute one, in review-gate.json")
     return full
+
+
+def _within(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root.resolve())
+    except ValueError:
+        return False
+    return True
 
 
 def companions(path: Path) -> list[Path]:

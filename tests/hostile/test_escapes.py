@@ -374,15 +374,18 @@ def test_a_symlinked_wal_file_is_refused(cli, repo: GitRepo, tmp_path: Path) -> 
     assert not outside.exists()
 
 
-def test_a_symlinked_state_directory_leading_out_of_the_repository_is_refused(cli, repo: GitRepo,
-                                                                              tmp_path: Path) -> None:
+def test_a_symlinked_state_directory_leading_out_of_the_repository_is_not_followed(cli, repo: GitRepo,
+                                                                                    tmp_path: Path) -> None:
+    """The run reviews the change without any state (and says so); the state commands refuse."""
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     (repo.root / ".review-gate").symlink_to(outside, target_is_directory=True)
     repo.write("app.py", "x = 1\n")
     result = cli("--format", "json")
-    assert result.code == 2, result.out + result.err
-    assert "out of the repository" in result.err and "fix:" in result.err
+    assert result.code == 0, result.out + result.err
+    assert any(g["kind"] == "state_changed" and g["subject"] == ".review-gate" for g in json.loads(result.out)["gaps"])
+    history = cli("history")
+    assert history.code == 2 and "out of the repository" in history.err and "fix:" in history.err
     assert list(outside.iterdir()) == []
 
 
