@@ -258,9 +258,7 @@ def _unreviewed(report: ReviewReport) -> list[str]:
         return []
     lines = [f"### Unreviewed files ({_number(len(files))})", "",
              "No agent that finished covered these changed files:", ""]
-    items = [f"- {text(p, limit=500)}" for p in files[:MAX_LISTED]]
-    if len(files) > MAX_LISTED:
-        items.append(f"- … and {_number(len(files) - MAX_LISTED)} more")
+    items = _listed([f"- {text(p, limit=500)}" for p in files[:MAX_LISTED]], len(files))
     if len(files) > OPEN_GROUP:
         return [*lines, "<details>", f"<summary>Show {_number(len(files))} files</summary>", "",
                 *items, "", "</details>", ""]
@@ -273,13 +271,16 @@ def _not_inspected(report: ReviewReport) -> list[str]:
         return []
     lines = [f"### Not inspected ({_number(len(items))})", "",
              "No agent was shown the new content of these files:", ""]
-    shown = [f"- {text(u.reason, limit=500)}"
-             + (f" (**counts against the gate**). Fix: {text(u.fix, limit=500)}" if u.counted else "")
-             for u in items[:MAX_LISTED]]
-    if len(items) > MAX_LISTED:
-        shown.append(f"- … and {_number(len(items) - MAX_LISTED)} more")
+    shown = _listed([f"- {text(u.reason, limit=500)}"
+                     + (f" (**counts against the gate**). Fix: {text(u.fix, limit=500)}" if u.counted else "")
+                     for u in items[:MAX_LISTED]], len(items))
     hints = dict.fromkeys(u.fix for u in items if not u.counted and u.fix)
     return [*lines, *shown, "", *(f"Note: {text(h, limit=500)}\n" for h in hints)]
+
+
+def _listed(items: list[str], total: int) -> list[str]:
+    """The first MAX_LISTED items of ``total``, and a line for the rest."""
+    return items if total <= MAX_LISTED else [*items, f"- … and {_number(total - MAX_LISTED)} more"]
 
 
 def _usage(agents: Sequence[AgentResult]) -> list[str]:
