@@ -106,13 +106,16 @@ _EXTENSION = re.compile(r"\*(\.[A-Za-z0-9_+-]+)")  # a glob that selects files b
 
 
 def script_names(path: str, interpreter: str | None, domains: Sequence[Domain]) -> list[str]:
-    """The other names globs match a script by: ``path`` with each extension of every domain
-    that claims its interpreter (``bin/deploy`` run by python3 is ``bin/deploy.py`` too); none
-    from a domain whose extension the path already has (``deploy.py``)."""
+    """The other names globs match a file by: a name that ends in spaces or dots is also the name
+    without them (``python 'app.py '`` runs it, Windows drops them), and a script is also its
+    name with each extension of every domain that claims its interpreter (``bin/deploy`` run by
+    python3 is ``bin/deploy.py`` too; none from a domain whose extension it already has)."""
+    bare = path.rstrip(" .")
+    names: dict[str, None] = {bare: None} if bare != path and bare and not bare.endswith("/") else {}
     if interpreter is None:
-        return []
+        return list(names)
+    path = bare or path
     suffix = path[path.rfind("."):] if "." in path.rpartition("/")[2] else ""
-    names: dict[str, None] = {}
     for domain in domains:
         if domain.claims(interpreter) and suffix not in (extensions := domain.extensions()):
             names.update((path + ext, None) for ext in extensions)

@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import GitRepo
 from tests.hostile.test_hook_blocks import host_reaction
 from tests.integrations.conftest import tool_env
@@ -327,3 +329,13 @@ def test_a_domain_s_shebangs_are_checked(cli: Any, repo: GitRepo, tmp_path: Path
     result = cli("config", "validate", "--config", str(cfg))
     assert result.code == 2
     assert "review-domains.json" in result.err and "/domains/0/shebangs/1" in result.err
+
+
+@pytest.mark.parametrize("name", ["app.py ", "app.py.", "app.py. . "])
+def test_a_name_ending_in_spaces_or_dots_is_reviewed_as_the_name_without_them(cli: Any, repo: GitRepo,
+                                                                             name: str) -> None:
+    """`python 'app.py '` runs it and Windows drops the ending: `*.py` rules reach it."""
+    repo.write(name, "x = eval(input())\n")
+    report = report_of(cli("--offline", "--format", "json"))
+    assert (name, "sec-py-eval-01") in fired(report)
+    assert report["classification"]["files"][0]["domains"] == ["python"]
