@@ -357,18 +357,22 @@ def explain(paths: Sequence[str], *, cwd: str | Path | None = None,
 def replay(directory: str | Path, *, config: str | Path | None = None, fail_on: FailOn | None = None,
            filter_mode: FilterMode | None = None) -> tuple[ReviewReport, ReviewReport]:
     """Decide again from a replay bundle, calling no agent: the new report (with the bundle's
-    own config, or ``config``; the run's filter mode and fail-on unless given) and the bundle's."""
-    from review_gate import __version__
+    own config, or ``config``; the run's filter mode and fail-on unless given) and the bundle's.
+    With ``config``, the recorded findings are judged by its rules (``review_gate.rejudge``): a
+    rule it deleted or disabled drops its findings, one it changed gives them its metadata."""
+    from review_gate import __version__, rejudge
     from review_gate.config import locate_config_dir
     from review_gate.config.load import load_config
     from review_gate.pipeline.aggregate import aggregate
 
     where = Path(directory)
     saved = bundle.read(where)
-    config_path = locate_config_dir(str(config), None) if config is not None else bundle.config_dir(where)
+    recorded = load_config(bundle.config_dir(where))
+    judge = load_config(locate_config_dir(str(config), None)) if config is not None else recorded
+    results = rejudge.results(saved.results, recorded, judge) if judge is not recorded else saved.results
     info = saved.info
-    report = aggregate(saved.facts, saved.classification, saved.manifest, saved.gaps, saved.results,
-                       load_config(config_path), run_id=runner.new_run_id(), tool_version=__version__,
+    report = aggregate(saved.facts, saved.classification, saved.manifest, saved.gaps, results,
+                       judge, run_id=runner.new_run_id(), tool_version=__version__,
                        filter_mode=filter_mode or info.filter_mode, fail_on=fail_on or info.fail_on,
                        waivers=info.waivers)
     return report, saved.report
