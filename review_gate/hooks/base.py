@@ -113,17 +113,17 @@ def gates_for(payload: Payload) -> tuple[Gate, ...]:
     return tuple(gate for gate in order if gate in found)
 
 
-def persons_step(payload: Payload, protected: Sequence[Path]) -> bool:
+def persons_step(payload: Payload, protected: Sequence[Path], exempt: Sequence[Path] = ()) -> bool:
     """Whether a tool call takes a step only a person may take: a shell command that runs
     ``review-gate accept``, ``baseline``, ``init`` or ``gaps --apply`` or writes into a
-    ``protected`` path (``hooks.shell``), or an edit tool writing one."""
+    ``protected`` path outside the ``exempt`` ones (``hooks.shell``), or an edit tool writing one."""
     if payload.event != TOOL_EVENT:
         return False
     cwd = Path(payload.cwd) if payload.cwd else Path.cwd()
     if payload.tool_name in SHELL_TOOLS and payload.command:
-        return "waive" in shell.gates(payload.command, cwd, protected)
+        return "waive" in shell.gates(payload.command, cwd, protected, exempt)
     if payload.tool_name in EDIT_TOOLS and payload.file_path:
-        return shell.writes_into(payload.file_path, cwd, protected)
+        return shell.writes_into(payload.file_path, cwd, protected, exempt)
     return False
 
 

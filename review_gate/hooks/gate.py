@@ -83,8 +83,8 @@ PERSONS_STEP = (
 def decide(host: str, payload: Payload, options: Options) -> Outcome:
     """The hook's answer to ``payload``: denied when it takes a step only a person may take,
     reviewed when its event calls for a review."""
-    protected = configuration(payload, options)
-    if persons_step(payload, protected):
+    protected, exempt = configuration(payload, options)
+    if persons_step(payload, protected, exempt):
         where = ", ".join(sorted({_shown(p, payload) for p in protected})) or "the configuration"
         return Outcome("deny", reason=PERSONS_STEP.format(where=sanitize(where)))
     gates = gates_for(payload)
@@ -100,10 +100,11 @@ def decide(host: str, payload: Payload, options: Options) -> Outcome:
     return _stop(host, payload, verdict, root, options)
 
 
-def configuration(payload: Payload, options: Options) -> list[Path]:
+def configuration(payload: Payload, options: Options) -> tuple[list[Path], list[Path]]:
     """What an agent must not write: the configuration's directories (``.review-gate/`` at the
     repository root, whether or not it exists yet; ``--config``; ``$REVIEW_GATE_CONFIG``) and
-    the hosts' hook settings, which would turn the hook off."""
+    the hosts' hook settings, which would turn the hook off; and inside them what it may: the
+    loop's session files, where a coder writes its responses."""
     from review_gate.hooks import HOSTS
 
     cwd = Path(payload.cwd) if payload.cwd else Path.cwd()
@@ -113,7 +114,7 @@ def configuration(payload: Payload, options: Options) -> list[Path]:
     if root is not None:
         found += [root / ".review-gate", *(root / h.SETTINGS for h in HOSTS.values()),
                   root / ".claude" / "settings.local.json"]
-    return found
+    return found, ([root / ".review-gate" / "sessions"] if root is not None else [])
 
 
 def _shown(path: Path, payload: Payload) -> str:

@@ -126,12 +126,14 @@ _HIDES = re.compile(r"[;&|()`$]")
 _GATES: dict[str, Gated] = {"commit": "commit", "push": "push", "pull-request": "pr"}
 
 
-def gates(command: str, cwd: Path | None = None, protected: Sequence[Path] = ()) -> set[Gated]:
+def gates(command: str, cwd: Path | None = None, protected: Sequence[Path] = (),
+          exempt: Sequence[Path] = ()) -> set[Gated]:
     """What the shell line ``command`` would commit, push or open (``commit``, ``push``, ``pr``),
     and ``waive`` when it takes a step only a person may take: runs ``review-gate accept``,
     ``baseline``, ``init`` or ``gaps --apply``, or writes into one of the ``protected``
-    directories (the configuration's); ``cwd`` is where its git aliases are looked up and
-    relative paths start (default: the current directory).
+    directories (the configuration's) outside the ``exempt`` ones (the loop's session files,
+    which a coder writes); ``cwd`` is where its git aliases are looked up and relative paths
+    start (default: the current directory).
 
     >>> sorted(gates("timeout 30 git push origin main && gh pr create --fill"))
     ['pr', 'push']
@@ -142,12 +144,13 @@ def gates(command: str, cwd: Path | None = None, protected: Sequence[Path] = ())
     >>> gates("sed -i /tls/d .review-gate/review-rules.json", Path("/w"), [Path("/w/.review-gate")])
     {'waive'}
     """
-    return _Reader(cwd if cwd is not None else Path.cwd(), protected).line(command, 0)
+    return _Reader(cwd if cwd is not None else Path.cwd(), protected, exempt).line(command, 0)
 
 
-def writes_into(path: str, cwd: Path, protected: Sequence[Path]) -> bool:
-    """Whether the file ``path`` (relative to ``cwd``) is, or is inside, a ``protected`` path."""
-    return _Reader(cwd, protected).names_protected([path])
+def writes_into(path: str, cwd: Path, protected: Sequence[Path], exempt: Sequence[Path] = ()) -> bool:
+    """Whether the file ``path`` (relative to ``cwd``) is, or is inside, a ``protected`` path
+    and not inside an ``exempt`` one."""
+    return _Reader(cwd, protected, exempt).names_protected([path])
 
 
 def loose(text: str) -> set[Gated]:
@@ -169,11 +172,11 @@ def loose(text: str) -> set[Gated]:
 class _Reader:
     """One payload's reading: where aliases are looked up, and what the line itself defines."""
 
-    def __init__(self, cwd: Path, protected: Sequence[Path] = ()) -> None:
+    def __init__(self, cwd: Path, protected: Sequence[Path] = (), exempt: Sequence[Path] = ()) -> None:
         self.cwd = cwd
         # the configuration's directories, as absolute paths and as the line may name them
-        self.protected = sorted({os.path.normpath(form) for d in protected
-                                 for form in (os.path.join(cwd, d), os.path.realpath(os.path.join(cwd, d)))})
+        self.protected = _forms(cwd, protected)
+        self.exempt = _forms(cwd, exempt)
         self.names = sorted({n for d in self.protected for n in (d, os.path.relpath(d, cwd))})
         self.lookups = 0
         self.known: dict[tuple[str, str], str | None] = {}
@@ -281,7 +284,7 @@ class _Reader:
                 if not candidate or candidate.startswith("-"):
                     continue
                 path = os.path.normpath(os.path.join(base, os.path.expanduser(candidate)))
-                if any(path == d or path.startswith(d + os.sep) for d in self.protected):
+                if _within(path, self.protected) and not _within(path, self.exempt):
                     return True
         return False
 
@@ -506,6 +509,16 @@ def _split(text: str) -> list[str] | None:
         return list(lexer)
     except ValueError:
         return None
+
+
+def _forms(cwd: Path, paths: Sequence[Path]) -> list[str]:
+    """Each path, absolute, as written and with its links resolved."""
+    return sorted({os.path.normpath(form) for p in paths
+                   for form in (os.path.join(cwd, p), os.path.realpath(os.path.join(cwd, p)))})
+
+
+def _within(path: str, directories: Sequence[str]) -> bool:
+    return any(path == d or path.startswith(d + os.sep) for d in directories)
 
 
 def _written(tokens: list[str]) -> list[str]:

@@ -307,6 +307,8 @@ NOT_PERSONS_STEPS = [
     "review-gate config validate", "cat .review-gate/review-rules.json", "grep -rn tls .review-gate",
     "cp .review-gate/review-rules.json /tmp/rules.json", "git diff -- .review-gate", "echo 'review-gate accept x'",
     "ls -la .review-gate", "jq . .review-gate/review-rules.json > /tmp/rules.json",
+    # a coder in the loop writes its responses into the session's files
+    "echo 'Turned TLS verification back on.' > .review-gate/sessions/client/2/revise.response.md",
 ]
 
 
@@ -342,6 +344,7 @@ def test_a_planted_secret_cannot_be_waived_by_the_agent(cli, repo: GitRepo) -> N
             denied = answer(hook(cli, edit(repo, tool, path)))
             assert denied["hookSpecificOutput"]["permissionDecision"] == "deny", (tool, path)
     assert hook(cli, edit(repo, "Edit", "keys.py")).out == ""  # fixing the code is the way out
+    assert hook(cli, edit(repo, "Write", ".review-gate/sessions/t/1/revise.response.md")).out == ""
     assert answer(hook(cli, stop(repo, active=True)))["decision"] == "block"
 
 
