@@ -117,13 +117,16 @@ def change(*, cwd: str | Path | None = None, base: str | None = None, head: str 
 
 
 def _check(*, fail_on: str | None = None, filter_mode: str | None = None, concurrency: int | None = None,
-           agent_timeout: float | None = None, outputs: Sequence[tuple[object, object]] = ()) -> None:
+           agent_timeout: float | None = None, outputs: Sequence[tuple[object, object]] = (),
+           packing: str | None = None, shard: tuple[int, int] | None = None) -> None:
     """The arguments of how a review runs, checked before anything is read: a bad one is a
     UsageError naming it (what the CLI's own choices and checks refuse)."""
     checks.choice("fail_on", fail_on, checks.FAIL_ON)
     checks.choice("filter_mode", filter_mode, checks.FILTER_MODES)
+    checks.choice("packing", packing, checks.PACKINGS)
     checks.concurrency(concurrency)
     checks.timeout(agent_timeout)
+    checks.shard(shard)
     checks.formats(outputs)
 
 
@@ -181,7 +184,7 @@ async def review_async(
     reason) pairs: registry agents to dispatch as well, over the changed files (those GLOB
     selects), each logged as an ``agent_addition`` gap with the reason (docs/gaps.md)."""
     _check(fail_on=fail_on, filter_mode=filter_mode, concurrency=concurrency, agent_timeout=agent_timeout,
-           outputs=outputs)
+           outputs=outputs, packing=packing, shard=shard)
     request = request or change(cwd=cwd, base=base, head=head, staged=staged, diff=diff, diff_file=diff_file)
     setup = _setup(request, config=config, offline=offline, concurrency=concurrency, timeout=agent_timeout,
                    constitution=constitution, baseline=baseline, use_baseline=use_baseline, packing=packing)
@@ -516,7 +519,7 @@ async def sweep_async(
     ``since``: only the files changed since that ref. Everything else as ``review``; a second
     sweep of an unchanged tree reuses every pair and calls no agent."""
     _check(fail_on=fail_on, filter_mode=filter_mode, concurrency=concurrency, agent_timeout=agent_timeout,
-           outputs=outputs)
+           outputs=outputs, packing=packing, shard=shard)
     setup, swept = await _swept(paths, since=since, cwd=cwd, max_file_bytes=max_file_bytes, config=config,
                                 offline=offline, concurrency=concurrency, agent_timeout=agent_timeout,
                                 constitution=constitution, baseline=baseline, use_baseline=use_baseline,
@@ -619,7 +622,7 @@ async def batch_submit_async(
     from review_gate.batch import service
 
     _check(fail_on=fail_on, filter_mode=filter_mode, concurrency=concurrency, agent_timeout=agent_timeout,
-           outputs=outputs)
+           outputs=outputs, packing=packing)
     commit = None
     if sweep is not None:
         setup, swept = await _swept(sweep, since=since, cwd=cwd, max_file_bytes=max_file_bytes, config=config,

@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import get_args
 
 from review_gate.errors import InputError, UsageError
-from review_gate.models import FailOn, FilterMode
+from review_gate.models import FailOn, FilterMode, Packing
 from review_gate.models.config import MAX_CONCURRENCY
 
 FAIL_ON: tuple[str, ...] = get_args(FailOn)
 FILTER_MODES: tuple[str, ...] = get_args(FilterMode)
+PACKINGS: tuple[str, ...] = get_args(Packing)
 MAX_TIMEOUT_S = 3600  # an agent's deadline, as timeout_s in the config files
 
 
@@ -50,7 +51,7 @@ def concurrency(value: int | None, name: str = "concurrency") -> None:
     """As review-gate.json's concurrency: 1 to MAX_CONCURRENCY agents at once."""
     if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                               or not 1 <= value <= MAX_CONCURRENCY):
-        raise UsageError(f"{name} {value}: must be from 1 to {MAX_CONCURRENCY}",
+        raise UsageError(f"{name} {value!r}: must be from 1 to {MAX_CONCURRENCY}",
                          fix=f"give how many agents may run at once, e.g. {name} 8")
 
 
@@ -58,8 +59,23 @@ def timeout(seconds: float | None, name: str = "agent_timeout") -> None:
     """A finite number of seconds (float() also reads nan, inf and 1e999)."""
     if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
                                 or not 0 < seconds <= MAX_TIMEOUT_S):
-        raise UsageError(f"{name} {seconds:g}: must be more than 0 and at most {MAX_TIMEOUT_S} seconds",
+        shown = f"{seconds:g}" if isinstance(seconds, (int, float)) else repr(seconds)
+        raise UsageError(f"{name} {shown}: must be more than 0 and at most {MAX_TIMEOUT_S} seconds",
                          fix=f"give the deadline of each agent in seconds, e.g. {name} 300")
+
+
+def shard(value: tuple[int, int] | None) -> None:
+    """(K, N): the K-th of N shares, 1 <= K <= N <= MAX_SHARDS."""
+    from review_gate.shard import MAX_SHARDS
+
+    if value is None:
+        return
+    ok = (isinstance(value, tuple) and len(value) == 2
+          and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+          and 1 <= value[0] <= value[1] <= MAX_SHARDS)
+    if not ok:
+        raise UsageError(f"shard {value!r}: not a share (K, N) with 1 <= K <= N <= {MAX_SHARDS}",
+                         fix="give this job's share of N, e.g. shard=(2, 4)")
 
 
 def formats(outputs: Iterable[tuple[object, object]]) -> None:

@@ -81,6 +81,8 @@ BAD_ARGUMENTS = [
     ({"concurrency": 257}, "concurrency 257: must be from 1 to 256", "agents may run at once"),
     ({"agent_timeout": -1.0}, "agent_timeout -1: must be more than 0", "deadline of each agent"),
     ({"outputs": [("bogus", "out.txt")]}, "format 'bogus': not one of", "give format as one of them"),
+    ({"packing": "bogus"}, "packing 'bogus': not one of per_agent, agent_packed", "give packing as one of them"),
+    ({"shard": (3, 2)}, "shard (3, 2): not a share (K, N) with 1 <= K <= N", "e.g. shard=(2, 4)"),
 ]
 
 
@@ -111,9 +113,8 @@ def _calls(repo: GitRepo, tmp_path: Path) -> dict[str, Any]:
     }
 
 
-TAKES = {"review": {"cwd", "fail_on", "filter_mode", "concurrency", "agent_timeout", "outputs"},
-         "sweep": {"cwd", "fail_on", "filter_mode", "concurrency", "agent_timeout", "outputs"},
-         "batch_submit": {"cwd", "fail_on", "filter_mode", "concurrency", "agent_timeout", "outputs"},
+RUNS = {"cwd", "fail_on", "filter_mode", "concurrency", "agent_timeout", "outputs", "packing"}
+TAKES = {"review": {*RUNS, "shard"}, "sweep": {*RUNS, "shard"}, "batch_submit": RUNS,
          "plan": {"cwd"}, "explain": {"cwd"}, "accept": {"cwd"}, "batch_status": {"cwd"},
          "batch_collect": {"cwd", "outputs"}, "merge": {"cwd", "fail_on", "outputs"},
          "replay": {"fail_on", "filter_mode"}}
