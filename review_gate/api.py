@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Literal, ParamSpec, TypeVar
 import anyio
 import anyio.to_thread
 
-from review_gate import bootstrap, bundle, git, runner
+from review_gate import bootstrap, bundle, checks, git, runner
 from review_gate.errors import GitError, InputError, ReviewGateError, StateError, UsageError
 from review_gate.models import (
     AgentRequest,
@@ -86,7 +86,7 @@ def change(*, cwd: str | Path | None = None, base: str | None = None, head: str 
            pushed: str | None = None, remote: str | None = None) -> DiffRequest:
     """What to review, checked: the arguments that name a change must not clash. ``pushed``: a
     ref being pushed to ``remote`` with no range known (everything the remote lacks)."""
-    root = git.repo_root(Path(cwd) if cwd is not None else Path.cwd())
+    root = git.repo_root(checks.workdir(cwd))
     root_str = str(root) if root else None
     if diff is not None or diff_file is not None:
         clash = [name for name, value in (("base", base), ("head", head), ("staged", staged),
@@ -103,7 +103,7 @@ def change(*, cwd: str | Path | None = None, base: str | None = None, head: str 
                              fix="name a unified diff file")
         return DiffRequest(mode="file", path=str(path), repo_root=root_str)
     if root_str is None:
-        raise GitError(f"{Path(cwd) if cwd is not None else Path.cwd()} is not inside a git repository",
+        raise GitError(f"{checks.workdir(cwd)} is not inside a git repository",
                        fix="review a diff instead, or run in a repository")
     if pushed is not None:
         return DiffRequest(mode="push", repo_root=root_str, head=pushed, remote=remote)
@@ -114,6 +114,20 @@ def change(*, cwd: str | Path | None = None, base: str | None = None, head: str 
     if head:
         return DiffRequest(mode="range", repo_root=root_str, base=base, head=head)
     return DiffRequest(mode="worktree", repo_root=root_str, base=base)
+
+
+def _check(*, fail_on: str | None = None, filter_mode: str | None = None, concurrency: int | None = None,
+           agent_timeout: float | None = None, outputs: Sequence[tuple[object, object]] = (),
+           packing: str | None = None, shard: tuple[int, int] | None = None) -> None:
+    """The arguments of how a review runs, checked before anything is read: a bad one is a
+    UsageError naming it (what the CLI's own choices and checks refuse)."""
+    checks.choice("fail_on", fail_on, checks.FAIL_ON)
+    checks.choice("filter_mode", filter_mode, checks.FILTER_MODES)
+    checks.choice("packing", packing, checks.PACKINGS)
+    checks.concurrency(concurrency)
+    checks.timeout(agent_timeout)
+    checks.shard(shard)
+    checks.formats(outputs)
 
 
 def _setup(request: DiffRequest, *, config: str | Path | None, offline: bool, concurrency: int | None = None,
@@ -169,6 +183,8 @@ async def review_async(
     matrix job; ``merge`` combines the N reports). ``add_agents``: (``ID`` or ``ID:GLOB``,
     reason) pairs: registry agents to dispatch as well, over the changed files (those GLOB
     selects), each logged as an ``agent_addition`` gap with the reason (docs/gaps.md)."""
+    _check(fail_on=fail_on, filter_mode=filter_mode, concurrency=concurrency, agent_timeout=agent_timeout,
+           outputs=outputs, packing=packing, shard=shard)
     request = request or change(cwd=cwd, base=base, head=head, staged=staged, diff=diff, diff_file=diff_file)
     setup = _setup(request, config=config, offline=offline, concurrency=concurrency, timeout=agent_timeout,
                    constitution=constitution, baseline=baseline, use_baseline=use_baseline, packing=packing)
@@ -328,7 +344,7 @@ def explain(paths: Sequence[str], *, cwd: str | Path | None = None,
     from review_gate.pipeline.compose import policy_scope
     from review_gate.shebang import of_file
 
-    root = git.repo_root(Path(cwd) if cwd is not None else Path.cwd())
+    root = git.repo_root(checks.workdir(cwd))
     directory = locate_config_dir(str(config) if config is not None else None, root)
     loaded = load_config(directory)
     out = []
@@ -357,18 +373,23 @@ def explain(paths: Sequence[str], *, cwd: str | Path | None = None,
 def replay(directory: str | Path, *, config: str | Path | None = None, fail_on: FailOn | None = None,
            filter_mode: FilterMode | None = None) -> tuple[ReviewReport, ReviewReport]:
     """Decide again from a replay bundle, calling no agent: the new report (with the bundle's
-    own config, or ``config``; the run's filter mode and fail-on unless given) and the bundle's."""
-    from review_gate import __version__
+    own config, or ``config``; the run's filter mode and fail-on unless given) and the bundle's.
+    With ``config``, the recorded findings are judged by its rules (``review_gate.rejudge``): a
+    rule it deleted or disabled drops its findings, one it changed gives them its metadata."""
+    from review_gate import __version__, rejudge
     from review_gate.config import locate_config_dir
     from review_gate.config.load import load_config
     from review_gate.pipeline.aggregate import aggregate
 
+    _check(fail_on=fail_on, filter_mode=filter_mode)
     where = Path(directory)
     saved = bundle.read(where)
-    config_path = locate_config_dir(str(config), None) if config is not None else bundle.config_dir(where)
+    recorded = load_config(bundle.config_dir(where))
+    judge = load_config(locate_config_dir(str(config), None)) if config is not None else recorded
+    results = rejudge.results(saved.results, recorded, judge) if judge is not recorded else saved.results
     info = saved.info
-    report = aggregate(saved.facts, saved.classification, saved.manifest, saved.gaps, saved.results,
-                       load_config(config_path), run_id=runner.new_run_id(), tool_version=__version__,
+    report = aggregate(saved.facts, saved.classification, saved.manifest, saved.gaps, results,
+                       judge, run_id=runner.new_run_id(), tool_version=__version__,
                        filter_mode=filter_mode or info.filter_mode, fail_on=fail_on or info.fail_on,
                        waivers=info.waivers)
     return report, saved.report
@@ -405,7 +426,7 @@ def accept(id_or_fingerprint: str, reason: str, expires: date | str | None = Non
     if not reason.strip():
         raise UsageError("the reason is empty", fix="say why the finding is accepted")
     day = _last_day(expires)
-    root = git.repo_root(Path(cwd) if cwd is not None else Path.cwd())
+    root = git.repo_root(checks.workdir(cwd))
     path = state_file(load(config, root), root)
     store = open_store(path, create=force)
     if store is None:
@@ -497,6 +518,8 @@ async def sweep_async(
     not ignored) within ``paths`` (git pathspecs, relative to ``cwd``) as if it were added whole;
     ``since``: only the files changed since that ref. Everything else as ``review``; a second
     sweep of an unchanged tree reuses every pair and calls no agent."""
+    _check(fail_on=fail_on, filter_mode=filter_mode, concurrency=concurrency, agent_timeout=agent_timeout,
+           outputs=outputs, packing=packing, shard=shard)
     setup, swept = await _swept(paths, since=since, cwd=cwd, max_file_bytes=max_file_bytes, config=config,
                                 offline=offline, concurrency=concurrency, agent_timeout=agent_timeout,
                                 constitution=constitution, baseline=baseline, use_baseline=use_baseline,
@@ -516,7 +539,7 @@ async def _swept(paths: Sequence[str], *, since: str | None, cwd: str | Path | N
     """The setup of a sweep (the arguments of ``_setup``) and its synthesized change."""
     from review_gate.sweep import MAX_FILE_BYTES, sweep_facts
 
-    where = Path(cwd) if cwd is not None else Path.cwd()
+    where = checks.workdir(cwd)
     root = git.repo_root(where)
     if root is None:
         raise GitError(f"{where} is not inside a git repository",
@@ -598,6 +621,8 @@ async def batch_submit_async(
     request and result files of each batch)."""
     from review_gate.batch import service
 
+    _check(fail_on=fail_on, filter_mode=filter_mode, concurrency=concurrency, agent_timeout=agent_timeout,
+           outputs=outputs, packing=packing)
     commit = None
     if sweep is not None:
         setup, swept = await _swept(sweep, since=since, cwd=cwd, max_file_bytes=max_file_bytes, config=config,
@@ -646,7 +671,7 @@ def _state_path(cwd: str | Path | None, config: str | Path | None) -> tuple[Path
     from review_gate.config.load import load_config
     from review_gate.state.store import state_file
 
-    root = git.repo_root(Path(cwd) if cwd is not None else Path.cwd())
+    root = git.repo_root(checks.workdir(cwd))
     loaded = load_config(locate_config_dir(str(config) if config is not None else None, root))
     return root, state_file(loaded, root)
 
@@ -672,6 +697,7 @@ async def batch_collect_async(run: str | None = None, *, cwd: str | Path | None 
     bundle. Collecting a collected run does nothing and returns its report (``already``)."""
     from review_gate.batch import service
 
+    _check(outputs=outputs)
     root, path = _state_path(cwd, config)
     async with runner.connect() as http:
         fetched = await service.fetch(path, run, http, wait_s=wait_s, poll_s=poll_s or service.POLL_S)
@@ -708,7 +734,8 @@ def merge(reports: Sequence[str | Path], *, cwd: str | Path | None = None, confi
     from review_gate.config import locate_config_dir
     from review_gate.config.load import load_config
 
-    root = git.repo_root(Path(cwd) if cwd is not None else Path.cwd())
+    _check(fail_on=fail_on, outputs=outputs)
+    root = git.repo_root(checks.workdir(cwd))
     loaded = load_config(locate_config_dir(str(config) if config is not None else None, root))
     parts = [(str(path), merging.read(Path(path))) for path in reports]
     report = merging.merge(parts, loaded, run_id=runner.new_run_id(), tool_version=__version__, fail_on=fail_on)

@@ -118,6 +118,10 @@ def candidates(explicit: str | None, disabled: bool, config_dir: str | None, rep
         if not path.is_file():
             raise UsageError(f"--baseline {explicit}: no such file",
                              fix="write one with `review-gate baseline --output FILE`")
+        # Checked now, as named: the run may never read it (nothing to review, or a file inside
+        # the repository that is read as the base commit has it), and a broken file named on
+        # the command line must not pass silently.
+        load(path)
         return [path]
     found = [Path(config_dir) / FILE_NAME] if config_dir is not None else []
     if repo_root is not None:

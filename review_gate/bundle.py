@@ -192,5 +192,6 @@ def config_dir(directory: Path) -> Path:
     path = directory / "config"
     if not all((path / name).is_file() for name in ReviewConfig.FILES):
         raise InputError(f"bundle {directory}: config/ lacks some of the five config files",
-                         fix="write the bundle again, or judge it with --config DIR")
+                         fix="write the bundle again (run --bundle DIR): replay needs the rules the run "
+                             "was judged by, also to judge it with --config DIR")
     return path

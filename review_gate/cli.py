@@ -366,11 +366,15 @@ def _hook_command(sub: Subparsers) -> None:
 
 
 def _mcp_command(sub: Subparsers) -> None:
-    sub.add_parser("mcp", help="serve the Model Context Protocol over stdio (tools: review, plan, explain, "
-                              "accept, loop_status)",
-                   description="Serve review-gate's tools over the Model Context Protocol on standard input and "
-                               "output, for an MCP client such as a coding agent. Needs the mcp extra: "
-                               "pip install 'review-gate[mcp]'.")
+    mcp = sub.add_parser("mcp", help="serve the Model Context Protocol over stdio (tools: review, plan, explain, "
+                                    "accept, loop_status)",
+                         description="Serve review-gate's tools over the Model Context Protocol on standard input "
+                                     "and output, for an MCP client such as a coding agent. Needs the mcp extra: "
+                                     "pip install 'review-gate[mcp]'. The accept tool refuses unless started "
+                                     "with --allow-accept: the client is usually the agent whose findings they are.")
+    mcp.add_argument("--allow-accept", action="store_true",
+                     help="let the client record acceptances of findings (only for a client a person drives: "
+                          "an agent must not waive its own findings)")
 
 
 def _shard_option(parser: argparse.ArgumentParser) -> None:

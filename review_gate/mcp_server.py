@@ -10,12 +10,15 @@ them and a model can call them without reading this page:
   summary line, findings, and the report in a format;
 - ``plan``: who would review what, and what the configuration misses; no agent runs;
 - ``explain``: the domains, policies and agents a path triggers;
-- ``accept``: a person's acceptance of a reported finding (fingerprint or short id, reason, last day);
+- ``accept``: a person's acceptance of a reported finding (fingerprint or short id, reason, last day),
+  refused unless the server was started with ``--allow-accept``: the client is usually the coding
+  agent, and an agent must not waive its own findings;
 - ``loop_status``: where the coder/reviewer loop's sessions stand (``review-gate loop status``).
 
-A user error (an unknown ref, a malformed diff, a broken config) comes back as a tool error
-with the message and fix the command line prints, and the server keeps serving; so does any
-other failure of a call (the SDK turns it into a tool error and logs it on standard error).
+A user error (an unknown ref, a malformed diff, a broken config, a bad ``cwd``) comes back as a
+tool error with the message and fix the command line prints, and the server keeps serving; an
+argument that fails a tool's input schema is named in one line with its fix; any other failure
+of a call becomes a tool error too (the SDK logs it on standard error).
 Standard output is the protocol's channel: nothing else may write to it while the server runs.
 """
 
@@ -29,7 +32,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec, TypeVar
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 
-from review_gate import __version__, agent_report, api
+from review_gate import __version__, agent_report, api, checks
 from review_gate.errors import ReviewGateError
 from review_gate.escape import sanitize
 from review_gate.models import Finding, Gap
@@ -142,12 +145,13 @@ class AcceptResult(Output):
     expires: str | None = Field(description="The last day it applies (YYYY-MM-DD), or null.")
 
 
-def build() -> MCPServer:
-    """The server with its tools (not yet serving)."""
-    from mcp.server.mcpserver import MCPServer
-
-    # Anticipated tool errors are answers, not news: the log keeps warnings and crashes only.
-    server = MCPServer(name="review-gate", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+def build(*, allow_accept: bool = False) -> MCPServer:
+    """The server with its tools (not yet serving). ``allow_accept``: the person who starts it
+    lets its client record acceptances (``review-gate mcp --allow-accept``); otherwise the
+    ``accept`` tool refuses, since the client is usually the agent whose findings they are."""
+    server = _server_class()(name="review-gate", version=__version__, instructions=INSTRUCTIONS,
+                             log_level="WARNING")  # anticipated tool errors are answers, not news
+    accepting = accept if allow_accept else refuse_accept
     server.add_tool(_errors_as_tool_errors(review), description=(
         "Review a change and decide the gate: the working tree against the default branch by default, or base/head, "
         "staged, or the text of a unified diff. Returns the verdict, the summary line, the counting findings and the "
@@ -158,19 +162,55 @@ def build() -> MCPServer:
         "review them and why, and the gaps in the configuration."))
     server.add_tool(_errors_as_tool_errors(explain), description=(
         "For each path, as if it were the only changed file: its domains, the policies that fire and the agents."))
-    server.add_tool(_errors_as_tool_errors(accept), description=(
+    server.add_tool(_errors_as_tool_errors(accepting), name="accept", description=(
         "Record a person's acceptance of a reported finding (by its id or whole fingerprint), with the reason and "
         "an optional last day: it is then reported as accepted and no longer counts. Only on a person's explicit "
-        "decision; never to get a change through."))
+        "decision; never to get a change through. Refused unless the person who started the server allowed it "
+        "(`review-gate mcp --allow-accept`)."))
     server.add_tool(_errors_as_tool_errors(loop_status), description=(
         "Where the coder/reviewer loop's sessions stand (one task, or all): the phase and stage, the iteration, "
         "the verdict, and what a person is awaited for (an approval, a response, the hand-off)."))
     return server
 
 
-def serve() -> None:
+def serve(*, allow_accept: bool = False) -> None:
     """Serve over stdio until the client closes the connection."""
-    build().run()
+    build(allow_accept=allow_accept).run()
+
+
+def _server_class() -> type[MCPServer]:
+    """The SDK's server, with arguments that fail its input schema refused in a line that names
+    the argument and the fix (the SDK's own message is pydantic's, with a link per error)."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from pydantic import ValidationError
+
+    class Server(MCPServer):
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                cause = exc.__cause__
+                if type(exc) is not ToolError:
+                    raise
+                if isinstance(cause, ToolError) and isinstance(cause.__cause__, ReviewGateError):
+                    raise ToolError(str(cause)) from cause.__cause__  # without "Error executing tool X: "
+                if isinstance(cause, ValidationError):
+                    # from the ValidationError still: the SDK logs only the names of the fields then
+                    raise ToolError(invalid_arguments(name, cause)) from cause
+                raise
+
+    return Server
+
+
+def invalid_arguments(tool: str, error: Any) -> str:
+    """The first of pydantic's ``error.errors()`` as review-gate's one line and fix."""
+    errors = error.errors(include_url=False, include_input=False)
+    first = errors[0]
+    where = ".".join(str(part) for part in first["loc"]) or "the arguments"
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return (f"review-gate: error: {tool}: argument {sanitize(where)}: {sanitize(str(first['msg']))}{more}\n"
+            f"  fix: give {sanitize(where)} as the tool's input schema describes it (tools/list)")
 
 
 def _errors_as_tool_errors(tool: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
@@ -184,10 +224,15 @@ def _errors_as_tool_errors(tool: Callable[P, Awaitable[R]]) -> Callable[P, Await
         try:
             return await tool(*args, **kwargs)
         except ReviewGateError as exc:
-            fix = f"\n  fix: {sanitize(exc.fix)}" if exc.fix else ""
-            raise ToolError(f"review-gate: error: {sanitize(exc.message)}{fix}") from exc
+            raise ToolError(_message(exc)) from exc
 
     return call
+
+
+def _message(error: ReviewGateError) -> str:
+    """A user error in the command line's words: the message, and the fix on a second line."""
+    fix = f"\n  fix: {sanitize(error.fix)}" if error.fix else ""
+    return f"review-gate: error: {sanitize(error.message)}{fix}"
 
 
 async def review(base: Base = None, head: Head = None, staged: Staged = False, diff: DiffText = None,
@@ -256,6 +301,26 @@ async def accept(fingerprint: Annotated[str, Field(description="The finding's id
                         expires=done.expires.isoformat() if isinstance(done.expires, date) else None)
 
 
+REFUSED_ACCEPT = ("accepting a finding is a person's decision, and this server was not started to take it from "
+                  "its client")
+HOW_TO_ACCEPT = ("a person runs `review-gate accept ID --reason TEXT` in a terminal (or starts the server with "
+                 "`review-gate mcp --allow-accept`); an agent fixes the finding or stops and asks")
+
+
+async def refuse_accept(fingerprint: Annotated[str, Field(description="The finding's id as a report shows it (6 "
+                                                                      "or more hex digits) or its whole "
+                                                                      "fingerprint.")],
+                        reason: Annotated[str, Field(min_length=1, description="Why the person accepts it (shown "
+                                                                               "in reports).")],
+                        expires: Annotated[str | None, Field(description="The last day it applies, YYYY-MM-DD "
+                                                                         "(default: no end).")] = None,
+                        cwd: Cwd = None, config: Config = None) -> AcceptResult:
+    """``accept`` on a server started without ``--allow-accept``: the same input, always refused."""
+    from review_gate.errors import UsageError
+
+    raise UsageError(REFUSED_ACCEPT, fix=HOW_TO_ACCEPT)
+
+
 async def loop_status(task: Annotated[str | None, Field(description="The task id (default: every session).")] = None,
                       cwd: Cwd = None, config: Config = None) -> LoopStatus:
     def read() -> LoopStatus:
@@ -264,7 +329,7 @@ async def loop_status(task: Annotated[str | None, Field(description="The task id
         from review_gate.loop.status import collect
         from review_gate.state.store import open_store, state_file
 
-        root = git.repo_root(Path(cwd) if cwd is not None else Path.cwd())
+        root = git.repo_root(checks.workdir(cwd))
         if root is None:
             raise GitError("the loop works on a git repository's working tree, and this is not inside one",
                            fix="give cwd: the repository the coder works in")

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
 from review_gate import api
-from review_gate.errors import GitError, ReviewGateError, UsageError
+from review_gate.errors import GitError, InputError, ReviewGateError, UsageError
 from tests.conftest import GitRepo, make_diff
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "api.md"
@@ -67,3 +68,67 @@ def test_replay_decides_again_from_a_bundle(repo: GitRepo, tmp_path: Path) -> No
     assert recorded.run_id == first.run_id and again.decision == first.decision
     lenient, _ = api.replay(tmp_path / "run1", fail_on="never")
     assert lenient.exit_code == 0
+
+
+BAD_ARGUMENTS = [
+    ({"cwd": "/nonexistent-x"}, "cwd '/nonexistent-x': no such directory", "existing directory"),
+    ({"cwd": "FILE"}, "': not a directory", "existing directory"),
+    ({"fail_on": "bogus"}, "fail_on 'bogus': not one of pass_with_warnings, needs_fixes, fail, never",
+     "give fail_on as one of them"),
+    ({"filter_mode": "bogus"}, "filter_mode 'bogus': not one of added, diff_context, file, nofilter",
+     "give filter_mode as one of them"),
+    ({"concurrency": 0}, "concurrency 0: must be from 1 to 256", "agents may run at once"),
+    ({"concurrency": 257}, "concurrency 257: must be from 1 to 256", "agents may run at once"),
+    ({"agent_timeout": -1.0}, "agent_timeout -1: must be more than 0", "deadline of each agent"),
+    ({"outputs": [("bogus", "out.txt")]}, "format 'bogus': not one of", "give format as one of them"),
+    ({"packing": "bogus"}, "packing 'bogus': not one of per_agent, agent_packed", "give packing as one of them"),
+    ({"shard": (3, 2)}, "shard (3, 2): not a share (K, N) with 1 <= K <= N", "e.g. shard=(2, 4)"),
+]
+
+
+def _bad(arguments: dict[str, object], tmp_path: Path) -> dict[str, object]:
+    if arguments.get("cwd") == "FILE":
+        tmp_path.mkdir(exist_ok=True)
+        (tmp_path / "app.py").write_text("x = 1\n")
+        return {**arguments, "cwd": str(tmp_path / "app.py")}
+    return arguments
+
+
+def _calls(repo: GitRepo, tmp_path: Path) -> dict[str, Any]:
+    """Each entry point, called with the arguments it takes of those in BAD_ARGUMENTS."""
+    bundle = tmp_path / "bundle"
+    repo.write("app.py", INSECURE)
+    api.review(cwd=repo.root, bundle_dir=bundle, offline=True, state=False)
+    return {
+        "review": lambda **a: api.review(offline=True, state=False, **{"cwd": repo.root, **a}),
+        "sweep": lambda **a: api.sweep(offline=True, state=False, **{"cwd": repo.root, **a}),
+        "batch_submit": lambda **a: api.batch_submit(**{"cwd": repo.root, **a}),
+        "plan": lambda **a: api.plan(offline=True, **{"cwd": repo.root, **a}),
+        "explain": lambda **a: api.explain(["app.py"], **{"cwd": repo.root, **a}),
+        "accept": lambda **a: api.accept("abcdef", "a reason", **{"cwd": repo.root, **a}),
+        "batch_status": lambda **a: api.batch_status(**{"cwd": repo.root, **a}),
+        "batch_collect": lambda **a: api.batch_collect(**{"cwd": repo.root, **a}),
+        "merge": lambda **a: api.merge([], **{"cwd": repo.root, **a}),
+        "replay": lambda **a: api.replay(bundle, **a),
+    }
+
+
+RUNS = {"cwd", "fail_on", "filter_mode", "concurrency", "agent_timeout", "outputs", "packing"}
+TAKES = {"review": {*RUNS, "shard"}, "sweep": {*RUNS, "shard"}, "batch_submit": RUNS,
+         "plan": {"cwd"}, "explain": {"cwd"}, "accept": {"cwd"}, "batch_status": {"cwd"},
+         "batch_collect": {"cwd", "outputs"}, "merge": {"cwd", "fail_on", "outputs"},
+         "replay": {"fail_on", "filter_mode"}}
+
+
+def test_every_entry_point_refuses_bad_arguments_with_message_and_fix(repo: GitRepo, tmp_path: Path) -> None:
+    calls = _calls(repo, tmp_path)
+    for name, call in calls.items():
+        for arguments, message, fix in BAD_ARGUMENTS:
+            if not set(arguments) <= TAKES[name]:
+                continue
+            with pytest.raises(ReviewGateError) as caught:
+                call(**_bad(arguments, tmp_path / name))
+            error = caught.value
+            assert isinstance(error, (UsageError, InputError)), (name, arguments, type(error))
+            assert message in error.message and "\n" not in error.message, (name, error.message)
+            assert error.fix is not None and fix in error.fix, (name, error.fix)

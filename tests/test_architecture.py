@@ -56,6 +56,8 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "review_gate.merge": ("not", (*ENTRY, "review_gate.console", "review_gate.runner")),
     # the dimension mapping is pure: verdicts in, findings out, shared by command and llm agents
     "review_gate.dimensions": ("only", ("review_gate.models", "review_gate.dimensions")),
+    # recorded findings judged by another configuration's rules (replay): pure, over models
+    "review_gate.rejudge": ("only", ("review_gate.models",)),
     # what bytes are to a reviewer, and git's binary patches: pure, so any reader can share them
     "review_gate.content": ("only", ()),
     "review_gate.binpatch": ("only", ()),

@@ -9,30 +9,23 @@ import sys
 from datetime import date
 from pathlib import Path
 
-from review_gate import git
+from review_gate import checks, git
 from review_gate.config import load_config, locate_config_dir
 from review_gate.errors import GitError, InputError, ReviewGateError, UsageError
 from review_gate.escape import sanitize
 from review_gate.models import ReviewConfig
-from review_gate.models.config import MAX_CONCURRENCY
 from review_gate.pipeline.normalize import DIFF_TOO_BIG_FIX, MAX_DIFF_BYTES, DiffRequest
 from review_gate.reading import read_stream
-
-MAX_TIMEOUT_S = 3600  # as timeout_s in the config files
 
 
 def check_timeout(seconds: float | None) -> None:
     """--timeout: a finite number of seconds (float() also reads nan, inf and 1e999)."""
-    if seconds is not None and not 0 < seconds <= MAX_TIMEOUT_S:
-        raise UsageError(f"--timeout {seconds:g}: must be more than 0 and at most {MAX_TIMEOUT_S} seconds",
-                         fix="give the deadline of each agent in seconds, e.g. --timeout 300")
+    checks.timeout(seconds, "--timeout")
 
 
 def check_concurrency(value: int | None) -> None:
     """--concurrency: as review-gate.json's concurrency, 1 to MAX_CONCURRENCY agents at once."""
-    if value is not None and not 1 <= value <= MAX_CONCURRENCY:
-        raise UsageError(f"--concurrency {value}: must be from 1 to {MAX_CONCURRENCY}",
-                         fix="give how many agents may run at once, e.g. --concurrency 8")
+    checks.concurrency(value, "--concurrency")
 
 
 def expiry(text: str) -> date:

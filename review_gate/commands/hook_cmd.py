@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from review_gate.commands.common import MAX_TIMEOUT_S
+from review_gate.checks import MAX_TIMEOUT_S
 from review_gate.errors import UsageError
 from review_gate.hooks import HOSTS
 from review_gate.hooks.base import MAX_PAYLOAD, read_payload

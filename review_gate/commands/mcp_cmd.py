@@ -15,5 +15,5 @@ def mcp_command(args: argparse.Namespace) -> int:
                          fix="pip install 'review-gate[mcp]'")
     from review_gate import mcp_server
 
-    mcp_server.serve()
+    mcp_server.serve(allow_accept=args.allow_accept)
     return 0

@@ -14,6 +14,7 @@ adds fields from release to release.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -24,6 +25,7 @@ from review_gate.hooks import shell
 STOP_EVENTS = ("Stop", "SubagentStop")
 TOOL_EVENT = "PreToolUse"
 SHELL_TOOLS = ("Bash",)
+EDIT_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")  # tools that write the file they name
 MAX_PAYLOAD = 8 * 1024 * 1024
 
 Gate = Literal["stop", "commit", "push", "pr"]
@@ -38,6 +40,7 @@ class Payload:
     stop_hook_active: bool = False
     tool_name: str | None = None
     command: str | None = None
+    file_path: str | None = None  # the file an edit tool writes
 
 
 @dataclass(frozen=True)
@@ -85,10 +88,11 @@ def read_payload(data: bytes) -> Payload:
         raise UsageError("the hook payload on standard input is not a JSON object",
                          fix=_FROM_HOST)
     tool_input = raw.get("tool_input")
-    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+    given = tool_input if isinstance(tool_input, dict) else {}
     return Payload(event=_text(raw.get("hook_event_name")) or "", session=_text(raw.get("session_id")) or "",
                    cwd=_text(raw.get("cwd")), stop_hook_active=raw.get("stop_hook_active") is True,
-                   tool_name=_text(raw.get("tool_name")), command=_text(command))
+                   tool_name=_text(raw.get("tool_name")), command=_text(given.get("command")),
+                   file_path=_text(given.get("file_path")) or _text(given.get("notebook_path")))
 
 
 def _text(value: object) -> str | None:
@@ -107,6 +111,20 @@ def gates_for(payload: Payload) -> tuple[Gate, ...]:
     found = shell.gates(payload.command, Path(payload.cwd) if payload.cwd else None)
     order: tuple[Gate, ...] = ("commit", "push", "pr")
     return tuple(gate for gate in order if gate in found)
+
+
+def persons_step(payload: Payload, protected: Sequence[Path], exempt: Sequence[Path] = ()) -> bool:
+    """Whether a tool call takes a step only a person may take: a shell command that runs
+    ``review-gate accept``, ``baseline``, ``init`` or ``gaps --apply`` or writes into a
+    ``protected`` path outside the ``exempt`` ones (``hooks.shell``), or an edit tool writing one."""
+    if payload.event != TOOL_EVENT:
+        return False
+    cwd = Path(payload.cwd) if payload.cwd else Path.cwd()
+    if payload.tool_name in SHELL_TOOLS and payload.command:
+        return "waive" in shell.gates(payload.command, cwd, protected, exempt)
+    if payload.tool_name in EDIT_TOOLS and payload.file_path:
+        return shell.writes_into(payload.file_path, cwd, protected, exempt)
+    return False
 
 
 def encode_json(outcome: Outcome, event: str) -> str:

@@ -14,6 +14,10 @@ do (LLM reviewers) run only when their configured deadline fits in the budget, e
 says they were not run (a required one makes the gate ``incomplete``: it fails closed). A review
 that overruns the budget anyway is cut off, and the answer is a block: nothing was decided.
 
+A person's steps: before any review, a tool call that would waive findings or write the
+configuration (``base.persons_step``) is denied, whatever the gate says, with a reason that
+says a person must take it.
+
 Stops: a failing gate blocks the stop, with the agent report as the agent's next instruction,
 at most ``max_blocks`` times in a row per session (counted in the run state). The next stop is
 let through with a hand-off line for the person; a stop that the gate passes, or one that is
@@ -26,6 +30,7 @@ through after three tries would turn the gate into a delay.
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import time
 import traceback
@@ -38,7 +43,7 @@ import anyio
 from review_gate import agent_report, api, console, git
 from review_gate.errors import ReviewGateError
 from review_gate.escape import sanitize
-from review_gate.hooks.base import Gate, Outcome, Payload, gates_for
+from review_gate.hooks.base import EDIT_TOOLS, SHELL_TOOLS, TOOL_EVENT, Gate, Outcome, Payload, gates_for, persons_step
 from review_gate.models import FailOn, ReviewConfig
 from review_gate.models.report import summary_line
 from review_gate.outputs.agent import MAX_CHARS
@@ -67,8 +72,21 @@ class Verdict:
     summary: str = ""
 
 
+PERSONS_STEP = (
+    "review-gate denied this tool call: it would waive review-gate's findings or change the configuration that "
+    "judges your work (`review-gate accept`, `baseline`, `gaps --apply` or `init`, or a write into {where}). "
+    "Only a person may do that, never the agent whose work is reviewed. Fix what the review found instead; if you "
+    "believe a finding is wrong or cannot fix it, stop and ask a person, who can run `review-gate accept ID "
+    "--reason TEXT` or change the configuration in a terminal.")
+
+
 def decide(host: str, payload: Payload, options: Options) -> Outcome:
-    """The hook's answer to ``payload``: reviewed when its event calls for a review."""
+    """The hook's answer to ``payload``: denied when it takes a step only a person may take,
+    reviewed when its event calls for a review."""
+    protected, exempt = configuration(payload, options)
+    if persons_step(payload, protected, exempt):
+        where = ", ".join(sorted({_shown(p, payload) for p in protected})) or "the configuration"
+        return Outcome("deny", reason=PERSONS_STEP.format(where=sanitize(where)))
     gates = gates_for(payload)
     if not gates:
         return Outcome("allow")
@@ -80,6 +98,31 @@ def decide(host: str, payload: Payload, options: Options) -> Outcome:
     if gates != ("stop",):
         return Outcome("allow") if verdict.passed else Outcome("deny", reason=verdict.reason)
     return _stop(host, payload, verdict, root, options)
+
+
+def configuration(payload: Payload, options: Options) -> tuple[list[Path], list[Path]]:
+    """What an agent must not write: the configuration's directories (``.review-gate/`` at the
+    repository root, whether or not it exists yet; ``--config``; ``$REVIEW_GATE_CONFIG``) and
+    the hosts' hook settings, which would turn the hook off; and inside them what it may: the
+    loop's session files, where a coder writes its responses."""
+    from review_gate.hooks import HOSTS
+
+    cwd = Path(payload.cwd) if payload.cwd else Path.cwd()
+    writes = payload.event == TOOL_EVENT and payload.tool_name in (*SHELL_TOOLS, *EDIT_TOOLS)
+    root = git.repo_root(cwd) if writes and cwd.is_dir() else None
+    found = [Path(given).absolute() for given in (options.config, os.environ.get("REVIEW_GATE_CONFIG")) if given]
+    if root is not None:
+        found += [root / ".review-gate", *(root / h.SETTINGS for h in HOSTS.values()),
+                  root / ".claude" / "settings.local.json"]
+    return found, ([root / ".review-gate" / "sessions"] if root is not None else [])
+
+
+def _shown(path: Path, payload: Payload) -> str:
+    """``path`` as the agent knows it: relative to its directory when inside it."""
+    cwd = Path(payload.cwd) if payload.cwd else Path.cwd()
+    with contextlib.suppress(ValueError):
+        return str(path.relative_to(cwd))
+    return str(path)
 
 
 def review(gates: tuple[Gate, ...], root: Path, options: Options) -> Verdict:

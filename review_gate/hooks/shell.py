@@ -1,4 +1,5 @@
-"""Does a shell command line commit, push or open a pull request? Read as a shell would, never run.
+"""Does a shell command line commit, push or open a pull request, or take a step only a person
+may take? Read as a shell would, never run.
 
 A coding agent's shell tool hands the hook a command line before any shell sees it. The line
 is split as a shell splits it (quotes; ``;``, ``&&``, ``||``, ``|``, ``&`` and newlines; ``( )``
@@ -22,13 +23,21 @@ subcommand that runs nothing (``git log --grep push``), are not commands, so ``e
 is not a push (``echo "git push" | sh`` is: a shell reading its standard input is judged by
 the loose pattern below).
 
+A person's steps (``waive``): running ``review-gate accept``, ``baseline``, ``init`` or ``gaps
+--apply`` (found like git, through the same wrappers and nested lines: ``python -m review_gate``
+too), or writing into a protected path (the configuration's directories, the hooks' settings):
+a redirection into one, a git command that rewrites files naming one, a copy whose destination
+is one, any other program given one except those that only read it (``cat``, ``grep``...).
+
 Where the reading is unsure it fails closed, since a review too many costs only time and a push
 missed is a false pass. Then any ``git``/``hub`` word followed anywhere later in the text by
 ``commit``, ``push`` or ``pull-request``, and ``gh`` followed by ``pr create``, counts: a line
 that cannot be split (an unbalanced quote), nested too deep or too long; a program named by a
 variable or a substitution (``$GIT push``, ``$(which git) push``); ``git`` with no subcommand
 or with one that is neither git's nor an alias (``git flow``); a shell running a script or its
-standard input; a word naming git inside an argument of a program we do not know.
+standard input; a word naming git inside an argument of a program we do not know. Such a line
+is also a person's step when a ``review-gate`` word is followed by ``accept``, ``baseline``,
+``init`` or ``--apply``, or when it mentions a protected path at all.
 """
 
 from __future__ import annotations
@@ -37,10 +46,11 @@ import os
 import re
 import shlex
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path, PurePath
 from typing import Literal
 
-Gated = Literal["commit", "push", "pr"]
+Gated = Literal["commit", "push", "pr", "waive"]
 
 MAX_DEPTH = 4  # command lines inside command lines (sh -c, eval, $( ), aliases) read at most
 MAX_TEXT = 64 * 1024  # characters split as a shell would; a longer line is judged by the loose pattern
@@ -54,7 +64,8 @@ _RESERVED = frozenset({"{", "}", "!", "if", "then", "else", "elif", "fi", "do", 
                        "esac", "coproc"})
 _HEADERS = frozenset({"for", "select", "case", "in"})  # their words are not commands
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"})
-_PROGRAMS = frozenset({"git", "hub", "gh", "eval", *_SHELLS})
+_REVIEW_GATE = frozenset({"review-gate", "review_gate"})  # the console script, and `python -m review_gate`
+_PROGRAMS = frozenset({"git", "hub", "gh", "eval", *_SHELLS, *_REVIEW_GATE})
 # Programs that never run their arguments: what they are given is data.
 _INERT = frozenset({"echo", "printf", "grep", "egrep", "fgrep", "rg", "ag", "ack", "which", "type", "whereis",
                     "whatis", "apropos", "man", "info", "help", "true", "false", ":", "test", "[", "[[", "cd",
@@ -75,6 +86,18 @@ _GIT_DATA = frozenset({
 _GIT_RUNS = frozenset({"rebase", "bisect", "submodule", "filter-branch", "difftool", "mergetool"})
 _HUB_DATA = frozenset({"fork", "create", "browse", "compare", "ci-status", "sync", "issue", "pr", "release", "api",
                        "gist", "alias", "delete"})
+# git subcommands that write the working tree's files they are given
+_GIT_WRITES = frozenset({"checkout", "restore", "rm", "mv", "clean", "stash"})
+# review-gate's commands that only a person may run (with `gaps --apply`): they waive findings
+# (accept, baseline) or write the configuration (init)
+_PERSONS_STEPS = frozenset({"accept", "baseline", "init"})
+# Programs that only read the files they are given: naming the configuration is not writing it
+_READERS = _INERT | frozenset({
+    "cat", "less", "more", "head", "tail", "wc", "diff", "cmp", "ls", "stat", "file", "tree", "du", "jq", "bat",
+    "nl", "od", "xxd", "hexdump", "strings", "realpath", "readlink", "basename", "dirname", "md5sum", "sha1sum",
+    "sha256sum", "sha512sum", "cksum", "colordiff", "view"})
+_COPIES = frozenset({"cp", "install", "rsync", "scp", "ln"})  # they write their last operand only
+_WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 _GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env",
                                 "--super-prefix", "--attr-source"})
 _GH_BUILTINS = frozenset({
@@ -91,6 +114,8 @@ _LOOSE_GIT = re.compile(r"\b(?:git|hub)\b")
 _LOOSE_GATED = re.compile(r"\b(commit|push|pull-request)\b")
 _LOOSE_GH = re.compile(r"\bgh\b")
 _LOOSE_PR = re.compile(r"\bpr\s+(?:create|new)\b")
+_LOOSE_RG = re.compile(r"\breview[-_]gate\b")
+_LOOSE_WAIVE = re.compile(r"\b(?:accept|baseline|init)\b|--ap(?:p|pl|ply)?\b")
 _PARENS = re.compile(r"[()]")
 # what the comment scanner stops at, by quoting state: none, '...', $'...', "..."
 _SPECIAL = {"": re.compile(r"[\\'\"#<\n]"), "'": re.compile(r"'"), "$'": re.compile(r"[\\']"),
@@ -101,16 +126,31 @@ _HIDES = re.compile(r"[;&|()`$]")
 _GATES: dict[str, Gated] = {"commit": "commit", "push": "push", "pull-request": "pr"}
 
 
-def gates(command: str, cwd: Path | None = None) -> set[Gated]:
-    """What the shell line ``command`` would commit, push or open (``commit``, ``push``, ``pr``);
-    ``cwd`` is where its git aliases are looked up (default: the current directory).
+def gates(command: str, cwd: Path | None = None, protected: Sequence[Path] = (),
+          exempt: Sequence[Path] = ()) -> set[Gated]:
+    """What the shell line ``command`` would commit, push or open (``commit``, ``push``, ``pr``),
+    and ``waive`` when it takes a step only a person may take: runs ``review-gate accept``,
+    ``baseline``, ``init`` or ``gaps --apply``, or writes into one of the ``protected``
+    directories (the configuration's) outside the ``exempt`` ones (the loop's session files,
+    which a coder writes); ``cwd`` is where its git aliases are looked up and relative paths
+    start (default: the current directory).
 
     >>> sorted(gates("timeout 30 git push origin main && gh pr create --fill"))
     ['pr', 'push']
     >>> gates('echo "git push"; git log --grep=push')
     set()
+    >>> sorted(gates("timeout 5 review-gate accept 4f2a9c --reason fine && git push"))
+    ['push', 'waive']
+    >>> gates("sed -i /tls/d .review-gate/review-rules.json", Path("/w"), [Path("/w/.review-gate")])
+    {'waive'}
     """
-    return _Reader(cwd if cwd is not None else Path.cwd()).line(command, 0)
+    return _Reader(cwd if cwd is not None else Path.cwd(), protected, exempt).line(command, 0)
+
+
+def writes_into(path: str, cwd: Path, protected: Sequence[Path], exempt: Sequence[Path] = ()) -> bool:
+    """Whether the file ``path`` (relative to ``cwd``) is, or is inside, a ``protected`` path
+    and not inside an ``exempt`` one."""
+    return _Reader(cwd, protected, exempt).names_protected([path])
 
 
 def loose(text: str) -> set[Gated]:
@@ -123,14 +163,21 @@ def loose(text: str) -> set[Gated]:
     gh = _LOOSE_GH.search(text)
     if gh is not None and _LOOSE_PR.search(text, gh.end()):
         found.add("pr")
+    rg = _LOOSE_RG.search(text)
+    if rg is not None and _LOOSE_WAIVE.search(text, rg.end()):
+        found.add("waive")
     return found
 
 
 class _Reader:
     """One payload's reading: where aliases are looked up, and what the line itself defines."""
 
-    def __init__(self, cwd: Path) -> None:
+    def __init__(self, cwd: Path, protected: Sequence[Path] = (), exempt: Sequence[Path] = ()) -> None:
         self.cwd = cwd
+        # the configuration's directories, as absolute paths and as the line may name them
+        self.protected = _forms(cwd, protected)
+        self.exempt = _forms(cwd, exempt)
+        self.names = sorted({n for d in self.protected for n in (d, os.path.relpath(d, cwd))})
         self.lookups = 0
         self.known: dict[tuple[str, str], str | None] = {}
         self.defined: dict[str, str] = {}  # git aliases the line sets with `git config alias.X V`
@@ -138,17 +185,19 @@ class _Reader:
 
     def line(self, text: str, depth: int) -> set[Gated]:
         if depth > MAX_DEPTH or len(text) > MAX_TEXT:
-            return loose(text)
+            return self.loose(text)
         text, bodies = _strip_comments(text)
         inner = _substitutions(text)
         if inner is None:
-            return loose(text) | {gate for body in bodies for gate in loose(body)}
+            return self.loose(text) | {gate for body in bodies for gate in self.loose(body)}
         found: set[Gated] = set()
         for part in inner:
             found |= self.line(part, depth + 1)
         tokens = _split(text)
         if tokens is None:
-            return found | loose(text) | {gate for body in bodies for gate in loose(body)}
+            return found | self.loose(text) | {gate for body in bodies for gate in self.loose(body)}
+        if self.protected and any(self.names_protected([target]) for target in _written(tokens)):
+            found.add("waive")  # > .review-gate/review-rules.json
         commands = _commands(tokens)
         for words in commands:
             found |= self.simple(words, depth, text)
@@ -180,7 +229,7 @@ class _Reader:
 
     def program(self, words: list[str], depth: int, context: str) -> set[Gated]:
         if depth > MAX_DEPTH:
-            return loose(context)
+            return self.loose(context)
         word, args = words[0], words[1:]
         name = PurePath(word).name
         if name in ("git", "hub"):
@@ -191,13 +240,17 @@ class _Reader:
             return self.shell(args, depth, context)
         if name == "eval":
             return self.line(" ".join(args), depth + 1)
+        if name in _REVIEW_GATE:
+            return self.review_gate(args)
         if name in _INERT:
             return set()
+        if self.protected and name not in _READERS and self.names_protected(_targets(name, args)):
+            return {"waive"}  # sed -i, rm, mv, cp INTO, tee, sqlite3... on the configuration
         if "$" in word or "`" in word:  # $GIT push, $(which git) push: the program is not known
             sub = next((a for a in args if not a.startswith("-")), "")
-            return loose(context) | ({_GATES[sub]} if sub in ("commit", "push") else set())
+            return self.loose(context) | ({_GATES[sub]} if sub in ("commit", "push") else set())
         if _GIT_WORD.search(word):
-            return loose(context)
+            return self.loose(context)
         return self.arguments(args, depth, context)
 
     def arguments(self, args: list[str], depth: int, context: str) -> set[Gated]:
@@ -207,9 +260,39 @@ class _Reader:
             if PurePath(arg).name in _PROGRAMS:
                 return found | self.program(args[index:], depth, context)
             if _SPACE.search(arg):
-                found |= self.line(arg, depth + 1) or loose(arg)
+                found |= self.line(arg, depth + 1) or self.loose(arg)
             elif _GIT_WORD.search(arg):
-                found |= loose(context)
+                found |= self.loose(context)
+        return found
+
+    def review_gate(self, args: list[str]) -> set[Gated]:
+        """review-gate's own steps that only a person may take: waiving findings (``accept``,
+        ``baseline``) and changing the configuration (``gaps --apply``, ``init``). Its command
+        is its first argument, else it runs a review (``cli._with_default_command``)."""
+        command = args[0] if args else ""
+        applies = any(len(o := a.partition("=")[0]) >= len("--ap") and "--apply".startswith(o) for a in args)
+        if command in _PERSONS_STEPS or (command == "gaps" and applies):
+            return {"waive"}
+        return set()
+
+    def names_protected(self, words: Sequence[str], directory: Path | None = None) -> bool:
+        """Whether a word names a file in (or is) a directory of the configuration; an option's
+        value too (``--output=.review-gate/x``)."""
+        base = str(directory if directory is not None else self.cwd)
+        for word in words:
+            for candidate in {word, word.partition("=")[2]}:
+                if not candidate or candidate.startswith("-"):
+                    continue
+                path = os.path.normpath(os.path.join(base, os.path.expanduser(candidate)))
+                if _within(path, self.protected) and not _within(path, self.exempt):
+                    return True
+        return False
+
+    def loose(self, text: str) -> set[Gated]:
+        """The fail-closed reading (``loose``), and any mention of the configuration's directory."""
+        found = loose(text)
+        if any(name in text for name in self.names):
+            found.add("waive")
         return found
 
     def shell(self, args: list[str], depth: int, context: str) -> set[Gated]:
@@ -229,7 +312,7 @@ class _Reader:
                 index += 1
             else:
                 break
-        return loose(context)  # a script or its standard input: what it runs is not on the line
+        return self.loose(context)  # a script or its standard input: what it runs is not on the line
 
     def git(self, args: list[str], depth: int, context: str, *, hub: bool = False) -> set[Gated]:
         directory, local, index = self.cwd, dict(self.defined), 0
@@ -245,7 +328,7 @@ class _Reader:
                 alias, _, meaning = value[len("alias."):].partition("=")
                 local[alias.lower()] = meaning
         if index >= len(args):
-            return loose(context)  # `git` alone: data of another program, e.g. $(which git) push
+            return self.loose(context)  # `git` alone: data of another program, e.g. $(which git) push
         sub, rest = args[index], args[index + 1:]
         if sub in ("commit", "push"):
             return {_GATES[sub]}
@@ -253,19 +336,21 @@ class _Reader:
             return {"pr"}
         if sub in _GIT_RUNS:
             return self.arguments(rest, depth + 1, context)
+        if sub in _GIT_WRITES and self.protected and self.names_protected(rest, directory):
+            return {"waive"}  # git checkout main -- .review-gate/
         if sub == "config":
             self._define(rest)
         if sub in _GIT_DATA or (hub and sub in _HUB_DATA):
             return set()
         expansion = local[sub.lower()] if sub.lower() in local else self._git_alias(directory, sub)
         if expansion is None or depth >= MAX_DEPTH:
-            return loose(context)  # git-SUB on the PATH, a typo, or aliases too deep: not known
+            return self.loose(context)  # git-SUB on the PATH, a typo, or aliases too deep: not known
         if expansion.startswith("!"):
             return self.line(" ".join([expansion[1:], *map(shlex.quote, rest)]), depth + 1)
         try:
             expanded = shlex.split(expansion)
         except ValueError:
-            return loose(f"git {expansion}")
+            return self.loose(f"git {expansion}")
         return self.git([*expanded, *rest], depth + 1, context, hub=hub)
 
     def gh_command(self, args: list[str], depth: int, context: str) -> set[Gated]:
@@ -283,14 +368,14 @@ class _Reader:
             return set()
         expansion = self._gh_aliases().get(command)
         if expansion is None or depth >= MAX_DEPTH:
-            return loose(context)  # an extension, or a typo: not known
+            return self.loose(context)  # an extension, or a typo: not known
         rest = args[:index] + args[index + 1:]
         if expansion.startswith("!"):
             return self.line(" ".join([expansion[1:], *map(shlex.quote, rest)]), depth + 1)
         try:
             expanded = shlex.split(expansion)
         except ValueError:
-            return loose(f"gh {expansion}")
+            return self.loose(f"gh {expansion}")
         return self.gh_command([*expanded, *rest], depth + 1, context)
 
     def _define(self, rest: list[str]) -> None:
@@ -424,6 +509,36 @@ def _split(text: str) -> list[str] | None:
         return list(lexer)
     except ValueError:
         return None
+
+
+def _forms(cwd: Path, paths: Sequence[Path]) -> list[str]:
+    """Each path, absolute, as written and with its links resolved."""
+    return sorted({os.path.normpath(form) for p in paths
+                   for form in (os.path.join(cwd, p), os.path.realpath(os.path.join(cwd, p)))})
+
+
+def _within(path: str, directories: Sequence[str]) -> bool:
+    return any(path == d or path.startswith(d + os.sep) for d in directories)
+
+
+def _written(tokens: list[str]) -> list[str]:
+    """The files the line's redirections write (``> F``, ``>> F``, ``&> F``, ``<> F``...)."""
+    return [tokens[i + 1] for i, token in enumerate(tokens[:-1])
+            if token in _WRITES and not (token == ">&" and (tokens[i + 1].isdigit() or tokens[i + 1] == "-"))]
+
+
+def _targets(name: str, args: list[str]) -> list[str]:
+    """The words of a program's arguments that may name a file it writes: for a copy, its
+    destination only (``cp .review-gate/x /tmp`` reads the configuration); otherwise all."""
+    if name not in _COPIES:
+        return args
+    for index, arg in enumerate(args):
+        if arg in ("-t", "--target-directory") and index + 1 < len(args):
+            return [args[index + 1]]
+        if arg.startswith("--target-directory="):
+            return [arg]
+    operands = [a for a in args if not a.startswith("-")]
+    return operands[-1:]
 
 
 def _program(words: list[str]) -> str:

@@ -11,7 +11,7 @@ Each finding shows a short id (a prefix of its fingerprint) that ``review-gate a
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from rich.console import Console, RenderableType
 from rich.segment import Segment, Segments
@@ -69,7 +69,7 @@ def show(report: ReviewReport, console: Console) -> None:
         for finding in report.waived:
             _finding(out, finding, ids[finding.fingerprint], waived=True)
     out.blank()
-    _agents(out, report.agents)
+    _agents(out, report.agents, _found(report))
     _coverage(out, report)
     out.blank()
     decision = Text("decision: ")
@@ -158,7 +158,18 @@ def _finding(out: _Writer, finding: Finding, short: str, *, waived: bool = False
         out.hanging(6, Text("fix: ", style="dim"), Text(sanitize(finding.recommendation), style="dim"))
 
 
-def _agents(out: _Writer, agents: Sequence[AgentResult]) -> None:
+def _found(report: ReviewReport) -> dict[str, int]:
+    """Agent id -> the findings the report lists for it (counted or waived, its own or shared
+    after dedupe). Counted from the report, not from each result's own findings: those are not
+    kept in the stored JSON, so a report read back (`show`, `batch collect`) would say 0."""
+    found: dict[str, int] = {}
+    for finding in [*report.findings, *report.waived]:
+        for agent in dict.fromkeys([finding.agent, *finding.also_reported_by]):
+            found[agent] = found.get(agent, 0) + 1
+    return found
+
+
+def _agents(out: _Writer, agents: Sequence[AgentResult], found: Mapping[str, int]) -> None:
     if not agents:
         out.line(Text("No agent was dispatched.", style="dim"))
         return
@@ -188,7 +199,7 @@ def _agents(out: _Writer, agents: Sequence[AgentResult]) -> None:
         cells.append(f"{a.duration_s:.2f}s")
         if not narrow:
             cells.append(str(len(a.files)))
-        cells += [str(len(a.findings)), Text(sanitize(note), style="dim")]
+        cells += [str(found.get(a.id, 0)), Text(sanitize(note), style="dim")]
         table.add_row(*cells)
     out.trimmed(table)
 

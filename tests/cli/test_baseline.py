@@ -200,3 +200,21 @@ def test_no_baseline_is_written_when_a_required_agent_broke(cli: Any, repo: GitR
     assert result.code == 3
     assert "baseline not written: required agent todo did not review the whole change" in result.err
     assert not baseline_file(repo).exists()
+
+
+@pytest.mark.parametrize("change", ["none", "clean", "finding"])
+def test_a_broken_baseline_named_on_the_command_line_is_exit_2_whatever_the_run_finds(
+        cli: Any, repo: GitRepo, tmp_path: Path, change: str) -> None:
+    """Checked before anything is reviewed, even when nothing would read it: no change to
+    review, or a file inside the repository (read as the base commit has it, where it is not)."""
+    cfg, _ = todo_config(tmp_path)
+    if change == "clean":
+        repo.write("calc.py", "x = 1\n")
+    elif change == "finding":
+        repo.write("app.py", "x = 1  # TODO new\n")
+    for path in (repo.root / "bad.json", tmp_path / "bad.json"):
+        path.write_text("{bad")
+        result = cli("--config", str(cfg), "--baseline", str(path))
+        assert result.code == 2, (path, result.out, result.err)
+        assert "bad.json: /: invalid JSON" in result.err and "Traceback" not in result.err
+        assert "agent " not in result.err  # no agent ran

@@ -142,3 +142,42 @@ def test_a_bundle_problem_is_a_bundle_error_not_a_config_error(cli: Any, repo: G
             bundles.read(bundle)
         assert not isinstance(caught.value, ConfigError)
         assert "facts.json" in caught.value.message
+
+
+def test_replay_with_another_config_judges_the_findings_by_its_rules(cli: Any, repo: GitRepo, tmp_path: Path) -> None:
+    """A rule raised to critical fails the replay as a live run would; a rule deleted or disabled
+    takes its findings with it; a renamed rule's name heads the message."""
+    repo.write("app.py", "import requests\nr = requests.get(url, verify=False, timeout=5)\n")
+    bundle = tmp_path / "run1"
+    run = cli("--offline", "--bundle", str(bundle), "--format", "json")
+    assert run.code == 1 and run.json()["decision"] == "needs_fixes"
+    [recorded] = [f for f in run.json()["findings"] if f["rule_id"] == "sec-tls-verify-01"]
+
+    def variant(name: str, change: Any) -> Path:
+        directory = tmp_path / name
+        shutil.copytree(bundle / "config", directory)
+        rules = load(directory / "review-rules.json")
+        rules["rules"] = [r for r in (change(r) for r in rules["rules"]) if r is not None]
+        (directory / "review-rules.json").write_text(json.dumps(rules), encoding="utf-8")
+        return directory
+
+    def tls(edit: Any) -> Any:
+        return lambda rule: edit(rule) if rule["id"] == "sec-tls-verify-01" else rule
+
+    critical = variant("critical", tls(lambda r: {**r, "severity": "critical", "name": "TLS off",
+                                                   "category": "tls", "recommendation": "verify"}))
+    raised = cli("replay", str(bundle), "--config", str(critical), "--format", "json")
+    assert raised.code == 1 and raised.json()["decision"] == "fail", raised.err
+    assert "replay: decision needs_fixes -> fail" in raised.err
+    [finding] = [f for f in raised.json()["findings"] if f["rule_id"] == "sec-tls-verify-01"]
+    assert (finding["severity"], finding["category"], finding["recommendation"]) == ("critical", "tls", "verify")
+    assert finding["message"] == "TLS off" + recorded["message"].removeprefix("TLS verification disabled")
+    assert finding["fingerprint"] == recorded["fingerprint"]  # acceptances and baselines still match it
+    live = cli("--offline", "--config", str(critical), "--no-state")
+    assert live.code == 1 and "decision: fail" in live.out  # what a live run with that config decides
+
+    for name, edit in (("deleted", lambda r: None), ("disabled", lambda r: {**r, "enabled": False})):
+        replayed = cli("replay", str(bundle), "--config", str(variant(name, tls(edit))), "--format", "json")
+        assert replayed.code == 0, (name, replayed.err)
+        assert "sec-tls-verify-01" not in {f["rule_id"] for f in replayed.json()["findings"]}
+        assert replayed.json()["decision"] == "pass"

@@ -275,6 +275,86 @@ def test_gh_aliases_are_resolved(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert gated(command, tmp_path) == gate
 
 
+# ------------------------------------------------------------- steps only a person may take
+
+def edit(repo: GitRepo, tool: str, path: str) -> dict[str, Any]:
+    """A PreToolUse payload for an edit tool, as Claude Code sends it."""
+    tool_input: dict[str, Any] = {"file_path": str(repo.root / path)}
+    tool_input.update({"content": "{}"} if tool == "Write" else {"old_string": "a", "new_string": "b"})
+    return {**bash(repo, ""), "tool_name": tool, "tool_input": tool_input}
+
+
+PERSONS_STEPS = [
+    # review-gate's waivers and configuration writers, however the line wraps them
+    "review-gate accept 4f2a9c --reason 'false positive'", "timeout 30 review-gate accept 4f2a9c --reason x",
+    "bash -c 'review-gate accept 4f2a9c --reason x'", "python3 -m review_gate accept 4f2a9c --reason x",
+    ".venv/bin/review-gate baseline", "review-gate baseline --output /tmp/b.json",
+    "uvx review-gate accept 4f2a9c --reason x",
+    "review-gate gaps --apply 1a2b3c --yes", "review-gate gaps --app=1a2b3c -y", 'eval "review-gate init --force"',
+    "echo $(review-gate accept 4f2a9c --reason x)", "review-gate init --hooks claude-code",
+    "make test && review-gate accept 4f2a9c --reason x", "env A=1 nice review-gate accept 4f2a9c --reason x",
+    "cat <<'EOF' | sh\nreview-gate accept 4f2a9c --reason x\nEOF", "echo 'review-gate accept 4f2a9c --reason x' | bash",
+    # writes into the configuration, the run state or the hooks' settings
+    "sed -i '/sec-tls-verify-01/d' .review-gate/review-rules.json", "echo '{}' > .review-gate/review-rules.json",
+    "rm -rf .review-gate", "git checkout main -- .review-gate/", "cp /tmp/rules.json .review-gate/review-rules.json",
+    "sqlite3 .review-gate/state.db 'DELETE FROM review_runs'", "printf x | tee .claude/settings.json",
+    "cat > .review-gate/review-gate.json <<'EOF'\n{}\nEOF", "mv /tmp/x.json ./.review-gate/review-rules.json",
+    "python3 -c \"open('.review-gate/review-rules.json', 'w').write('{}')\"",
+]
+NOT_PERSONS_STEPS = [
+    "review-gate", "review-gate --format agent", "review-gate accepted", "review-gate gaps",
+    "review-gate explain accept.py",
+    "review-gate config validate", "cat .review-gate/review-rules.json", "grep -rn tls .review-gate",
+    "cp .review-gate/review-rules.json /tmp/rules.json", "git diff -- .review-gate", "echo 'review-gate accept x'",
+    "ls -la .review-gate", "jq . .review-gate/review-rules.json > /tmp/rules.json",
+    # a coder in the loop writes its responses into the session's files
+    "echo 'Turned TLS verification back on.' > .review-gate/sessions/client/2/revise.response.md",
+]
+
+
+@pytest.mark.parametrize("command", PERSONS_STEPS)
+def test_an_agent_cannot_waive_findings_or_write_the_configuration(cli, repo: GitRepo, command: str) -> None:
+    repo.write("calc.py", CLEAN)  # the gate passes: the denial is not about the change
+    denied = answer(hook(cli, bash(repo, command)))["hookSpecificOutput"]
+    assert denied["permissionDecision"] == "deny", command
+    reason = denied["permissionDecisionReason"]
+    assert "Only a person may do that" in reason and "`review-gate accept ID --reason TEXT`" in reason
+    assert ".review-gate" in reason
+
+
+@pytest.mark.parametrize("command", NOT_PERSONS_STEPS)
+def test_reading_the_configuration_and_other_review_gate_commands_are_allowed(cli, repo: GitRepo,
+                                                                           command: str) -> None:
+    repo.write("calc.py", CLEAN)
+    result = hook(cli, bash(repo, command))
+    assert result.code == 0 and result.out == "", command
+
+
+def test_a_planted_secret_cannot_be_waived_by_the_agent(cli, repo: GitRepo) -> None:
+    """The trial: the Stop hook blocks on an AWS key; the agent's `review-gate accept` (and its
+    edits of the configuration) are denied, and its next stop is blocked again."""
+    repo.write("keys.py", 'AWS_ACCESS_KEY_ID = "AKIA' + 'IOSFODNN7EXAMPLE"\n')
+    blocked = answer(hook(cli, stop(repo)))
+    assert blocked["decision"] == "block" and "critical" in blocked["reason"]
+    assert "keys.py:1 critical" in blocked["reason"]
+    for command in ("review-gate accept deadbeef --reason 'a test key'", "review-gate baseline"):
+        assert answer(hook(cli, bash(repo, command)))["hookSpecificOutput"]["permissionDecision"] == "deny"
+    for tool in ("Write", "Edit", "MultiEdit"):
+        for path in (".review-gate/review-rules.json", ".claude/settings.json"):
+            denied = answer(hook(cli, edit(repo, tool, path)))
+            assert denied["hookSpecificOutput"]["permissionDecision"] == "deny", (tool, path)
+    assert hook(cli, edit(repo, "Edit", "keys.py")).out == ""  # fixing the code is the way out
+    assert hook(cli, edit(repo, "Write", ".review-gate/sessions/t/1/revise.response.md")).out == ""
+    assert answer(hook(cli, stop(repo, active=True)))["decision"] == "block"
+
+
+def test_codex_gets_the_denial_in_a_shape_its_schema_accepts(cli, repo: GitRepo) -> None:
+    payload = {**bash(repo, "review-gate accept 4f2a9c --reason x"), "turn_id": "t", "model": "gpt-5-codex"}
+    denied = answer(hook(cli, payload, host="codex"))
+    jsonschema.validate(denied, CODEX_PRE_TOOL_USE_OUTPUT)
+    assert denied["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
 # -------------------------------------------------------------------------------------- Codex
 
 # What Codex accepts on stdout (its published hook output schemas): unknown fields are rejected.
@@ -328,7 +408,8 @@ def test_init_merges_the_hooks_into_existing_settings(cli, repo: GitRepo) -> Non
     assert stops[0] == existing["hooks"]["Stop"][0]
     assert stops[1] == {"hooks": [{"type": "command", "command": "review-gate hook claude-code --budget 50",
                                    "timeout": 60}]}
-    assert merged["hooks"]["PreToolUse"] == [{"matcher": "Bash", "hooks": stops[1]["hooks"]}]
+    assert merged["hooks"]["PreToolUse"] == [{"matcher": "Bash|Write|Edit|MultiEdit|NotebookEdit",
+                                              "hooks": stops[1]["hooks"]}]
     again = cli("init", "--hooks", "claude-code")
     assert again.code == 0 and "nothing was changed" in again.out
     assert json.loads(settings.read_text()) == merged

@@ -24,10 +24,10 @@ from mcp.client.stdio import stdio_client
 TOOLS = {"review", "plan", "explain", "accept", "loop_status"}
 
 
-def session(repo: GitRepo, check: Callable[[ClientSession], Awaitable[None]]) -> None:
-    """Start the server in ``repo`` and run ``check`` against it, within a deadline."""
-    params = StdioServerParameters(command=sys.executable, args=["-m", "review_gate", "mcp"], env=dict(os.environ),
-                                   cwd=str(repo.root))
+def session(repo: GitRepo, check: Callable[[ClientSession], Awaitable[None]], *flags: str) -> None:
+    """Start the server in ``repo`` (with ``flags``) and run ``check`` against it, within a deadline."""
+    params = StdioServerParameters(command=sys.executable, args=["-m", "review_gate", "mcp", *flags],
+                                   env=dict(os.environ), cwd=str(repo.root))
 
     async def main() -> None:
         with anyio.fail_after(120):
@@ -106,6 +106,64 @@ def test_plan_explain_and_accept(repo: GitRepo) -> None:
         assert again["verdict"] == "PASS" and again["findings"] == []
         refused = await client.call_tool("accept", {"fingerprint": "abcdef", "reason": "x"})
         assert refused.is_error
+
+    session(repo, check, "--allow-accept")
+
+
+def text_of(result: Any) -> str:
+    return " ".join(getattr(c, "text", "") for c in result.content)
+
+
+def test_accept_is_refused_unless_a_person_started_the_server_to_take_it(repo: GitRepo) -> None:
+    """The client of an MCP server is usually the coding agent: it must not waive its own findings."""
+    repo.write("app.py", "x = eval(user_input)\n")
+
+    async def check(client: ClientSession) -> None:
+        [finding] = ((await client.call_tool("review", {"offline": True})).structured_content or {})["findings"]
+        refused = await client.call_tool("accept", {"fingerprint": finding["fingerprint"], "reason": "looks fine"})
+        assert refused.is_error
+        text = text_of(refused)
+        assert "review-gate: error: accepting a finding is a person's decision" in text
+        assert "fix: a person runs `review-gate accept ID --reason TEXT` in a terminal" in text
+        assert "--allow-accept" in text
+        again = (await client.call_tool("review", {"offline": True})).structured_content or {}
+        assert again["verdict"] == "FAIL" and len(again["findings"]) == 1  # it still counts
+
+    session(repo, check)
+
+
+@pytest.mark.parametrize("where", ["missing", "file"])
+def test_a_bad_cwd_is_a_tool_error_with_message_and_fix(repo: GitRepo, tmp_path: Path, where: str) -> None:
+    cwd = str(tmp_path / "nonexistent-x") if where == "missing" else str(repo.write("app.py", "x = 1\n"))
+    problem = "no such directory" if where == "missing" else "not a directory"
+    calls = {"review": {}, "plan": {}, "explain": {"paths": ["app.py"]},
+             "accept": {"fingerprint": "abcdef", "reason": "r"}, "loop_status": {}}
+
+    async def check(client: ClientSession) -> None:
+        for tool, arguments in calls.items():
+            failed = await client.call_tool(tool, {**arguments, "cwd": cwd})
+            assert failed.is_error, tool
+            text = text_of(failed)
+            assert f"review-gate: error: cwd {cwd!r}: {problem}" in text, (tool, text)
+            assert "fix: give cwd as an existing directory" in text, (tool, text)
+            assert "Traceback" not in text and "Error executing tool" not in text
+        assert not (await client.call_tool("plan", {})).is_error  # still serving
+
+    session(repo, check, "--allow-accept")
+
+
+def test_arguments_that_fail_the_schema_are_named_with_the_fix(repo: GitRepo) -> None:
+    async def check(client: ClientSession) -> None:
+        for tool, arguments, name in (("review", {"fail_on": "bogus"}, "fail_on"),
+                                      ("review", {"format": "yaml"}, "format"),
+                                      ("review", {"max_chars": 1}, "max_chars"),
+                                      ("explain", {}, "paths"), ("explain", {"paths": "app.py"}, "paths")):
+            failed = await client.call_tool(tool, arguments)
+            assert failed.is_error, (tool, arguments)
+            text = text_of(failed)
+            assert text.startswith(f"review-gate: error: {tool}: argument {name}: "), text
+            assert f"fix: give {name} as the tool's input schema describes it" in text, text
+            assert "pydantic" not in text and "http" not in text and len(text.splitlines()) == 2, text
 
     session(repo, check)
 

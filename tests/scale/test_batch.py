@@ -207,3 +207,19 @@ def test_submit_flags_that_clash_are_usage_errors(cli, server: LlmServer, tmp_pa
         assert result.code == 2 and "fix:" in result.err, args
     missing = cli("batch", "collect", "--config", str(cfg))
     assert missing.code == 2 and "no run state" in missing.err
+
+
+def test_the_agent_table_counts_the_findings_a_collected_report_lists(cli, server: LlmServer, tmp_path: Path) -> None:
+    """The report a batch collect decides (and `show` reads back) keeps no per-agent findings in
+    its JSON: the table counts what the report lists for each agent, not an empty list."""
+    server.default = every_file
+    cfg = batch_config(tmp_path, server)
+    submit(cli, cfg)
+    collected = cli("batch", "collect", "--config", str(cfg))
+    assert collected.code == 1, collected.err
+    shown = cli("show", "last", "--config", str(cfg))
+    for text in (collected.out, shown.out):
+        assert "WARNING (3)" in text and "MAJOR (1)" in text
+        rows = {line.split()[0]: line.split()[-1] for line in text.splitlines()
+                if line.startswith(("patterns ", "reviewer-openai "))}
+        assert rows == {"patterns": "1", "reviewer-openai": "3"}, text

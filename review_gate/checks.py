@@ -1,0 +1,87 @@
+"""The checks of a caller's arguments that every entry point shares (the CLI, the API, the MCP
+server): a bad value is a ReviewGateError naming the argument, the value and the fix, never a
+KeyError, a pydantic ValidationError or an OSError from deep inside.
+
+    >>> choice("fail_on", "bogus", FAIL_ON)
+    Traceback (most recent call last):
+    ...
+    review_gate.errors.UsageError: fail_on 'bogus': not one of pass_with_warnings, needs_fixes, fail, never
+      fix: give fail_on as one of them
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import get_args
+
+from review_gate.errors import InputError, UsageError
+from review_gate.models import FailOn, FilterMode, Packing
+from review_gate.models.config import MAX_CONCURRENCY
+
+FAIL_ON: tuple[str, ...] = get_args(FailOn)
+FILTER_MODES: tuple[str, ...] = get_args(FilterMode)
+PACKINGS: tuple[str, ...] = get_args(Packing)
+MAX_TIMEOUT_S = 3600  # an agent's deadline, as timeout_s in the config files
+
+
+def workdir(cwd: str | Path | None, name: str = "cwd") -> Path:
+    """The directory ``cwd`` names (default: the current one), which must exist and be one."""
+    if cwd is None:
+        return Path.cwd()
+    path = Path(cwd)
+    fix = f"give {name} as an existing directory inside the git repository (or leave it out for the current one)"
+    try:
+        if path.is_dir():
+            return path
+        problem = "not a directory" if path.exists() else "no such directory"
+    except OSError as exc:  # a name too long, a loop of links, no permission to look
+        problem = exc.strerror or "cannot be read"
+    raise InputError(f"{name} {str(path)!r}: {problem}", fix=fix)
+
+
+def choice(name: str, value: str | None, allowed: Iterable[str]) -> None:
+    """``value`` is None or one of ``allowed``."""
+    options = tuple(allowed)
+    if value is not None and value not in options:
+        raise UsageError(f"{name} {value!r}: not one of {', '.join(options)}", fix=f"give {name} as one of them")
+
+
+def concurrency(value: int | None, name: str = "concurrency") -> None:
+    """As review-gate.json's concurrency: 1 to MAX_CONCURRENCY agents at once."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                              or not 1 <= value <= MAX_CONCURRENCY):
+        raise UsageError(f"{name} {value!r}: must be from 1 to {MAX_CONCURRENCY}",
+                         fix=f"give how many agents may run at once, e.g. {name} 8")
+
+
+def timeout(seconds: float | None, name: str = "agent_timeout") -> None:
+    """A finite number of seconds (float() also reads nan, inf and 1e999)."""
+    if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
+                                or not 0 < seconds <= MAX_TIMEOUT_S):
+        shown = f"{seconds:g}" if isinstance(seconds, (int, float)) else repr(seconds)
+        raise UsageError(f"{name} {shown}: must be more than 0 and at most {MAX_TIMEOUT_S} seconds",
+                         fix=f"give the deadline of each agent in seconds, e.g. {name} 300")
+
+
+def shard(value: tuple[int, int] | None) -> None:
+    """(K, N): the K-th of N shares, 1 <= K <= N <= MAX_SHARDS."""
+    from review_gate.shard import MAX_SHARDS
+
+    if value is None:
+        return
+    ok = (isinstance(value, tuple) and len(value) == 2
+          and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+          and 1 <= value[0] <= value[1] <= MAX_SHARDS)
+    if not ok:
+        raise UsageError(f"shard {value!r}: not a share (K, N) with 1 <= K <= N <= {MAX_SHARDS}",
+                         fix="give this job's share of N, e.g. shard=(2, 4)")
+
+
+def formats(outputs: Iterable[tuple[object, object]]) -> None:
+    """Each output's format is a format's name (or a render function)."""
+    from review_gate.outputs import FORMATS
+
+    for fmt, _ in outputs:
+        if isinstance(fmt, str):
+            choice("format", fmt, FORMATS)
