@@ -23,11 +23,12 @@ subcommand that runs nothing (``git log --grep push``), are not commands, so ``e
 is not a push (``echo "git push" | sh`` is: a shell reading its standard input is judged by
 the loose pattern below).
 
-A person's steps (``waive``): running ``review-gate accept``, ``baseline``, ``init`` or ``gaps
---apply`` (found like git, through the same wrappers and nested lines: ``python -m review_gate``
-too), or writing into a protected path (the configuration's directories, the hooks' settings):
-a redirection into one, a git command that rewrites files naming one, a copy whose destination
-is one, any other program given one except those that only read it (``cat``, ``grep``...).
+A person's steps (``waive``): running ``review-gate accept``, ``baseline``, ``init``, ``gaps
+--apply`` or ``loop approve|reject`` (found like git, through the same wrappers and nested
+lines: ``python -m review_gate`` too), or writing into a protected path (the configuration's
+directories, the hooks' settings): a redirection into one, a git command that rewrites files
+naming one, a copy whose destination is one, any other program given one except those that only
+read it (``cat``, ``grep``...).
 
 Where the reading is unsure it fails closed, since a review too many costs only time and a push
 missed is a false pass. Then any ``git``/``hub`` word followed anywhere later in the text by
@@ -37,7 +38,7 @@ variable or a substitution (``$GIT push``, ``$(which git) push``); ``git`` with 
 or with one that is neither git's nor an alias (``git flow``); a shell running a script or its
 standard input; a word naming git inside an argument of a program we do not know. Such a line
 is also a person's step when a ``review-gate`` word is followed by ``accept``, ``baseline``,
-``init`` or ``--apply``, or when it mentions a protected path at all.
+``init``, ``approve``, ``reject`` or ``--apply``, or when it mentions a protected path at all.
 """
 
 from __future__ import annotations
@@ -91,6 +92,7 @@ _GIT_WRITES = frozenset({"checkout", "restore", "rm", "mv", "clean", "stash"})
 # review-gate's commands that only a person may run (with `gaps --apply`): they waive findings
 # (accept, baseline) or write the configuration (init)
 _PERSONS_STEPS = frozenset({"accept", "baseline", "init"})
+_LOOP_APPROVALS = frozenset({"approve", "reject"})
 # Programs that only read the files they are given: naming the configuration is not writing it
 _READERS = _INERT | frozenset({
     "cat", "less", "more", "head", "tail", "wc", "diff", "cmp", "ls", "stat", "file", "tree", "du", "jq", "bat",
@@ -115,7 +117,7 @@ _LOOSE_GATED = re.compile(r"\b(commit|push|pull-request)\b")
 _LOOSE_GH = re.compile(r"\bgh\b")
 _LOOSE_PR = re.compile(r"\bpr\s+(?:create|new)\b")
 _LOOSE_RG = re.compile(r"\breview[-_]gate\b")
-_LOOSE_WAIVE = re.compile(r"\b(?:accept|baseline|init)\b|--ap(?:p|pl|ply)?\b")
+_LOOSE_WAIVE = re.compile(r"\b(?:accept|baseline|init|approve|reject)\b|--ap(?:p|pl|ply)?\b")
 _PARENS = re.compile(r"[()]")
 # what the comment scanner stops at, by quoting state: none, '...', $'...', "..."
 _SPECIAL = {"": re.compile(r"[\\'\"#<\n]"), "'": re.compile(r"'"), "$'": re.compile(r"[\\']"),
@@ -273,6 +275,8 @@ class _Reader:
         applies = any(len(o := a.partition("=")[0]) >= len("--ap") and "--apply".startswith(o) for a in args)
         if command in _PERSONS_STEPS or (command == "gaps" and applies):
             return {"waive"}
+        if command == "loop" and len(args) > 1 and args[1] in _LOOP_APPROVALS:
+            return {"waive"}  # the approval a loop waits for is a person's (approve --complete overrides a NO_GO)
         return set()
 
     def names_protected(self, words: Sequence[str], directory: Path | None = None) -> bool:

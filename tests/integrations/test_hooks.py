@@ -292,6 +292,7 @@ PERSONS_STEPS = [
     "uvx review-gate accept 4f2a9c --reason x",
     "review-gate gaps --apply 1a2b3c --yes", "review-gate gaps --app=1a2b3c -y", 'eval "review-gate init --force"',
     "echo $(review-gate accept 4f2a9c --reason x)", "review-gate init --hooks claude-code",
+    "review-gate loop approve fix-tls --complete", "review-gate loop reject fix-tls --feedback x",
     "make test && review-gate accept 4f2a9c --reason x", "env A=1 nice review-gate accept 4f2a9c --reason x",
     "cat <<'EOF' | sh\nreview-gate accept 4f2a9c --reason x\nEOF", "echo 'review-gate accept 4f2a9c --reason x' | bash",
     # writes into the configuration, the run state or the hooks' settings
@@ -303,6 +304,7 @@ PERSONS_STEPS = [
 ]
 NOT_PERSONS_STEPS = [
     "review-gate", "review-gate --format agent", "review-gate accepted", "review-gate gaps",
+    "review-gate loop status fix-tls", "review-gate loop log fix-tls",
     "review-gate explain accept.py",
     "review-gate config validate", "cat .review-gate/review-rules.json", "grep -rn tls .review-gate",
     "cp .review-gate/review-rules.json /tmp/rules.json", "git diff -- .review-gate", "echo 'review-gate accept x'",
