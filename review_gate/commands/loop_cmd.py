@@ -9,6 +9,7 @@ hand-off after max_iterations NO_GO), 3 stopped by an error, 2 refused (nothing 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import json
 import re
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from review_gate import console, git
 from review_gate.commands.common import config_for, find_repo_root, load_config_dir
-from review_gate.errors import GitError, InputError, UsageError
+from review_gate.errors import GitError, InputError, StateError, StepFailed, UsageError
 from review_gate.loop import status as describe
 from review_gate.loop import store as sessions
 from review_gate.loop.engine import Loop, exit_code
@@ -110,6 +111,10 @@ def _run(opened: _Opened, task: str, act: Callable[[Loop, Session], Session | Aw
         result = act(loop, session)
         if inspect.isawaitable(result):
             result = _wait(result)
+    except StateError as exc:  # the session was under way: a failed step (exit 3), not a refusal
+        with contextlib.suppress(StateError):
+            sessions.release(opened.store, task)
+        raise StepFailed(f"loop session {task!r} stopped: {exc.message}", fix=exc.fix) from exc
     except BaseException:
         sessions.release(opened.store, task)
         raise

@@ -199,3 +199,72 @@ def test_a_linked_session_folder_is_refused_and_nothing_is_written_through_it(re
     assert "a symbolic link leads it out of the repository" in result.stderr
     assert list(outside.iterdir()) == []
     assert "no loop session 'linked'" in run(review_gate_bin, repo, tmp_path / "cfg", "status", "linked").stderr
+
+
+# A coder that does what SKILL.md tells agents to: it fixes app.py, then runs review-gate itself
+# (argv[2:] is the command) in the same repository, on the same run-state database the loop holds open.
+SELF_CHECKING_CODER = r'''
+import pathlib, subprocess, sys
+app = pathlib.Path("app.py")
+app.write_text(app.read_text().replace("verify=False", "verify=True"))
+stop = '{"hook_event_name": "Stop", "session_id": "d", "cwd": ".", "stop_hook_active": false}'
+subprocess.run([*sys.argv[2:]], input=stop, text=True, capture_output=True, timeout=120, check=False)
+pathlib.Path(sys.argv[1]).write_text("ran")
+print("fixed the TLS verification")
+'''
+
+
+@pytest.mark.parametrize("command", [["hook", "claude-code"], ["history"]])
+def test_a_coder_that_runs_review_gate_itself_leaves_the_run_state_intact(
+        review_gate_bin: list[str], repo: GitRepo, tmp_path: Path, command: list[str]) -> None:
+    """Opening and closing the database file in the loop's process (to read its header) used to
+    drop SQLite's POSIX locks: the coder's review-gate then took itself for the last connection,
+    checkpointed and deleted the WAL under the loop, and the file was no database any more."""
+    program, ran = tmp_path / "self-checking.py", tmp_path / "ran"
+    program.write_text(SELF_CHECKING_CODER)
+    write_config(tmp_path / "cfg", tmp_path / "records", tmp_path / "approvals", agents=[
+        command_agent("self-checker", [sys.executable, str(program), str(ran), *review_gate_bin, *command])])
+    config = tmp_path / "cfg"
+    repo.write("app.py", FLAWED)
+    result = run(review_gate_bin, repo, config, "start", "selfcheck", "--coder", "self-checker", "--mode",
+                 "automated")
+    assert ran.exists(), result.stderr
+    assert result.returncode == 0, result.stderr
+    assert "-> GO" in result.stderr
+    assert (repo.root / ".review-gate" / "state.db").read_bytes()[:16] == b"SQLite format 3\x00"
+    assert integrity(repo) == "ok"
+    later = subprocess.run([*review_gate_bin, "history", "--config", str(config)], cwd=repo.root,
+                           capture_output=True, text=True, timeout=120, check=False)
+    assert later.returncode == 0, later.stderr
+    assert status(review_gate_bin, repo, config, "selfcheck")["phase"] == "complete"
+
+
+# Fixes app.py, then overwrites the run-state database and its side files with junk.
+DAMAGING_CODER = r'''
+import pathlib
+app = pathlib.Path("app.py")
+app.write_text(app.read_text().replace("verify=False", "verify=True"))
+for name in ("state.db", "state.db-wal", "state.db-shm"):
+    path = pathlib.Path(".review-gate") / name
+    if path.exists():
+        with open(path, "r+b") as handle:
+            size = handle.seek(0, 2)
+            handle.seek(0)
+            handle.write(b"\xff" * size)
+print("fixed")
+'''
+
+
+def test_a_step_that_cannot_write_the_run_state_exits_3_with_a_fix_for_a_damaged_file(
+        review_gate_bin: list[str], repo: GitRepo, tmp_path: Path) -> None:
+    program = tmp_path / "damaging.py"
+    program.write_text(DAMAGING_CODER)
+    write_config(tmp_path / "cfg", tmp_path / "records", tmp_path / "approvals", agents=[
+        command_agent("damager", [sys.executable, str(program)])])
+    repo.write("app.py", FLAWED)
+    result = run(review_gate_bin, repo, tmp_path / "cfg", "start", "damaged", "--coder", "damager", "--mode",
+                 "automated")
+    assert result.returncode == 3, result.stderr  # a failed step (loop.md), not a refusal
+    assert "loop session 'damaged' stopped: cannot write the run state" in result.stderr
+    assert "the file is damaged: move it" in result.stderr
+    assert "disk space" not in result.stderr and "internal error" not in result.stderr
