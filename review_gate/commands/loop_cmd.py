@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from review_gate import console, git
+from review_gate import console
 from review_gate.commands.common import config_for, find_repo_root, load_config_dir
 from review_gate.errors import GitError, InputError, StateError, StepFailed, UsageError
 from review_gate.loop import status as describe
@@ -153,8 +153,8 @@ def _start(args: argparse.Namespace) -> int:
 
 
 def _new_session(opened: _Opened, args: argparse.Namespace, task: str) -> None:
+    from review_gate.loop import pin, templates
     from review_gate.loop import settings as chosen
-    from review_gate.loop import templates
 
     start: StartPhase = args.start_phase or ("plan" if args.prompt else "review")
     if start in ("plan", "generate") and not args.prompt:
@@ -166,12 +166,13 @@ def _new_session(opened: _Opened, args: argparse.Namespace, task: str) -> None:
                                  mode=args.mode, approvers=args.approver)
     chosen.check(effective, opened.config, start)
     templates.check(opened.config.directory)
-    if args.base:
-        git.resolve(opened.root, args.base)  # an unknown ref is refused now, not at the first review
+    # Pinned now, for every review of the session: commits made since cannot move it (an unknown
+    # ref is refused here, not at the first review).
+    base_commit = pin.base_commit(opened.root, args.base)
     task_prompt = _read_prompt(args.prompt) if args.prompt else ""
     loop = _engine(opened)
     loop.create(task, start=start, task_prompt=task_prompt, settings=effective.settings, base=args.base,
-                fail_on=args.fail_on)
+                fail_on=args.fail_on, base_commit=base_commit)
 
 
 def _read_prompt(path: str) -> str:

@@ -20,7 +20,7 @@ from review_gate.models import ReviewConfig
 from review_gate.userdirs import cache_dir
 
 APPLICATION = "review-gate"
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 BUSY_TIMEOUT_MS = 10_000
 SQLITE_HEADER = b"SQLite format 3\x00"
 SIDE_FILES = ("-wal", "-shm", "-journal")
@@ -152,6 +152,18 @@ MIGRATION_DEBT: tuple[str, ...] = (
         linked_by TEXT
     )""",
     "CREATE INDEX debt_items_status ON debt_items (status, file)",
+)
+
+# What a loop session pins at `loop start` (docs/loop.md): its own id (the decision log tells two
+# sessions of one task apart by it), the configuration's digest and the base commit every review
+# of the session uses (a coder can neither weaken the gate nor commit its change away), and the
+# mark in the coder's environment (a coder left by a killed `loop start` is found and killed).
+# A session started before this schema has NULL in each and is reviewed as it was.
+MIGRATION_PINS: tuple[str, ...] = (
+    "ALTER TABLE loop_sessions ADD COLUMN session_id TEXT",
+    "ALTER TABLE loop_sessions ADD COLUMN config_pin TEXT",
+    "ALTER TABLE loop_sessions ADD COLUMN base_commit TEXT",
+    "ALTER TABLE loop_sessions ADD COLUMN coder_mark TEXT",
 )
 
 # Each version's statements take the schema from the version before it to this one.
@@ -288,6 +300,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     6: MIGRATION_SCALE,
     7: MIGRATION_GAPS,
     8: MIGRATION_DEBT,
+    9: MIGRATION_PINS,
 }
 
 # The run state's .gitignore, in its two forms. The store writes one into a directory it
