@@ -144,6 +144,11 @@ def _start(args: argparse.Namespace) -> int:
         if existing is not None and not existing.finished:
             return _resume(opened, args, existing)
         try:
+            if existing is not None and not getattr(args, "restart", False):
+                raise UsageError(f"loop session {task!r} exists already ({existing.phase}, started "
+                                 f"{existing.created_at})",
+                                 fix=f"use a new task id, or start it again with `review-gate loop start {task} "
+                                     "--restart ...` (its files are kept aside)")
             _new_session(opened, args, task)
         except BaseException:
             if existing is not None:
@@ -172,7 +177,7 @@ def _new_session(opened: _Opened, args: argparse.Namespace, task: str) -> None:
     task_prompt = _read_prompt(args.prompt) if args.prompt else ""
     loop = _engine(opened)
     loop.create(task, start=start, task_prompt=task_prompt, settings=effective.settings, base=args.base,
-                fail_on=args.fail_on, base_commit=base_commit)
+                fail_on=args.fail_on, base_commit=base_commit, replace=bool(getattr(args, "restart", False)))
 
 
 def _read_prompt(path: str) -> str:
@@ -190,12 +195,17 @@ def _resume(opened: _Opened, args: argparse.Namespace, session: Session) -> int:
     task = session.task
     given = [name for name in START_FLAGS if getattr(args, name, None) not in (None, [], False)]
     try:
+        if getattr(args, "restart", False):
+            raise UsageError(f"loop session {task!r} is not finished ({session.phase}); --restart starts a "
+                             "complete or cancelled session again",
+                             fix=f"cancel it first (`review-gate loop cancel {task}`), or resume it with "
+                                 f"`review-gate loop start {task}` alone")
         if session.step == "human" or session.phase == "error":
             waits = ("stopped with an error: " + str(session.reason)) if session.phase == "error" else \
                 f"waiting at {session.where} for {WAITING[str(session.waiting)]}"
             raise UsageError(f"loop session {task!r} exists and is {waits}",
                              fix=f"see `review-gate loop status {task}`; approve, reject, retry or cancel it "
-                                 "(a cancelled session can be started again)")
+                                 "(a cancelled session can be started again with --restart)")
         if given:
             raise UsageError(f"loop session {task!r} exists (interrupted at {session.where}); resuming takes no "
                              f"options ({', '.join('--' + g.replace('_', '-') for g in given)})",

@@ -78,10 +78,14 @@ class Loop:
     # -- starting ---------------------------------------------------------------------------
 
     def create(self, task: str, *, start: StartPhase, task_prompt: str, settings: LoopSettings, base: str | None,
-               fail_on: str | None, base_commit: str | None = None) -> Session:
-        """A new session at ``init``; a finished one of the same task is replaced, its files kept aside."""
+               fail_on: str | None, base_commit: str | None = None, replace: bool = False) -> Session:
+        """A new session at ``init``; with ``replace``, a finished one of the same task is replaced,
+        its files kept aside (any other existing session is refused)."""
         Files(self.root, task).check()
         old = sessions.load(self.store, task)
+        if old is not None and not (replace and old.finished):
+            raise UsageError(f"loop session {task!r} exists already ({old.phase})",
+                             fix=f"see `review-gate loop status {task}`")
         folder = Files(self.root, task).session_dir
         if folder.exists():  # an earlier session's files (or files of a run state since deleted)
             stamp = (old.created_at if old is not None else utc_now()).replace(":", "").replace("-", "")
@@ -94,7 +98,9 @@ class Loop:
                   "config_dir": self.config.directory, "base": base, "fail_on": fail_on,
                   "session_id": new_session_id(), "base_commit": base_commit,
                   "config_pin": pin.config_pin(self.config.directory, self.root)}
-        return sessions.create(self.store, values, [Event("started", detail={"from": start, "mode": settings.mode})])
+        return sessions.create(self.store, values, [Event("started", detail={"from": start, "mode": settings.mode,
+                                                                             "session_id": values["session_id"]})],
+                               replace=replace)
 
     # -- the automatic part -----------------------------------------------------------------
 

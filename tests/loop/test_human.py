@@ -131,8 +131,11 @@ def test_cancel_ends_the_session_and_nothing_more_is_accepted(rig: LoopRig) -> N
     assert rig.status("stop")["phase"] == "cancelled"
     again = rig.loop("approve", "stop")
     assert again.code == 2 and "cancelled" in again.err
-    # a cancelled task can be started again; the old files are kept aside
-    assert rig.loop("start", "stop", "--coder", "coder", *MANUAL_REVIEW).code == 4
+    # a cancelled task is started again only with --restart; the old files are kept aside
+    refused = rig.loop("start", "stop", "--coder", "coder", *MANUAL_REVIEW)
+    assert refused.code == 2 and "exists already (cancelled" in refused.err and "--restart" in refused.err
+    assert rig.status("stop")["phase"] == "cancelled"
+    assert rig.loop("start", "stop", "--restart", "--coder", "coder", *MANUAL_REVIEW).code == 4
     assert any(p.name.startswith("stop~") for p in (rig.repo.root / ".review-gate" / "sessions").iterdir())
 
 
