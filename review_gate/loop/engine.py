@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from review_gate.agents import strays
 from review_gate.errors import AgentFault, InputError, MetaError, UsageError
 from review_gate.loop import agents, hil, log, pin, prompts, templates
 from review_gate.loop import store as sessions
@@ -151,9 +152,13 @@ class Loop:
         env = {"REVIEW_GATE_LOOP_TASK": s.task, "REVIEW_GATE_LOOP_PHASE": s.work_phase,
                "REVIEW_GATE_LOOP_ITERATION": str(s.iteration),
                "REVIEW_GATE_LOOP_PROMPT_FILE": str(self.content(s, "prompt"))}
-        text = await agents.make(self.config, agent, prompt, root=self.root, env={**os.environ, **env})
+        # The coder's mark is committed before it starts: if this process is killed, whatever
+        # the coder left running is found by it and killed when the session is taken up again.
+        mark = strays.new_mark()
+        s = self._commit(s, {"coder_mark": mark})
+        text = await agents.make(self.config, agent, prompt, root=self.root, env={**os.environ, **env}, mark=mark)
         write_text(files, path, text if text.strip() else "(the coder printed nothing)\n")
-        return self._commit(s, {"step": "judge"}, [self._made(s, path, ai)])
+        return self._commit(s, {"step": "judge", "coder_mark": None}, [self._made(s, path, ai)])
 
     async def _review(self, s: Session) -> Session:
         if s.config_pin is not None:

@@ -152,6 +152,12 @@ def claim(store: Store, task: str) -> Session | None:
         pid = os.getpid()
         db.execute("UPDATE loop_sessions SET owner_pid = ?, owner_start = ? WHERE task = ?",
                    (pid, process_start(pid), task))
+    if session.coder_mark:
+        # The process that started this coder is gone (the session was free to claim): anything
+        # still carrying the coder's mark was left by a killed command and must not edit on.
+        from review_gate.agents import strays
+
+        strays.kill_marked(session.coder_mark)
     return load(store, task)
 
 
