@@ -119,6 +119,8 @@ def test_a_rejected_prompt_stops_with_the_feedback_until_a_person_acts(rig: Loop
     status = rig.status("prompt")
     assert status["phase"] == "error"
     assert "rejected the generate prompt: rejection 1" in status["error"]
+    assert status["approvable"] is True
+    assert "loop approve prompt (content already made)" in rig.loop("status", "prompt").out
     assert rig.prompts() == []  # nothing was sent to the coder
     # a person edits the prompt and approves it: the session goes on from there
     prompt = rig.session_file("prompt", 1, "generate.prompt.md")
@@ -141,6 +143,11 @@ def test_an_incomplete_review_is_retried_once_then_stops_with_the_reason(rig: Lo
     status = rig.status("flaky")
     assert status["phase"] == "error"
     assert "incomplete twice" in status["error"] and "broken-checker" in status["error"]
+    # what status suggests works: no `approve` (there is no review to approve), `retry` is offered
+    text = rig.loop("status", "flaky").out
+    assert "loop approve" not in text and "review-gate loop retry flaky" in text
+    assert status["approvable"] is False
+    assert rig.loop("approve", "flaky").code == 2
     log = rig.loop("log", "flaky", "--format", "json").json()
     assert [e["kind"] for e in log["events"]].count("incomplete") == 1
     assert log["decisions"] == []  # incomplete is not a verdict
