@@ -257,3 +257,15 @@ def test_the_coder_receives_task_findings_feedback_and_history(rig: LoopRig, tas
     history = revise_3.split("## Earlier reviews that said NO_GO", 1)[1]
     assert "Iteration 1: NO_GO" in history and "first note: keep requests" in history
     assert "Earlier reviews" not in revise_2  # nothing earlier than the review it revises
+
+
+def test_an_unknown_coder_is_refused_with_only_agents_that_can_code(rig: LoopRig) -> None:
+    import json
+
+    result = rig.loop("start", "t", "--coder", "nobody")
+    assert result.code == 2
+    fix = result.err.split("fix:", 1)[1]
+    suggested = fix.split("use one of:", 1)[1].split(", or")[0].strip().split(", ")
+    kinds = {a["id"]: a["kind"] for a in json.loads((rig.config / "review-agents.json").read_text())["agents"]}
+    assert {"coder", "fixer"} <= set(suggested)
+    assert {kinds[agent] for agent in suggested} == {"command"}  # llm and pattern agents cannot edit the tree
