@@ -25,7 +25,7 @@ from review_gate.agents import strays
 from review_gate.errors import AgentFault, InputError, MetaError, UsageError
 from review_gate.loop import agents, hil, log, pin, prompts, templates
 from review_gate.loop import store as sessions
-from review_gate.loop.files import Files, read_text, sha256, write_text
+from review_gate.loop.files import Files, no_file, read_text, sha256, write_text
 from review_gate.loop.model import WAITING, Session, StartPhase, Verdict, after_approval
 from review_gate.loop.review import config_changed, findings_of, run_gate, save, why_incomplete
 from review_gate.loop.store import Event
@@ -224,8 +224,7 @@ class Loop:
         path = self.content(s)
         digest = sha256(path)  # at this moment: a person's edit counts
         if digest is None:
-            raise InputError(f"{self.files(s).shown(path)} does not exist",
-                             fix="write it, then run `review-gate loop approve` again")
+            raise no_file(path, self.files(s).shown(path), "write it, then run `review-gate loop approve` again")
         event = Event("approved", actor, self.files(s).shown(path), digest, feedback)
         if (s.phase, s.stage) == ("review", "response"):
             return self._decide(s, path, event, feedback, override)
@@ -309,15 +308,15 @@ class Loop:
         path = self.content(s)
         if s.waiting == "response":
             if sha256(path) is None:
-                raise InputError(f"{self.files(s).shown(path)} does not exist yet",
-                                 fix="write the response there, then run `review-gate loop approve` again")
+                raise no_file(path, self.files(s).shown(path),
+                              "write the response there, then run `review-gate loop approve` again", yet=True)
             if s.settings.phases.get(s.work_phase).approver_for(s.stage) != MANUAL:  # type: ignore[arg-type]
                 s = self._commit(s, {"step": "judge", "waiting": None}, [self._made(s, path, MANUAL)])
                 return await self.advance(s)
         if at_review and (verdict or feedback or replace):
             text = read_text(path)
             if text is None:
-                raise InputError(f"{self.files(s).shown(path)} does not exist", fix="retry the review")
+                raise no_file(path, self.files(s).shown(path), "retry the review")
             updated = update_review(text, feedback, verdict, replace)
             if updated != text:
                 write_text(self.files(s), path, updated)

@@ -269,3 +269,22 @@ def test_an_unknown_coder_is_refused_with_only_agents_that_can_code(rig: LoopRig
     kinds = {a["id"]: a["kind"] for a in json.loads((rig.config / "review-agents.json").read_text())["agents"]}
     assert {"coder", "fixer"} <= set(suggested)
     assert {kinds[agent] for agent in suggested} == {"command"}  # llm and pattern agents cannot edit the tree
+
+
+def test_a_directory_where_the_response_file_belongs_is_named_as_such(rig: LoopRig) -> None:
+    rig.repo.write("app.py", FLAWED)
+    assert rig.loop("start", "dir", "--approver", "review.response=manual").code == 4
+    review = rig.session_file("dir", 1, "review.response.md")
+    review.unlink()
+    review.mkdir()
+    result = rig.loop("approve", "dir")
+    assert result.code == 2
+    assert "review.response.md is a directory, not a file" in result.err and "does not exist" not in result.err
+    assert "rmdir" in result.err
+
+
+def test_status_and_log_of_an_unknown_task_are_usage_errors(rig: LoopRig) -> None:
+    for command in ("status", "log"):
+        result = rig.loop(command, "nosuch")
+        assert result.code == 2, command  # docs/loop.md's table: an unknown task is refused
+        assert "no loop session 'nosuch'" in result.err and "loop status" in result.err
