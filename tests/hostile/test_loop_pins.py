@@ -35,8 +35,8 @@ else:
     print("restored the rules and fixed app.py")
 '''
 
-# Commits the change as it is (argv[1]: "main" commits on the branch checked out; "move" also
-# moves main to the new commit; "reset" checks out the initial commit's tree over HEAD).
+# Commits the change as it is, on the branch checked out (argv[1]: "main" or "feature"; "move"
+# also moves main to the new commit).
 COMMITTING_CODER = r'''
 import subprocess, sys
 how = sys.argv[1]
@@ -96,13 +96,13 @@ def test_restoring_the_configuration_and_fixing_the_code_gets_go(cli: Any, repo:
     assert "review-rules.json" in second_prompt
 
 
-@pytest.mark.parametrize("how", ["main", "move"])
+@pytest.mark.parametrize("how", ["main", "feature", "move"])
 def test_a_coder_that_commits_the_change_cannot_empty_it(cli: Any, repo: GitRepo, tmp_path: Path, how: str) -> None:
     program = tmp_path / "committing.py"
     program.write_text(COMMITTING_CODER)
     write_config(tmp_path / "cfg", tmp_path / "records", tmp_path / "approvals", agents=[
         command_agent("committer", [sys.executable, str(program), how])])
-    if how == "move":
+    if how in ("feature", "move"):
         repo.branch("feature")
     repo.write("app.py", FLAWED)
     result = cli("loop", "start", "wip", "--coder", "committer", "--mode", "automated", "--max-iterations", "2",

@@ -168,3 +168,20 @@ def test_a_second_store_on_an_open_file_keeps_the_first_ones_locks(tmp_path: Pat
         assert path.with_name("state.db-wal").exists()  # our connection's lock kept it from being the last
         assert first.db.execute("SELECT value FROM meta WHERE key = 'probe'").fetchone() == ("x",)
     assert not in_use(path)
+
+
+@pytest.mark.parametrize(("error", "advice"), [
+    (sqlite3.OperationalError("database or disk is full"), "free some disk space"),
+    (sqlite3.OperationalError("attempt to write a readonly database"), "make the file and its directory writable"),
+    (sqlite3.OperationalError("database is locked"), "held the run state for longer than"),
+    (sqlite3.OperationalError("disk I/O error"), "integrity_check"),
+    (sqlite3.DatabaseError("file is not a database"), "the file is damaged: move it"),
+    (sqlite3.DatabaseError("database disk image is malformed"), "the file is damaged: move it"),
+])
+def test_a_failed_write_gets_the_fix_that_fits_it(tmp_path: Path, error: sqlite3.Error, advice: str) -> None:
+    from review_gate.state.store import write_error
+
+    problem = write_error(tmp_path / "state.db", error)
+    assert str(error) in problem.message and problem.fix is not None and advice in problem.fix
+    if "damaged" in advice:
+        assert "disk space" not in problem.fix  # a damaged file is not a full disk
