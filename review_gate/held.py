@@ -11,7 +11,9 @@ and every reader of the working tree asks ``in_use`` before it opens a file.
 
 Why a registry and not one descriptor kept open for ever: that would pin every database a
 long-lived process (the MCP server) ever opened, and readers of the working tree would still
-need to know which files to leave alone. Pure: imports nothing of ours.
+need to know which files to leave alone. An open connection keeps its file's inode allocated,
+so a counted (st_dev, st_ino) cannot be reused by another file while it is counted. Pure:
+imports nothing of ours.
 """
 
 from __future__ import annotations
