@@ -244,7 +244,9 @@ def _loop_commands(sub: Subparsers) -> None:
                        help="automated: no person in the loop (a manual approver or ai is refused)")
     start.add_argument("--approver", action="append", metavar="PHASE[.STAGE]=skip|manual|AGENT",
                        help="who approves a phase's prompt and response (repeatable)")
-    start.add_argument("--base", metavar="REF", help="review against the merge-base with REF")
+    start.add_argument("--base", metavar="REF", help="review against the merge-base with REF (pinned at start)")
+    start.add_argument("--restart", action="store_true",
+                       help="start a complete or cancelled session of TASK again (its files are kept aside)")
     start.add_argument("--fail-on", choices=DECISIONS, help="least severe decision that is NO_GO "
                                                             "(default: the gate's fail_on)")
     status = actions.add_parser("status", help="where sessions stand: phase, stage, iteration, what is awaited, "

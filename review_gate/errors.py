@@ -11,8 +11,10 @@
     │   ├── GitError           not a repository, unknown ref, git failed
     │   ├── MetaError          a @@@REVIEW_META block is missing or malformed (review_gate.review_meta)
     │   └── StateError         the run-state database is not ours, unreadable or unwritable
-    └── IncompleteError        a required agent left part of the change unreviewed, so nothing
-                               that needs the whole review was done (exit 3, as the gate's incomplete)
+    ├── IncompleteError        a required agent left part of the change unreviewed, so nothing
+    │                          that needs the whole review was done (exit 3, as the gate's incomplete)
+    └── StepFailed             a loop command's step failed once the session was under way (the run
+                               state could not be written): exit 3, as the loop's errors
 
     AgentFault                 an agent could not produce usable output (never reaches the CLI:
     └── TransientAgentFault    dispatch records it; transient ones are retried)
@@ -125,6 +127,14 @@ class StateError(InputError):
 class IncompleteError(ReviewGateError):
     """A required agent did not review the whole change, so what needs the whole review (a
     baseline) was not done. Exit 3, as for an incomplete gate."""
+
+    exit_code = 3
+
+
+class StepFailed(ReviewGateError):
+    """A loop session stopped in the middle of a step for a reason that is not the user's
+    command (its run state could not be written); it stands at its last committed step. Exit 3,
+    as docs/loop.md says for a session stopped by an error."""
 
     exit_code = 3
 

@@ -79,6 +79,18 @@ def default_branch(root: Path) -> str | None:
     return None
 
 
+def worktree_base(root: Path, ref: str | None) -> str:
+    """What the working tree is compared with: the merge-base of ``ref`` (the default branch
+    when None) and HEAD; the empty tree when there is no commit yet and no ``ref``."""
+    if ref is None and not has_head(root):
+        return empty_tree(root)
+    base_ref = ref or default_branch(root)
+    if base_ref is None:
+        raise GitError("cannot tell the default branch (no origin/HEAD, main, master or trunk)",
+                       fix="name the branch or commit to compare against as the base")
+    return merge_base(root, resolve(root, base_ref), resolve(root, "HEAD"))
+
+
 def merge_base(root: Path, a: str, b: str) -> str:
     result = _git(["merge-base", a, b], root, check=False)
     if result.returncode != 0:

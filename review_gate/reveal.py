@@ -26,7 +26,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from review_gate import binpatch, content, git
+from review_gate import binpatch, content, git, held
 from review_gate.diff import parse_diff
 from review_gate.errors import ReviewGateError
 from review_gate.models import FileChange, Unread, UnreadKind
@@ -172,7 +172,7 @@ def _worktree_file(root: Path, path: str) -> _Side | None:
         info = place.lstat()
         if stat.S_ISLNK(info.st_mode):
             return _Side(os.readlink(place).encode("utf-8", "surrogateescape"), True)
-        if not stat.S_ISREG(info.st_mode):
+        if not stat.S_ISREG(info.st_mode) or held.in_use(place):  # a committed state.db: closing it drops its locks
             return None
         with place.open("rb") as handle:
             data = handle.read(READ_LIMIT + 1)

@@ -26,7 +26,9 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "review_gate.outputs": ("only", ("review_gate.models", "review_gate.escape", "review_gate.outputs")),
     # the run state sees models only (and the error hierarchy, and where the user's cache is)
     "review_gate.state": ("only", ("review_gate.models", "review_gate.state", "review_gate.errors",
-                                   "review_gate.userdirs")),
+                                   "review_gate.userdirs", "review_gate.held")),
+    # which files this process has an SQLite connection to: pure, so every reader can ask it
+    "review_gate.held": ("only", ()),
     # stages never import the CLI, an output format, the terminal or the state, nor who calls them
     "review_gate.pipeline": ("not", (*ENTRY, "review_gate.outputs", "review_gate.console", "review_gate.state",
                                      "review_gate.runner", "review_gate.bootstrap", "review_gate.loop")),

@@ -17,6 +17,7 @@ import contextlib
 import json
 import os
 import signal
+import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -71,15 +72,62 @@ async def review(spec: AgentSpec, task: AgentTask, context: AgentContext) -> Age
 
 
 async def run_program(argv: list[str], stdin: bytes, *, cwd: str | None, env: Mapping[str, str] | None = None,
-                      limit: int = 10_000_000) -> tuple[bytes, bytes, int]:
+                      limit: int = 10_000_000, mark: str | None = None) -> tuple[bytes, bytes, int]:
     """Run a program as an agent is run, for other callers (the coder/reviewer loop): in its own
-    process group with a fresh mark in its environment (``env``, default ours), ``stdin`` fed,
-    stdout capped at ``limit`` bytes; when it ends, or the caller is cancelled (a deadline), its
-    group and every process carrying the mark are killed. Returns (stdout, stderr tail, exit
-    code, negative for a signal); AgentFault when it cannot start or prints too much."""
-    mark = strays.new_mark()
+    process group with a mark in its environment (``mark``, default a fresh one; ``env``,
+    default ours), ``stdin`` fed, stdout capped at ``limit`` bytes; when it ends, or the caller
+    is cancelled (a deadline), its group and every process carrying the mark are killed. On
+    Linux it also dies with this process, even by SIGKILL (``orphan_guard``). Returns (stdout,
+    stderr tail, exit code, negative for a signal); AgentFault when it cannot start or prints
+    too much."""
+    mark = mark or strays.new_mark()
     full = {**(os.environ if env is None else env), strays.MARK_VAR: mark}
-    return await _run(argv, stdin, cwd, full, limit, mark)
+    _check_program(argv[0], cwd, full)
+    return await _run(orphan_guard(argv), stdin, cwd, full, limit, mark)
+
+
+# Run before the program (in its own process, then exec'd away): PR_SET_PDEATHSIG makes the
+# kernel SIGKILL it when the process that started it dies, SIGKILL included, which no cleanup
+# of ours survives to do. A preexec_fn would do the same in the child of fork(), but it is not
+# safe in a process with threads (the run's worker threads), and anyio does not take one. The
+# check of the parent after the call closes the window where it died before the call.
+_GUARD = (
+    "import ctypes, os, sys\n"
+    "try:\n"
+    "    ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)\n"  # PR_SET_PDEATHSIG, SIGKILL
+    "except (OSError, AttributeError):\n"
+    "    pass\n"
+    "if os.getppid() != int(sys.argv[1]):\n"
+    "    os._exit(137)\n"
+    "try:\n"
+    "    os.execvp(sys.argv[2], sys.argv[2:])\n"
+    "except OSError as exc:\n"
+    "    sys.stderr.write(f'cannot start {sys.argv[2]}: {exc.strerror}\\n')\n"
+    "    os._exit(127)\n"
+)
+
+
+def orphan_guard(argv: list[str]) -> list[str]:
+    """``argv`` behind the guard that makes it die with this process (Linux; elsewhere as it is).
+    Only the program itself: what it starts is found by its mark (``strays``) when the session
+    is resumed."""
+    if not sys.platform.startswith("linux"):
+        return argv
+    return [sys.executable, "-S", "-c", _GUARD, str(os.getpid()), *argv]
+
+
+def _check_program(program: str, cwd: str | None, env: Mapping[str, str]) -> None:
+    """The AgentFault that starting ``program`` would give, before the guard hides it."""
+    import shutil
+
+    if os.sep in program:
+        path = Path(cwd or ".") / program
+        if not path.is_file():
+            raise AgentFault(f"command not found: {program}")
+        if not os.access(path, os.X_OK):
+            raise AgentFault(f"command is not executable: {program}")
+    elif shutil.which(program, path=env.get("PATH", os.defpath)) is None:
+        raise AgentFault(f"command not found: {program}")
 
 
 def stderr_tail(stderr: bytes) -> str:

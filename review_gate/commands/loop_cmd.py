@@ -9,6 +9,7 @@ hand-off after max_iterations NO_GO), 3 stopped by an error, 2 refused (nothing 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import json
 import re
@@ -18,9 +19,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from review_gate import console, git
+from review_gate import console
 from review_gate.commands.common import config_for, find_repo_root, load_config_dir
-from review_gate.errors import GitError, InputError, UsageError
+from review_gate.errors import GitError, InputError, StateError, StepFailed, UsageError
 from review_gate.loop import status as describe
 from review_gate.loop import store as sessions
 from review_gate.loop.engine import Loop, exit_code
@@ -110,6 +111,10 @@ def _run(opened: _Opened, task: str, act: Callable[[Loop, Session], Session | Aw
         result = act(loop, session)
         if inspect.isawaitable(result):
             result = _wait(result)
+    except StateError as exc:  # the session was under way: a failed step (exit 3), not a refusal
+        with contextlib.suppress(StateError):
+            sessions.release(opened.store, task)
+        raise StepFailed(f"loop session {task!r} stopped: {exc.message}", fix=exc.fix) from exc
     except BaseException:
         sessions.release(opened.store, task)
         raise
@@ -139,6 +144,11 @@ def _start(args: argparse.Namespace) -> int:
         if existing is not None and not existing.finished:
             return _resume(opened, args, existing)
         try:
+            if existing is not None and not getattr(args, "restart", False):
+                raise UsageError(f"loop session {task!r} exists already ({existing.phase}, started "
+                                 f"{existing.created_at})",
+                                 fix=f"use a new task id, or start it again with `review-gate loop start {task} "
+                                     "--restart ...` (its files are kept aside)")
             _new_session(opened, args, task)
         except BaseException:
             if existing is not None:
@@ -148,8 +158,8 @@ def _start(args: argparse.Namespace) -> int:
 
 
 def _new_session(opened: _Opened, args: argparse.Namespace, task: str) -> None:
+    from review_gate.loop import pin, templates
     from review_gate.loop import settings as chosen
-    from review_gate.loop import templates
 
     start: StartPhase = args.start_phase or ("plan" if args.prompt else "review")
     if start in ("plan", "generate") and not args.prompt:
@@ -161,12 +171,13 @@ def _new_session(opened: _Opened, args: argparse.Namespace, task: str) -> None:
                                  mode=args.mode, approvers=args.approver)
     chosen.check(effective, opened.config, start)
     templates.check(opened.config.directory)
-    if args.base:
-        git.resolve(opened.root, args.base)  # an unknown ref is refused now, not at the first review
+    # Pinned now, for every review of the session: commits made since cannot move it (an unknown
+    # ref is refused here, not at the first review).
+    base_commit = pin.base_commit(opened.root, args.base)
     task_prompt = _read_prompt(args.prompt) if args.prompt else ""
     loop = _engine(opened)
     loop.create(task, start=start, task_prompt=task_prompt, settings=effective.settings, base=args.base,
-                fail_on=args.fail_on)
+                fail_on=args.fail_on, base_commit=base_commit, replace=bool(getattr(args, "restart", False)))
 
 
 def _read_prompt(path: str) -> str:
@@ -184,12 +195,17 @@ def _resume(opened: _Opened, args: argparse.Namespace, session: Session) -> int:
     task = session.task
     given = [name for name in START_FLAGS if getattr(args, name, None) not in (None, [], False)]
     try:
+        if getattr(args, "restart", False):
+            raise UsageError(f"loop session {task!r} is not finished ({session.phase}); --restart starts a "
+                             "complete or cancelled session again",
+                             fix=f"cancel it first (`review-gate loop cancel {task}`), or resume it with "
+                                 f"`review-gate loop start {task}` alone")
         if session.step == "human" or session.phase == "error":
             waits = ("stopped with an error: " + str(session.reason)) if session.phase == "error" else \
                 f"waiting at {session.where} for {WAITING[str(session.waiting)]}"
             raise UsageError(f"loop session {task!r} exists and is {waits}",
                              fix=f"see `review-gate loop status {task}`; approve, reject, retry or cancel it "
-                                 "(a cancelled session can be started again)")
+                                 "(a cancelled session can be started again with --restart)")
         if given:
             raise UsageError(f"loop session {task!r} exists (interrupted at {session.where}); resuming takes no "
                              f"options ({', '.join('--' + g.replace('_', '-') for g in given)})",

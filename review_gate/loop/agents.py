@@ -58,7 +58,7 @@ def timeout_of(agent: CommandAgent | LlmAgent, config: ReviewConfig) -> float:
 
 
 async def make(config: ReviewConfig, agent: CommandAgent | LlmAgent, prompt: str, *, root: Path,
-               env: dict[str, str]) -> str:
+               env: dict[str, str], mark: str | None = None) -> str:
     """The agent's response to ``prompt``."""
     if isinstance(agent, LlmAgent):
         answer = await _ask_llm(config, agent, PLANNER_GUIDE, prompt, PLAN_SCHEMA, "plan")
@@ -66,7 +66,7 @@ async def make(config: ReviewConfig, agent: CommandAgent | LlmAgent, prompt: str
         if not isinstance(plan, str) or not plan.strip():
             raise AgentFault("the answer has no plan text")
         return plan
-    out = await _run_command(config, agent, prompt.encode("utf-8"), root=root, env=env)
+    out = await _run_command(config, agent, prompt.encode("utf-8"), root=root, env=env, mark=mark)
     return out.decode("utf-8", "replace")
 
 
@@ -109,13 +109,14 @@ def _json_object(text: str) -> Any:
 
 
 async def _run_command(config: ReviewConfig, agent: CommandAgent, stdin: bytes, *, root: Path,
-                       env: dict[str, str]) -> bytes:
+                       env: dict[str, str], mark: str | None = None) -> bytes:
     cwd = str(root) if agent.cwd == "repo" or config.directory is None else config.directory
     limit = timeout_of(agent, config)
     argv = list(agent.command)
     try:
         with anyio.fail_after(limit):
-            out, err, code = await command.run_program(argv, stdin, cwd=cwd, env=env, limit=agent.max_output_bytes)
+            out, err, code = await command.run_program(argv, stdin, cwd=cwd, env=env, limit=agent.max_output_bytes,
+                                                       mark=mark)
     except TimeoutError:
         raise AgentFault(f"{argv[0]} did not finish within {limit:g} s (timeout_s of agent {agent.id!r})") from None
     if code != 0:

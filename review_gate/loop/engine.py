@@ -21,12 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from review_gate.agents import strays
 from review_gate.errors import AgentFault, InputError, MetaError, UsageError
-from review_gate.loop import agents, hil, log, prompts, templates
+from review_gate.loop import agents, hil, log, pin, prompts, templates
 from review_gate.loop import store as sessions
-from review_gate.loop.files import Files, read_text, sha256, write_text
+from review_gate.loop.files import Files, no_file, read_text, sha256, write_text
 from review_gate.loop.model import WAITING, Session, StartPhase, Verdict, after_approval
-from review_gate.loop.review import findings_of, run_gate, save, why_incomplete
+from review_gate.loop.review import config_changed, findings_of, run_gate, save, why_incomplete
 from review_gate.loop.store import Event
 from review_gate.loop.tree import changed_paths, tree_hash
 from review_gate.loop.verdict import MetaVerdict, update_review, verdict_of
@@ -43,6 +44,13 @@ class Reporter(Protocol):
     def info(self, text: str) -> None: ...
 
     def warn(self, text: str) -> None: ...
+
+
+def new_session_id() -> str:
+    """Unique per session, sortable by start: the decision log tells two sessions of a task apart."""
+    import uuid
+
+    return utc_now().replace(":", "").replace("-", "") + "-" + uuid.uuid4().hex[:8]
 
 
 def exit_code(session: Session) -> int:
@@ -71,10 +79,14 @@ class Loop:
     # -- starting ---------------------------------------------------------------------------
 
     def create(self, task: str, *, start: StartPhase, task_prompt: str, settings: LoopSettings, base: str | None,
-               fail_on: str | None) -> Session:
-        """A new session at ``init``; a finished one of the same task is replaced, its files kept aside."""
+               fail_on: str | None, base_commit: str | None = None, replace: bool = False) -> Session:
+        """A new session at ``init``; with ``replace``, a finished one of the same task is replaced,
+        its files kept aside (any other existing session is refused)."""
         Files(self.root, task).check()
         old = sessions.load(self.store, task)
+        if old is not None and not (replace and old.finished):
+            raise UsageError(f"loop session {task!r} exists already ({old.phase})",
+                             fix=f"see `review-gate loop status {task}`")
         folder = Files(self.root, task).session_dir
         if folder.exists():  # an earlier session's files (or files of a run state since deleted)
             stamp = (old.created_at if old is not None else utc_now()).replace(":", "").replace("-", "")
@@ -84,8 +96,12 @@ class Loop:
             self.reporter.info(f"the files of the earlier session {task} are now in {shown}")
         values = {"task": task, "phase": "init", "stage": None, "step": "work", "waiting": None, "iteration": 1,
                   "start_phase": start, "task_prompt": task_prompt, "settings_json": settings.model_dump_json(),
-                  "config_dir": self.config.directory, "base": base, "fail_on": fail_on}
-        return sessions.create(self.store, values, [Event("started", detail={"from": start, "mode": settings.mode})])
+                  "config_dir": self.config.directory, "base": base, "fail_on": fail_on,
+                  "session_id": new_session_id(), "base_commit": base_commit,
+                  "config_pin": pin.config_pin(self.config.directory, self.root)}
+        return sessions.create(self.store, values, [Event("started", detail={"from": start, "mode": settings.mode,
+                                                                             "session_id": values["session_id"]})],
+                               replace=replace)
 
     # -- the automatic part -----------------------------------------------------------------
 
@@ -136,11 +152,25 @@ class Loop:
         env = {"REVIEW_GATE_LOOP_TASK": s.task, "REVIEW_GATE_LOOP_PHASE": s.work_phase,
                "REVIEW_GATE_LOOP_ITERATION": str(s.iteration),
                "REVIEW_GATE_LOOP_PROMPT_FILE": str(self.content(s, "prompt"))}
-        text = await agents.make(self.config, agent, prompt, root=self.root, env={**os.environ, **env})
+        # The coder's mark is committed before it starts: if this process is killed, whatever
+        # the coder left running is found by it and killed when the session is taken up again.
+        mark = strays.new_mark()
+        s = self._commit(s, {"coder_mark": mark})
+        text = await agents.make(self.config, agent, prompt, root=self.root, env={**os.environ, **env}, mark=mark)
         write_text(files, path, text if text.strip() else "(the coder printed nothing)\n")
-        return self._commit(s, {"step": "judge"}, [self._made(s, path, ai)])
+        return self._commit(s, {"step": "judge", "coder_mark": None}, [self._made(s, path, ai)])
 
     async def _review(self, s: Session) -> Session:
+        if s.config_pin is not None:
+            now = pin.config_pin(s.config_dir, self.root)
+            names = pin.changed(s.config_pin, now)
+            if names is not None:
+                self.reporter.warn(f"{s.task}: review (iteration {s.iteration}): the configuration is not the one "
+                                   f"the session started with ({', '.join(names) or 'its content'}): NO_GO")
+                path = config_changed(self.files(s), s, names, pin.config_error(now))
+                made = Event("made", GATE, self.files(s).shown(path), sha256(path),
+                             detail={"run_id": None, "decision": "fail", "config_changed": names})
+                return self._commit(s, {"step": "judge", "run_id": None, "incomplete": 0}, [made])
         self.reporter.info(f"{s.task}: review (iteration {s.iteration}): running the gate")
         report = await run_gate(self.root, s, cache=s.feedback is None and s.attempt == 0)
         if report.decision == "incomplete":
@@ -194,8 +224,7 @@ class Loop:
         path = self.content(s)
         digest = sha256(path)  # at this moment: a person's edit counts
         if digest is None:
-            raise InputError(f"{self.files(s).shown(path)} does not exist",
-                             fix="write it, then run `review-gate loop approve` again")
+            raise no_file(path, self.files(s).shown(path), "write it, then run `review-gate loop approve` again")
         event = Event("approved", actor, self.files(s).shown(path), digest, feedback)
         if (s.phase, s.stage) == ("review", "response"):
             return self._decide(s, path, event, feedback, override)
@@ -213,7 +242,7 @@ class Loop:
         handoff = verdict == "NO_GO" and override is None and s.iteration >= settings.max_iterations
         findings = findings_of(self.files(s), s.iteration)
         record = {
-            "task_id": s.task, "coder_agent": self._coder_of(s), "reviewer_agent": GATE,
+            "task_id": s.task, "session_id": s.session_id, "coder_agent": self._coder_of(s), "reviewer_agent": GATE,
             "approver": event.actor, "iteration": s.iteration, "decision": verdict,
             "feedback": prompts.feedback_text(findings, feedback, verdict),
             "quality_checks": log.checks(findings.get("findings") or [], settings.quality_checks),
@@ -279,15 +308,15 @@ class Loop:
         path = self.content(s)
         if s.waiting == "response":
             if sha256(path) is None:
-                raise InputError(f"{self.files(s).shown(path)} does not exist yet",
-                                 fix="write the response there, then run `review-gate loop approve` again")
+                raise no_file(path, self.files(s).shown(path),
+                              "write the response there, then run `review-gate loop approve` again", yet=True)
             if s.settings.phases.get(s.work_phase).approver_for(s.stage) != MANUAL:  # type: ignore[arg-type]
                 s = self._commit(s, {"step": "judge", "waiting": None}, [self._made(s, path, MANUAL)])
                 return await self.advance(s)
         if at_review and (verdict or feedback or replace):
             text = read_text(path)
             if text is None:
-                raise InputError(f"{self.files(s).shown(path)} does not exist", fix="retry the review")
+                raise no_file(path, self.files(s).shown(path), "retry the review")
             updated = update_review(text, feedback, verdict, replace)
             if updated != text:
                 write_text(self.files(s), path, updated)
@@ -382,7 +411,8 @@ class Loop:
             "standards": prompts.section("Standards of this project", self.standards),
             "plan": prompts.section("The plan", plan), "feedback": prompts.section("Feedback", feedback),
             "findings": findings, "history": prompts.history_section(earlier),
-            "base": s.base or "the merge-base with the default branch",
+            "base": (s.base or "the merge-base with the default branch")
+            + (f" (commit {s.base_commit[:12]}, pinned when the session started)" if s.base_commit else ""),
             "fail_on": s.fail_on or self.config.settings.gate.fail_on,
         }
 

@@ -136,6 +136,17 @@ def read_text(path: Path) -> str | None:
         raise InputError(f"cannot read {path}: {exc.strerror}", fix="make the file readable") from exc
 
 
+def no_file(path: Path, shown: str, fix: str, *, yet: bool = False) -> InputError:
+    """Why there is no content file at ``path`` (shown as ``shown``): a directory or something
+    else where the file should be is not "does not exist"."""
+    if path.is_dir() and not path.is_symlink():
+        return InputError(f"{shown} is a directory, not a file",
+                          fix=f"remove that directory (rmdir {shown}); then {fix}")
+    if path.exists() or path.is_symlink():
+        return InputError(f"{shown} is not a regular file", fix=f"replace it with a file; then {fix}")
+    return InputError(f"{shown} does not exist" + (" yet" if yet else ""), fix=fix)
+
+
 def sha256(path: Path) -> str | None:
     """The SHA-256 of the file's bytes at this moment; None when there is no file."""
     try:

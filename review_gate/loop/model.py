@@ -98,6 +98,10 @@ class Session:
     owner_start: str | None
     created_at: str
     updated_at: str
+    session_id: str | None = None  # NULL for a session of schema 8
+    config_pin: str | None = None  # JSON: the configuration's digest and its files' (loop/pin.py)
+    base_commit: str | None = None  # the commit (or empty tree) every review of the session compares with
+    coder_mark: str | None = None  # the mark in the environment of the coder last started
     _settings: list[LoopSettings] = field(default_factory=list, compare=False, repr=False)
 
     @property

@@ -21,9 +21,38 @@ FINDING_FIELDS = ("severity", "category", "file", "line", "end_line", "message",
 
 
 async def run_gate(root: Path, session: Session, *, cache: bool) -> ReviewReport:
+    """The gate on the working tree, against the session's pinned base commit itself (a session
+    of an older schema has none: against ``--base`` or the default branch, as it was)."""
     fail_on: FailOn | None = session.fail_on  # type: ignore[assignment]  # checked at loop start
-    return await api.review_async(cwd=root, base=session.base, config=session.config_dir, fail_on=fail_on,
-                                  cache=cache)
+    if session.base_commit is None:
+        return await api.review_async(cwd=root, base=session.base, config=session.config_dir, fail_on=fail_on,
+                                      cache=cache)
+    request = api.change(cwd=root, base=session.base_commit).model_copy(update={"exact_base": True})
+    return await api.review_async(request=request, config=session.config_dir, fail_on=fail_on, cache=cache)
+
+
+def config_changed(files: Files, session: Session, names: list[str], error: str | None) -> Path:
+    """The review of a session whose configuration is not the one pinned at its start: FAIL
+    (never GO, whatever the code), with one critical finding that tells the coder to restore it."""
+    where = ", ".join(names) if names else "its content"
+    what = f"it no longer loads ({error})" if error else f"changed: {where}"
+    directory = session.config_dir or "the built-in configuration (a .review-gate/ directory appeared)"
+    message = (f"the review configuration ({directory}) is not the one this loop session started with: {what}. "
+               "The configuration is the trusted side of the loop: it is never changed to pass a review")
+    fix = ("restore the configuration exactly as it was (e.g. git checkout -- <the files named>, or undo your "
+           "edit) and fix the code instead; a person who means to change it cancels this session and starts a "
+           "new one")
+    finding = {"severity": "critical", "category": "config", "file": names[0] if names else None, "line": None,
+               "end_line": None, "message": message, "recommendation": fix, "rule_id": "loop-config-pinned",
+               "agent": "review-gate", "fingerprint": None}
+    record = {"run_id": None, "decision": "fail", "verdict": "FAIL", "exit_code": 1,
+              "summary": summary_line("FAIL", 1, 1, 0), "findings": [finding]}
+    write_text(files, files.findings(session.iteration), json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    response = files.content(session.iteration, "review", "response")
+    body = f"# review-gate: NO_GO, the configuration changed\n\n**critical** {message}.\n\nFix: {fix}.\n"
+    write_text(files, response, "@@@REVIEW_META\nverdict: FAIL\nissues_total: 1\nissues_critical: 1\n"
+                                "missing_inputs: 0\n@@@\n" + body)
+    return response
 
 
 def why_incomplete(report: ReviewReport) -> str:

@@ -103,7 +103,9 @@ def _agent(config: ReviewConfig, agent_id: str, key: str, chosen: Effective, *, 
     role: Literal["coder", "approver"] = "coder" if coder_for else "approver"
     where = chosen.said_by(key)
     if agent is None:
-        known = sorted(a.id for a in config.agents.agents if isinstance(a, (CommandAgent, LlmAgent)))
+        # only agents that can take this role here: an llm agent cannot edit the working tree
+        known = sorted(a.id for a in config.agents.agents if isinstance(a, (CommandAgent, LlmAgent))
+                       and a.enabled and role_problem(a.kind, coder_for or "review", role) is None)
         raise UsageError(f"{key}: unknown agent {agent_id!r} ({where})",
                          fix=f"add a command agent with id {agent_id!r} to review-agents.json"
                              + (f", or use one of: {', '.join(known)}" if known else "")

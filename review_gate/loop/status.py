@@ -55,6 +55,8 @@ def state(s: Session, files: Files, *, current_tree: str | None = None,
         "interrupted": interrupted(s),
         "verdict": s.verdict, "run_id": s.run_id, "last_decision": last[0],
         "error": s.reason if s.phase == "error" else None,
+        # `loop approve` resumes an error only where the content was made and its approval failed
+        "approvable": s.phase == "error" and s.resume_phase is not None and s.waiting == "judge",
         "tree_hash": s.tree_hash,
         "drift": (current_tree != s.tree_hash) if s.tree_hash and current_tree else None,
         "current_tree": current_tree if s.tree_hash else None,
@@ -80,8 +82,8 @@ def lines(info: dict[str, Any]) -> list[str]:
         out.append("  cancelled")
     elif info["phase"] == "error":
         out.append(f"  stopped with an error: {info['error']}")
-        out.append(f"  next: review-gate loop retry {task} --feedback TEXT | loop approve {task} (content already "
-                   f"made) | loop cancel {task}")
+        approve = f" | loop approve {task} (content already made)" if info.get("approvable") else ""
+        out.append(f"  next: review-gate loop retry {task} --feedback TEXT{approve} | loop cancel {task}")
     elif info["interrupted"]:
         out.append(f"  interrupted during {info['step']} (the process that ran it is gone)")
         out.append(f"  next: review-gate loop start {task}   # resumes from the last committed step")

@@ -72,16 +72,16 @@ def all_sessions(store: Store) -> list[Session]:
     return [_session(row) for row in store.db.execute(f"{_SELECT} ORDER BY updated_at DESC, task")]
 
 
-def create(store: Store, values: dict[str, Any], events: list[Event]) -> Session:
-    """A new session (a finished one of the same task is replaced, its events with it; any other
-    is refused, even one another process created a moment ago)."""
+def create(store: Store, values: dict[str, Any], events: list[Event], *, replace: bool = False) -> Session:
+    """A new session (with ``replace``, a finished one of the same task is replaced, its events
+    with it; any other is refused, even one another process created a moment ago)."""
     now = utc_now()
     row = {name: None for name in COLUMNS} | {"attempt": 0, "incomplete": 0, "created_at": now, "updated_at": now,
                                                 "owner_pid": os.getpid(), "owner_start": process_start(os.getpid())}
     row |= values
     with store.write() as db:
         old = db.execute("SELECT phase FROM loop_sessions WHERE task = ?", (row["task"],)).fetchone()
-        if old is not None and old[0] not in FINISHED:  # another process started it meanwhile
+        if old is not None and (old[0] not in FINISHED or not replace):  # another process started it meanwhile
             raise UsageError(f"loop session {row['task']!r} exists already ({old[0]})",
                              fix=f"see `review-gate loop status {row['task']}`")
         db.execute("DELETE FROM loop_sessions WHERE task = ?", (row["task"],))
@@ -152,6 +152,12 @@ def claim(store: Store, task: str) -> Session | None:
         pid = os.getpid()
         db.execute("UPDATE loop_sessions SET owner_pid = ?, owner_start = ? WHERE task = ?",
                    (pid, process_start(pid), task))
+    if session.coder_mark:
+        # The process that started this coder is gone (the session was free to claim): anything
+        # still carrying the coder's mark was left by a killed command and must not edit on.
+        from review_gate.agents import strays
+
+        strays.kill_marked(session.coder_mark)
     return load(store, task)
 
 

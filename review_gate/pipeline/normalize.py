@@ -30,6 +30,9 @@ class DiffRequest(Frozen):
     path: str | None = None
     stdin_data: bytes | None = None
     remote: str | None = None  # push: the remote pushed to; everything it lacks up to head is reviewed
+    # worktree: compare with ``base`` itself (a commit id, or the empty tree), not its merge-base
+    # with HEAD: a loop session's pinned base, which commits made since cannot move
+    exact_base: bool = False
 
 
 async def normalize(request: DiffRequest) -> PRFacts:
@@ -139,6 +142,11 @@ def _from_git(root: Path, request: DiffRequest) -> tuple[str, str | None, bytes,
         head = git.resolve(root, head_ref)
         base = git.unpushed_base(root, head, request.remote)
         return base, head, git.diff_range(root, base, head), git.commits(root, base, head)
+    if request.mode == "worktree" and request.exact_base and request.base is not None:
+        empty = git.empty_tree(root)
+        base = empty if request.base == empty else git.resolve(root, request.base)
+        commits = git.commits(root, base, git.resolve(root, "HEAD")) if git.has_head(root) else []
+        return base, None, git.diff_worktree(root, base), commits
     if not git.has_head(root) and request.head is None and request.base is None:
         return git.empty_tree(root), None, git.diff_worktree(root, git.empty_tree(root)), []
     head = git.resolve(root, head_ref)

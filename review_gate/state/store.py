@@ -14,12 +14,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from review_gate import held
 from review_gate.errors import StateError
 from review_gate.models import ReviewConfig
 from review_gate.userdirs import cache_dir
 
 APPLICATION = "review-gate"
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 BUSY_TIMEOUT_MS = 10_000
 SQLITE_HEADER = b"SQLite format 3\x00"
 SIDE_FILES = ("-wal", "-shm", "-journal")
@@ -151,6 +152,18 @@ MIGRATION_DEBT: tuple[str, ...] = (
         linked_by TEXT
     )""",
     "CREATE INDEX debt_items_status ON debt_items (status, file)",
+)
+
+# What a loop session pins at `loop start` (docs/loop.md): its own id (the decision log tells two
+# sessions of one task apart by it), the configuration's digest and the base commit every review
+# of the session uses (a coder can neither weaken the gate nor commit its change away), and the
+# mark in the coder's environment (a coder left by a killed `loop start` is found and killed).
+# A session started before this schema has NULL in each and is reviewed as it was.
+MIGRATION_PINS: tuple[str, ...] = (
+    "ALTER TABLE loop_sessions ADD COLUMN session_id TEXT",
+    "ALTER TABLE loop_sessions ADD COLUMN config_pin TEXT",
+    "ALTER TABLE loop_sessions ADD COLUMN base_commit TEXT",
+    "ALTER TABLE loop_sessions ADD COLUMN coder_mark TEXT",
 )
 
 # Each version's statements take the schema from the version before it to this one.
@@ -287,6 +300,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     6: MIGRATION_SCALE,
     7: MIGRATION_GAPS,
     8: MIGRATION_DEBT,
+    9: MIGRATION_PINS,
 }
 
 # The run state's .gitignore, in its two forms. The store writes one into a directory it
@@ -385,12 +399,18 @@ def companions(path: Path) -> list[Path]:
     return out
 
 
+def in_use(path: Path | str) -> bool:
+    """Whether a connection of this process has the file open (``review_gate.held``)."""
+    return held.in_use(path)
+
+
 class Store:
     """An open state database. Always close it (or use it as a context manager)."""
 
-    def __init__(self, path: Path, connection: sqlite3.Connection) -> None:
+    def __init__(self, path: Path, connection: sqlite3.Connection, identity: tuple[int, int] | None = None) -> None:
         self.path = path
         self.db = connection
+        self._identity = identity
 
     def __enter__(self) -> Store:
         return self
@@ -400,6 +420,8 @@ class Store:
 
     def close(self) -> None:
         self.db.close()
+        identity, self._identity = self._identity, None
+        held.remove(identity)  # after the close: until then no reader may open the file
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
@@ -412,9 +434,7 @@ class Store:
             with self.transaction() as db:
                 yield db
         except sqlite3.Error as exc:
-            raise StateError(f"cannot write the run state {self.path}: {exc}",
-                             fix="free some disk space or make the file writable; or set another "
-                                 "state_path in review-gate.json, or pass --no-state") from exc
+            raise write_error(self.path, exc) from exc
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -436,31 +456,71 @@ class Store:
             raise
 
 
+_WRITE_FIXES = {
+    "full": "free some disk space, or set another state_path in review-gate.json, or pass --no-state",
+    "readonly": "make the file and its directory writable, or set another state_path in review-gate.json, "
+                "or pass --no-state",
+    "busy": "another review-gate process held the run state for longer than "
+            f"{BUSY_TIMEOUT_MS // 1000} s; run the command again when it is done",
+    "io": "the disk failed a read or write: free some disk space and check the disk; if `PRAGMA "
+          "integrity_check` says the file is damaged, move it away as well",
+    "damaged": "the file is damaged: move it (and its -wal and -shm files) away, and review-gate creates a new "
+               "one (its history, acceptances and debt are lost), or restore it from a backup",
+}
+
+
+def write_error(path: Path, exc: sqlite3.Error) -> StateError:
+    """A failed write as the user can act on it: a full disk, a read-only file, a lock held too
+    long, or a damaged file each get their own fix (a damaged file is not a full disk)."""
+    return StateError(f"cannot write the run state {path}: {exc}", fix=_WRITE_FIXES[_write_failure(exc)])
+
+
+def _write_failure(exc: sqlite3.Error) -> str:
+    name = str(getattr(exc, "sqlite_errorname", "") or "")  # Python 3.11+; the message before that
+    text = str(exc).lower()
+    if name.startswith("SQLITE_FULL") or "is full" in text:
+        return "full"
+    if name.startswith(("SQLITE_READONLY", "SQLITE_PERM", "SQLITE_CANTOPEN")) or "readonly" in text \
+            or "unable to open" in text:
+        return "readonly"
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in text or "busy" in text:
+        return "busy"
+    if name.startswith("SQLITE_IOERR") or "i/o error" in text:
+        return "io"
+    return "damaged"  # SQLITE_CORRUPT, SQLITE_NOTADB and anything else
+
+
 def open_store(path: Path, *, create: bool = True) -> Store | None:
     """Open (and with ``create``, create or migrate) the store; None when absent and not created."""
-    _check_file(path)
-    if not path.exists():
-        if not create:
-            return None
-        _make_directory(path.parent, path.name)
-    try:
-        # check_same_thread off: the run command uses it from worker threads, one call at a time
-        connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                                     check_same_thread=False)
-    except sqlite3.Error as exc:
-        raise StateError(f"cannot open the state database {path}: {exc}", fix=_FIX_PATH) from exc
-    store = Store(path, connection)
+    # Closing any descriptor of the file in this process would drop the locks our connections
+    # hold on it (review_gate.held): the header is read only while none is open, and the new
+    # connection is counted before another thread can check the file.
+    with held.opening():
+        _check_file(path)
+        if not path.exists():
+            if not create:
+                return None
+            _make_directory(path.parent, path.name)
+        try:
+            # check_same_thread off: the run command uses it from worker threads, one call at a time
+            connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                                         check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise StateError(f"cannot open the state database {path}: {exc}", fix=_FIX_PATH) from exc
+        identity = held.identity(path)  # sqlite3.connect opened (or created) the file: it exists now
+        held.add(identity)
+    store = Store(path, connection, identity)
     try:
         connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         _prepare_when_free(store)
     except sqlite3.OperationalError as exc:  # the file is fine; the disk, its rights or a lock are not
-        connection.close()
+        store.close()
         raise StateError(f"cannot use the state database {path}: {exc}", fix=_FIX_PATH) from exc
     except sqlite3.DatabaseError as exc:
-        connection.close()
+        store.close()
         raise StateError(f"{path} is not a usable review-gate state database: {exc}", fix=_FIX_FILE) from exc
     except BaseException:
-        connection.close()
+        store.close()
         raise
     return store
 
@@ -471,7 +531,9 @@ _FIX_PATH = "set a writable state_path in review-gate.json, or pass --no-state"
 
 def _check_file(path: Path) -> None:
     """Refuse, before SQLite touches it, anything at ``path`` that is not an SQLite file, and a
-    symbolic link there or at a side file: SQLite would write through it, wherever it points."""
+    symbolic link there or at a side file: SQLite would write through it, wherever it points.
+    The header of a file a connection of ours has open is not read (``review_gate.held``): it was
+    checked when that connection was made."""
     for candidate in (path, *(path.with_name(path.name + side) for side in SIDE_FILES)):
         if candidate.is_symlink():
             raise StateError(f"state path {candidate} is a symbolic link; review-gate does not write through one",
@@ -479,6 +541,8 @@ def _check_file(path: Path) -> None:
                                  "state_path in review-gate.json")
     if path.exists() and not path.is_file():
         raise StateError(f"state path {path} is not a file", fix=_FIX_FILE)
+    if held.in_use(path):  # opening it here, then closing it, would drop our connections' locks
+        return
     try:
         with path.open("rb") as handle:
             head = handle.read(len(SQLITE_HEADER))

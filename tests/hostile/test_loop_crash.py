@@ -5,7 +5,9 @@ approver) kills the `review-gate` process that runs it, at a point the test cont
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
 import sqlite3
 import subprocess
@@ -199,3 +201,137 @@ def test_a_linked_session_folder_is_refused_and_nothing_is_written_through_it(re
     assert "a symbolic link leads it out of the repository" in result.stderr
     assert list(outside.iterdir()) == []
     assert "no loop session 'linked'" in run(review_gate_bin, repo, tmp_path / "cfg", "status", "linked").stderr
+
+
+# A coder that does what SKILL.md tells agents to: it fixes app.py, then runs review-gate itself
+# (argv[2:] is the command) in the same repository, on the same run-state database the loop holds open.
+SELF_CHECKING_CODER = r'''
+import pathlib, subprocess, sys
+app = pathlib.Path("app.py")
+app.write_text(app.read_text().replace("verify=False", "verify=True"))
+stop = '{"hook_event_name": "Stop", "session_id": "d", "cwd": ".", "stop_hook_active": false}'
+subprocess.run([*sys.argv[2:]], input=stop, text=True, capture_output=True, timeout=120, check=False)
+pathlib.Path(sys.argv[1]).write_text("ran")
+print("fixed the TLS verification")
+'''
+
+
+@pytest.mark.parametrize("command", [["hook", "claude-code"], ["history"]])
+def test_a_coder_that_runs_review_gate_itself_leaves_the_run_state_intact(
+        review_gate_bin: list[str], repo: GitRepo, tmp_path: Path, command: list[str]) -> None:
+    """Opening and closing the database file in the loop's process (to read its header) used to
+    drop SQLite's POSIX locks: the coder's review-gate then took itself for the last connection,
+    checkpointed and deleted the WAL under the loop, and the file was no database any more."""
+    program, ran = tmp_path / "self-checking.py", tmp_path / "ran"
+    program.write_text(SELF_CHECKING_CODER)
+    write_config(tmp_path / "cfg", tmp_path / "records", tmp_path / "approvals", agents=[
+        command_agent("self-checker", [sys.executable, str(program), str(ran), *review_gate_bin, *command])])
+    config = tmp_path / "cfg"
+    repo.write("app.py", FLAWED)
+    result = run(review_gate_bin, repo, config, "start", "selfcheck", "--coder", "self-checker", "--mode",
+                 "automated")
+    assert ran.exists(), result.stderr
+    assert result.returncode == 0, result.stderr
+    assert "-> GO" in result.stderr
+    assert (repo.root / ".review-gate" / "state.db").read_bytes()[:16] == b"SQLite format 3\x00"
+    assert integrity(repo) == "ok"
+    later = subprocess.run([*review_gate_bin, "history", "--config", str(config)], cwd=repo.root,
+                           capture_output=True, text=True, timeout=120, check=False)
+    assert later.returncode == 0, later.stderr
+    assert status(review_gate_bin, repo, config, "selfcheck")["phase"] == "complete"
+
+
+# Fixes app.py, then overwrites the run-state database and its side files with junk.
+DAMAGING_CODER = r'''
+import pathlib
+app = pathlib.Path("app.py")
+app.write_text(app.read_text().replace("verify=False", "verify=True"))
+for name in ("state.db", "state.db-wal", "state.db-shm"):
+    path = pathlib.Path(".review-gate") / name
+    if path.exists():
+        with open(path, "r+b") as handle:
+            size = handle.seek(0, 2)
+            handle.seek(0)
+            handle.write(b"\xff" * size)
+print("fixed")
+'''
+
+
+def test_a_step_that_cannot_write_the_run_state_exits_3_with_a_fix_for_a_damaged_file(
+        review_gate_bin: list[str], repo: GitRepo, tmp_path: Path) -> None:
+    program = tmp_path / "damaging.py"
+    program.write_text(DAMAGING_CODER)
+    write_config(tmp_path / "cfg", tmp_path / "records", tmp_path / "approvals", agents=[
+        command_agent("damager", [sys.executable, str(program)])])
+    repo.write("app.py", FLAWED)
+    result = run(review_gate_bin, repo, tmp_path / "cfg", "start", "damaged", "--coder", "damager", "--mode",
+                 "automated")
+    assert result.returncode == 3, result.stderr  # a failed step (loop.md), not a refusal
+    assert "loop session 'damaged' stopped: cannot write the run state" in result.stderr
+    assert "the file is damaged: move it" in result.stderr
+    assert "disk space" not in result.stderr and "internal error" not in result.stderr
+
+
+# argv[1]: a folder to count calls in. The first call writes its pid, starts a helper in a session
+# of its own (setsid: out of reach of its process group and of PR_SET_PDEATHSIG) that writes its
+# pid too, and both wait (bounded) for a file that never comes, then would edit app.py. A later
+# call fixes app.py at once.
+LINGERING_CODER = r'''
+import os, pathlib, subprocess, sys, time
+records = pathlib.Path(sys.argv[1])
+records.mkdir(exist_ok=True)
+n = len(list(records.glob("call-*"))) + 1
+(records / f"call-{n}").write_text(sys.stdin.read())
+if n == 1:
+    helper = ("import pathlib, sys, time\n"
+              "d = time.monotonic() + 60\n"
+              "while time.monotonic() < d and not pathlib.Path(sys.argv[1], 'never').exists(): time.sleep(0.05)\n"
+              "pathlib.Path('app.py').write_text('edited by a stray helper')\n")
+    child = subprocess.Popen([sys.executable, "-c", helper, str(records)], start_new_session=True)
+    (records / "helper.pid").write_text(str(child.pid))
+    (records / "coder.pid").write_text(str(os.getpid()))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+    pathlib.Path("app.py").write_text("edited by a stray coder")
+    sys.exit(0)
+app = pathlib.Path("app.py")
+app.write_text(app.read_text().replace("verify=False", "verify=True"))
+print("fixed")
+'''
+
+
+def test_a_killed_loop_takes_its_coder_with_it_and_resuming_ends_what_the_coder_left(
+        review_gate_bin: list[str], repo: GitRepo, tmp_path: Path) -> None:
+    from tests.agents.test_command import read_pid, wait_gone
+
+    program, records = tmp_path / "lingering.py", tmp_path / "records"
+    program.write_text(LINGERING_CODER)
+    write_config(tmp_path / "cfg", tmp_path / "unused", tmp_path / "unused-approvals", agents=[
+        command_agent("lingerer", [sys.executable, str(program), str(records)])])
+    config = tmp_path / "cfg"
+    repo.write("app.py", FLAWED)
+    loop = subprocess.Popen([*review_gate_bin, "loop", "start", "orphan", "--coder", "lingerer", "--mode",
+                             "automated", "--config", str(config)], cwd=repo.root, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    coder = helper = 0
+    try:
+        coder = read_pid(records / "coder.pid", within=60)
+        helper = read_pid(records / "helper.pid", within=10)
+        loop.kill()
+        loop.wait(timeout=30)
+        assert wait_gone(coder, within=10), "the coder outlived the loop that started it"
+        assert not wait_gone(helper, within=0.2)  # in a session of its own: only its mark finds it
+        resumed = run(review_gate_bin, repo, config, "start", "orphan")
+        assert resumed.returncode == 0, resumed.stderr
+        assert wait_gone(helper, within=10), "resuming left the earlier coder's helper running"
+        assert (repo.root / "app.py").read_text() == FLAWED.replace("verify=False", "verify=True")
+        assert len(list(records.glob("call-*"))) == 2
+    finally:
+        for pid in (coder, helper):
+            if pid:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+        if loop.poll() is None:
+            loop.kill()
+            loop.wait(timeout=30)

@@ -131,8 +131,11 @@ def test_cancel_ends_the_session_and_nothing_more_is_accepted(rig: LoopRig) -> N
     assert rig.status("stop")["phase"] == "cancelled"
     again = rig.loop("approve", "stop")
     assert again.code == 2 and "cancelled" in again.err
-    # a cancelled task can be started again; the old files are kept aside
-    assert rig.loop("start", "stop", "--coder", "coder", *MANUAL_REVIEW).code == 4
+    # a cancelled task is started again only with --restart; the old files are kept aside
+    refused = rig.loop("start", "stop", "--coder", "coder", *MANUAL_REVIEW)
+    assert refused.code == 2 and "exists already (cancelled" in refused.err and "--restart" in refused.err
+    assert rig.status("stop")["phase"] == "cancelled"
+    assert rig.loop("start", "stop", "--restart", "--coder", "coder", *MANUAL_REVIEW).code == 4
     assert any(p.name.startswith("stop~") for p in (rig.repo.root / ".review-gate" / "sessions").iterdir())
 
 
@@ -254,3 +257,34 @@ def test_the_coder_receives_task_findings_feedback_and_history(rig: LoopRig, tas
     history = revise_3.split("## Earlier reviews that said NO_GO", 1)[1]
     assert "Iteration 1: NO_GO" in history and "first note: keep requests" in history
     assert "Earlier reviews" not in revise_2  # nothing earlier than the review it revises
+
+
+def test_an_unknown_coder_is_refused_with_only_agents_that_can_code(rig: LoopRig) -> None:
+    import json
+
+    result = rig.loop("start", "t", "--coder", "nobody")
+    assert result.code == 2
+    fix = result.err.split("fix:", 1)[1]
+    suggested = fix.split("use one of:", 1)[1].split(", or")[0].strip().split(", ")
+    kinds = {a["id"]: a["kind"] for a in json.loads((rig.config / "review-agents.json").read_text())["agents"]}
+    assert {"coder", "fixer"} <= set(suggested)
+    assert {kinds[agent] for agent in suggested} == {"command"}  # llm and pattern agents cannot edit the tree
+
+
+def test_a_directory_where_the_response_file_belongs_is_named_as_such(rig: LoopRig) -> None:
+    rig.repo.write("app.py", FLAWED)
+    assert rig.loop("start", "dir", "--approver", "review.response=manual").code == 4
+    review = rig.session_file("dir", 1, "review.response.md")
+    review.unlink()
+    review.mkdir()
+    result = rig.loop("approve", "dir")
+    assert result.code == 2
+    assert "review.response.md is a directory, not a file" in result.err and "does not exist" not in result.err
+    assert "rmdir" in result.err
+
+
+def test_status_and_log_of_an_unknown_task_are_usage_errors(rig: LoopRig) -> None:
+    for command in ("status", "log"):
+        result = rig.loop(command, "nosuch")
+        assert result.code == 2, command  # docs/loop.md's table: an unknown task is refused
+        assert "no loop session 'nosuch'" in result.err and "loop status" in result.err

@@ -119,6 +119,8 @@ def test_a_rejected_prompt_stops_with_the_feedback_until_a_person_acts(rig: Loop
     status = rig.status("prompt")
     assert status["phase"] == "error"
     assert "rejected the generate prompt: rejection 1" in status["error"]
+    assert status["approvable"] is True
+    assert "loop approve prompt (content already made)" in rig.loop("status", "prompt").out
     assert rig.prompts() == []  # nothing was sent to the coder
     # a person edits the prompt and approves it: the session goes on from there
     prompt = rig.session_file("prompt", 1, "generate.prompt.md")
@@ -141,6 +143,11 @@ def test_an_incomplete_review_is_retried_once_then_stops_with_the_reason(rig: Lo
     status = rig.status("flaky")
     assert status["phase"] == "error"
     assert "incomplete twice" in status["error"] and "broken-checker" in status["error"]
+    # what status suggests works: no `approve` (there is no review to approve), `retry` is offered
+    text = rig.loop("status", "flaky").out
+    assert "loop approve" not in text and "review-gate loop retry flaky" in text
+    assert status["approvable"] is False
+    assert rig.loop("approve", "flaky").code == 2
     log = rig.loop("log", "flaky", "--format", "json").json()
     assert [e["kind"] for e in log["events"]].count("incomplete") == 1
     assert log["decisions"] == []  # incomplete is not a verdict
@@ -183,3 +190,30 @@ def test_session_files_are_ignored_by_git_and_not_reviewed(rig: LoopRig) -> None
     assert rig.loop("start", "quiet", "--mode", "automated", "--coder", "coder").code == 0
     status = rig.repo.git("status", "--porcelain", "--untracked-files=all")
     assert status.strip() == "?? app.py"
+
+
+def test_a_finished_session_is_not_started_again_without_restart(rig: LoopRig) -> None:
+    rig.repo.write("app.py", FLAWED)
+    assert rig.loop("start", "twice", "--coder", "fixer", "--mode", "automated").code == 0
+    log = rig.repo.root / ".review-gate" / "review-logs" / "twice.jsonl"
+    before = log.read_text()
+    again = rig.loop("start", "twice", "--coder", "fixer", "--mode", "automated")
+    assert again.code == 2, again.err  # loop.md: a session that already exists is refused, nothing changed
+    assert "loop session 'twice' exists already (complete" in again.err
+    assert "use a new task id" in again.err and "--restart" in again.err
+    assert log.read_text() == before and rig.status("twice")["phase"] == "complete"
+    rig.repo.write("app.py", FLAWED)
+    restarted = rig.loop("start", "twice", "--restart", "--coder", "fixer", "--mode", "automated")
+    assert restarted.code == 0, restarted.err
+    records = rig.decisions("twice")
+    assert [r["decision"] for r in records] == ["NO_GO", "GO", "NO_GO", "GO"]
+    first, second = {records[0]["session_id"], records[1]["session_id"]}, {records[2]["session_id"],
+                                                                             records[3]["session_id"]}
+    assert len(first) == len(second) == 1 and first != second and None not in first | second
+
+
+def test_restart_of_a_session_that_is_not_finished_is_refused(rig: LoopRig) -> None:
+    rig.repo.write("app.py", FLAWED)
+    assert rig.loop("start", "open", "--approver", "review.response=manual").code == 4
+    refused = rig.loop("start", "open", "--restart")
+    assert refused.code == 2 and "is not finished" in refused.err and "loop cancel open" in refused.err

@@ -8,12 +8,13 @@ import os
 import signal
 import sqlite3
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from review_gate.state.store import SCHEMA_VERSION, open_store
+from review_gate.state.store import SCHEMA_VERSION, in_use, open_store
 from tests.agents.test_command import read_pid, wait_gone
 from tests.conftest import GitRepo
 from tests.state.helpers import DIFF, calls, counting_config, query, run_json, state_db, statuses
@@ -145,3 +146,42 @@ def test_a_killed_run_leaves_pending_pairs_that_the_next_run_marks_missing(
     assert query(state_db(), "SELECT DISTINCT status, reason FROM review_pairs WHERE run_id = ?", killed_run) == [
         ("missing", "run abandoned")]
     assert query(state_db(), "SELECT status FROM review_runs WHERE id = ?", killed_run) == [("incomplete",)]
+
+
+def test_a_second_store_on_an_open_file_keeps_the_first_ones_locks(tmp_path: Path) -> None:
+    """Opening the file outside SQLite (to read its header) and closing it would drop every
+    POSIX lock this process holds on it: another process closing its connection then takes
+    itself for the last one and deletes the WAL under the Store still open here."""
+    path = tmp_path / "state.db"
+    first = open_store(path)
+    assert first is not None
+    with first:
+        with first.write() as db:
+            db.execute("INSERT INTO meta VALUES ('probe', 'x')")
+        second = open_store(path)  # the header check must not open and close the file
+        assert second is not None
+        second.close()
+        assert in_use(path)
+        last = ("import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); "
+                "db.execute('SELECT count(*) FROM meta').fetchone(); db.close()")
+        subprocess.run([sys.executable, "-c", last, str(path)], capture_output=True, timeout=60, check=True)
+        assert path.with_name("state.db-wal").exists()  # our connection's lock kept it from being the last
+        assert first.db.execute("SELECT value FROM meta WHERE key = 'probe'").fetchone() == ("x",)
+    assert not in_use(path)
+
+
+@pytest.mark.parametrize(("error", "advice"), [
+    (sqlite3.OperationalError("database or disk is full"), "free some disk space"),
+    (sqlite3.OperationalError("attempt to write a readonly database"), "make the file and its directory writable"),
+    (sqlite3.OperationalError("database is locked"), "held the run state for longer than"),
+    (sqlite3.OperationalError("disk I/O error"), "integrity_check"),
+    (sqlite3.DatabaseError("file is not a database"), "the file is damaged: move it"),
+    (sqlite3.DatabaseError("database disk image is malformed"), "the file is damaged: move it"),
+])
+def test_a_failed_write_gets_the_fix_that_fits_it(tmp_path: Path, error: sqlite3.Error, advice: str) -> None:
+    from review_gate.state.store import write_error
+
+    problem = write_error(tmp_path / "state.db", error)
+    assert str(error) in problem.message and problem.fix is not None and advice in problem.fix
+    if "damaged" in advice:
+        assert "disk space" not in problem.fix  # a damaged file is not a full disk
