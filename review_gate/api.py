@@ -172,7 +172,7 @@ async def review_async(
     packing: Packing | None = None, state: bool = True, cache: bool = True,
     outputs: Sequence[tuple[str | Render, str | Path]] = (), bundle_dir: str | Path | None = None,
     listener: Listener | None = None, shard: tuple[int, int] | None = None,
-    add_agents: Sequence[tuple[str, str]] = (),
+    add_agents: Sequence[tuple[str, str]] = (), accepted_before: str | None = None,
 ) -> ReviewReport:
     """Review a change: all six stages, the run state (cache, acceptances, history) unless
     ``state`` is false, reports written to ``outputs`` (format name or render function, path)
@@ -182,7 +182,9 @@ async def review_async(
     name one. ``shard``: (K, N), review only the K-th of N balanced shares of the files (a CI
     matrix job; ``merge`` combines the N reports). ``add_agents``: (``ID`` or ``ID:GLOB``,
     reason) pairs: registry agents to dispatch as well, over the changed files (those GLOB
-    selects), each logged as an ``agent_addition`` gap with the reason (docs/gaps.md)."""
+    selects), each logged as an ``agent_addition`` gap with the reason (docs/gaps.md).
+    ``accepted_before``: a UTC time stamp (``2026-11-26T10:00:00Z``); acceptances recorded at or
+    after it waive nothing (a loop session's review: its coder cannot accept its own findings)."""
     _check(fail_on=fail_on, filter_mode=filter_mode, concurrency=concurrency, agent_timeout=agent_timeout,
            outputs=outputs, packing=packing, shard=shard)
     request = request or change(cwd=cwd, base=base, head=head, staged=staged, diff=diff, diff_file=diff_file)
@@ -194,7 +196,8 @@ async def review_async(
     if target is not None:
         bundle.check_target(target)  # before any agent runs
     facts = await runner.read_change(setup.request)
-    how = _How(fail_on=fail_on, filter_mode=filter_mode, listener=listener, shard=shard, requests=tuple(requests))
+    how = _How(fail_on=fail_on, filter_mode=filter_mode, listener=listener, shard=shard, requests=tuple(requests),
+               accepted_before=accepted_before)
     return await _reviewed(setup, facts, how, state=state, cache=cache, outputs=outputs, target=target)
 
 
@@ -210,6 +213,7 @@ class _How:
     gaps: tuple[Gap, ...] = ()  # found before planning (a sweep's files too large to read)
     commit: str | None = None  # the commit reviewed, when the change does not name it (a sweep's HEAD)
     requests: tuple[AgentRequest, ...] = ()  # agents the caller adds, with why
+    accepted_before: str | None = None  # acceptances recorded since do not waive (a loop session's)
     left_out: int = 0  # the gate's own files left out before planning (a sweep's), counted in the report
 
 
@@ -259,7 +263,7 @@ async def _review(setup: bootstrap.Setup, facts: PRFacts, run: NoState, http: ht
     run_id = runner.new_run_id()
     reuse = await anyio.to_thread.run_sync(functools.partial(
         run.start, work, run_id, setup.extras(), setup.options.packing, kind=how.kind, model=_models(setup, work),
-        commit=how.commit))
+        commit=how.commit, accepted_before=how.accepted_before))
     report = await runner.review(
         work, setup.config, setup.options, filter_mode=how.filter_mode, fail_on=how.fail_on, listener=how.listener,
         waivers={**waivers, **run.waivers}, run_id=run_id, reuse=reuse, http=http)

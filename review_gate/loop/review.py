@@ -26,9 +26,10 @@ async def run_gate(root: Path, session: Session, *, cache: bool) -> ReviewReport
     fail_on: FailOn | None = session.fail_on  # type: ignore[assignment]  # checked at loop start
     if session.base_commit is None:
         return await api.review_async(cwd=root, base=session.base, config=session.config_dir, fail_on=fail_on,
-                                      cache=cache)
+                                      cache=cache, accepted_before=session.created_at)
     request = api.change(cwd=root, base=session.base_commit).model_copy(update={"exact_base": True})
-    return await api.review_async(request=request, config=session.config_dir, fail_on=fail_on, cache=cache)
+    return await api.review_async(request=request, config=session.config_dir, fail_on=fail_on, cache=cache,
+                                  accepted_before=session.created_at)
 
 
 def config_changed(files: Files, session: Session, names: list[str], error: str | None) -> Path:

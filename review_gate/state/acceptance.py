@@ -106,7 +106,10 @@ def revoke(store: Store, event_id: int, who: str) -> Acceptance:
     return found
 
 
-def waivers(store: Store, today: date | None = None) -> dict[str, str]:
+def waivers(store: Store, today: date | None = None, *, before: str | None = None) -> dict[str, str]:
+    """The active acceptances' waivers; with ``before`` (a UTC time stamp), only those recorded
+    before it (a loop session's review: what its coder accepted does not waive its findings)."""
     day = today or date.today()
     label = {"accept": "accepted", "override": "overridden"}
-    return {a.fingerprint: f"{label[a.kind]}: {a.reason}" for a in listing(store) if a.active(day)}
+    return {a.fingerprint: f"{label[a.kind]}: {a.reason}" for a in listing(store)
+            if a.active(day) and (before is None or a.created_at < before)}

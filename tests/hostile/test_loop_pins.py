@@ -135,3 +135,31 @@ def test_a_coder_that_checks_out_an_older_commit_cannot_hide_what_it_brings_back
     assert "verify=False" in (repo.root / "app.py").read_text()
     assert result.code == 4, result.err
     assert [d["decision"] for d in decisions(repo, "older")][-1] == "NO_GO"
+
+
+# Accepts every finding of the last run with the gate's own CLI instead of fixing the code
+# (what a coding CLI without the hooks could do).
+ACCEPTING_CODER = r'''
+import json, subprocess, sys
+gate = [sys.executable, "-m", "review_gate"]
+last = json.loads(subprocess.run([*gate, "show", "last", "--format", "json"], capture_output=True, text=True,
+                                 check=True).stdout)
+for finding in last["findings"]:
+    subprocess.run([*gate, "accept", finding["fingerprint"], "--reason", "fine"], capture_output=True, check=True)
+print("accepted")
+'''
+
+
+def test_a_coder_that_accepts_its_own_findings_never_gets_go(cli: Any, repo: GitRepo, tmp_path: Path) -> None:
+    program = tmp_path / "accepting.py"
+    program.write_text(ACCEPTING_CODER)
+    write_config(tmp_path / "cfg", tmp_path / "records", tmp_path / "approvals", agents=[
+        command_agent("acceptor", [sys.executable, str(program)])])
+    repo.write("app.py", FLAWED)
+    result = cli("loop", "start", "acc", "--coder", "acceptor", "--mode", "automated", "--max-iterations", "2",
+                 "--config", str(tmp_path / "cfg"))
+    accepted = cli("accepted")
+    assert "fine" in accepted.out, accepted.out  # the coder did accept
+    assert result.code == 4, result.err
+    assert [d["decision"] for d in decisions(repo, "acc")] == ["NO_GO", "NO_GO"]
+    assert "verify=False" in (repo.root / "app.py").read_text()
