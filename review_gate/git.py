@@ -26,11 +26,23 @@ _OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1, SHA-256
 BLOB_GROUP = 8_000_000  # bytes of blobs one `git cat-file --batch` reads at most
 
 
+# What every git command of ours runs with: no prompt, no lock of the user's index, and the
+# repository's objects as they are: `git replace` refs and grafts (which the change's author can
+# set locally, and which a push does not carry) would show a reviewer another commit's content.
+SAFE_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "GIT_NO_REPLACE_OBJECTS": "1",
+            "GIT_GRAFT_FILE": os.devnull}
+
+
+def environment(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment a git command of ours runs in: ours, with ``SAFE_ENV`` and ``extra``."""
+    return {**os.environ, **SAFE_ENV, **(extra or {})}
+
+
 def _git(args: Sequence[str], cwd: Path, env: dict[str, str] | None = None,
          check: bool = True, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
     if shutil.which("git") is None:
         raise GitError("git is not installed or not on PATH", fix="install git, or pass --diff FILE")
-    full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", **(env or {})}
+    full_env = environment(env)
     result = subprocess.run(["git", *args], cwd=cwd, env=full_env, capture_output=True, check=False, input=stdin)
     if check and result.returncode != 0:
         message = result.stderr.decode("utf-8", "replace").strip().splitlines()

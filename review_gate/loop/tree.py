@@ -4,12 +4,12 @@ so the user's own index is never touched. ``loop status`` compares it with the t
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
+from review_gate import git
 from review_gate.errors import GitError
 
 
@@ -22,7 +22,7 @@ def _git(args: list[str], root: Path, env: dict[str, str]) -> str:
 
 
 def tree_hash(root: Path) -> str:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
+    env = git.environment()
     index = Path(_git(["rev-parse", "--git-path", "index"], root, env))
     if not index.is_absolute():
         index = root / index
@@ -38,7 +38,7 @@ def tree_hash(root: Path) -> str:
 def changed_paths(root: Path) -> list[str]:
     """Paths the working tree changes against HEAD, untracked ones included (what a code
     approver is pointed at)."""
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
+    env = git.environment()
     result = subprocess.run(["git", "status", "--porcelain=v1", "-z", "--untracked-files=all"], cwd=root, env=env,
                             capture_output=True, check=False)
     if result.returncode != 0:

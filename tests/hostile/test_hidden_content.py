@@ -338,3 +338,28 @@ def test_the_agent_report_names_what_was_not_inspected(cli: Any, repo: GitRepo, 
     result = cli("--offline", "--no-state", "--format", "agent")
     assert result.code == 3
     assert "- not inspected (counts against the gate): submodule vendor/lib is added at" in result.out
+
+
+# 6. Objects as the repository holds them: a replace ref or a graft made locally shows git
+# another commit's content, and a push does not carry it.
+
+@pytest.mark.parametrize("how", ["replace", "graft"])
+@pytest.mark.parametrize("mode", ["range", "worktree"])
+def test_a_replaced_commit_does_not_hide_what_the_branch_holds(cli: Any, repo: GitRepo, how: str, mode: str) -> None:
+    repo.branch("feature")
+    repo.write("s.py", SECRET_LINE)
+    commit = repo.commit("a key")
+    main = repo.git("rev-parse", "main").strip()
+    if how == "replace":  # main "is" a commit with the key's tree: nothing changed, says git
+        fake = repo.git("commit-tree", f"{commit}^{{tree}}", "-m", "fake").strip()
+        repo.git("replace", main, fake)
+    else:  # the key's commit "has" a parent with the same tree
+        twin = repo.git("commit-tree", f"{commit}^{{tree}}", "-m", "twin").strip()
+        grafts = repo.root / ".git" / "info" / "grafts"
+        grafts.parent.mkdir(exist_ok=True)
+        grafts.write_text(f"{commit} {twin}\n{main}\n")
+    args = ("--base", "main", "--head", "HEAD") if mode == "range" else ("--base", "main")
+    result = cli("--offline", "--no-state", "--format", "json", *args)
+    report = report_of(result)
+    assert key_findings(report) == [("s.py", 1)], report["coverage"]
+    assert result.code == 1
