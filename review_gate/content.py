@@ -38,12 +38,14 @@ def readable(data: bytes) -> bytes | None:
     """The bytes to review as text: ``data`` itself when it is text (by git's test, or text with a
     few NUL or control bytes), its UTF-8 form when it is UTF-16 or UTF-32 text, None when binary.
     Only the first 8000 bytes decide; the rest of a wide file is decoded leniently."""
-    if not is_binary(data):
+    probe = data[:BINARY_PROBE]
+    # A #! script is what its interpreter runs, byte by byte, whatever its bytes look like; and
+    # bytes that read as text one byte at a time are that text, though a BOM stands before them:
+    # real UTF-16/32 text is a third to three quarters NUL bytes read that way.
+    if not is_binary(data) or probe.startswith(b"#!") or _mostly_text(probe):
         return data
-    encoding = wide_encoding(data[:BINARY_PROBE])
-    if encoding is not None:
-        return _decoded(data, encoding).encode("utf-8")
-    return data if _mostly_text(data[:BINARY_PROBE]) else None
+    encoding = wide_encoding(probe)
+    return _decoded(data, encoding).encode("utf-8") if encoding is not None else None
 
 
 def wide_encoding(probe: bytes) -> str | None:

