@@ -107,11 +107,16 @@ _EXTENSION = re.compile(r"\*(\.[A-Za-z0-9_+-]+)")  # a glob that selects files b
 
 def script_names(path: str, interpreter: str | None, domains: Sequence[Domain]) -> list[str]:
     """The other names globs match a file by: a name that ends in spaces or dots is also the name
-    without them (``python 'app.py '`` runs it, Windows drops them), and a script is also its
+    without them (``python 'app.py '`` runs it, Windows drops them), an extension in capitals is
+    also the extension in lower case (``UP.PY``), and a script is also its
     name with each extension of every domain that claims its interpreter (``bin/deploy`` run by
     python3 is ``bin/deploy.py`` too; none from a domain whose extension it already has)."""
     bare = path.rstrip(" .")
-    names: dict[str, None] = {bare: None} if bare != path and bare and not bare.endswith("/") else {}
+    bare = bare if bare and not bare.endswith("/") else path
+    dot = bare.rfind(".")
+    if dot > bare.rfind("/") + 1:  # UP.PY is Python to Python (and to Windows): *.py matches it
+        bare = bare[:dot] + bare[dot:].lower()
+    names: dict[str, None] = {bare: None} if bare != path else {}
     if interpreter is None:
         return list(names)
     path = bare or path

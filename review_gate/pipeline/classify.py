@@ -57,9 +57,9 @@ def pr_type(facts: PRFacts, files: list[FileDomains], domains: dict[str, Domain]
 
 
 def _file(change: FileChange, specs: list[tuple[Domain, Globs]]) -> FileDomains:
-    if change.interpreter is None and not change.path.endswith((" ", ".")):  # the common case, kept lean
-        return FileDomains(path=change.path, domains=[d.id for d, spec in specs if spec.match(change.path)])
     names = script_names(change.path, change.interpreter, [d for d, _ in specs])
+    if not names and change.interpreter is None:  # the common case, kept lean: a large change has thousands
+        return FileDomains(path=change.path, domains=[d.id for d, spec in specs if spec.match(change.path)])
     ids = [d.id for d, spec in specs
            if d.claims(change.interpreter) or spec.match(change.path) or any(spec.match(n) for n in names)]
     return FileDomains(path=change.path, domains=ids, names=names)

@@ -339,3 +339,12 @@ def test_a_name_ending_in_spaces_or_dots_is_reviewed_as_the_name_without_them(cl
     report = report_of(cli("--offline", "--format", "json"))
     assert (name, "sec-py-eval-01") in fired(report)
     assert report["classification"]["files"][0]["domains"] == ["python"]
+
+
+@pytest.mark.parametrize("name", ["UP.PY", "lib/Tool.Py", "bin/app.PY "])
+def test_an_extension_in_capitals_is_reviewed_as_the_extension(cli: Any, repo: GitRepo, name: str) -> None:
+    """`python3 UP.PY` runs it: `*.py` rules reach it (was: unclassified, no rules, PASS)."""
+    repo.write(name, "import requests\nr = requests.get(url, verify=False)\nx = eval(input())\n")
+    report = report_of(cli("--offline", "--format", "json"))
+    assert (name, "sec-py-eval-01") in fired(report)
+    assert report["classification"]["files"][0]["domains"] == ["python"]
