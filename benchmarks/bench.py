@@ -837,7 +837,10 @@ def _batch_config(directory: Path, server: Any, price: Any) -> Path:
               "timeout_s": 600} for i in ids]
     builtin = json.loads((Path(__file__).resolve().parent.parent / "config" / "review-agents.json").read_text())
     pattern = [a for a in builtin["agents"] if a["kind"] == "pattern"]
+    rules = json.loads((Path(__file__).resolve().parent.parent / "config" / "review-rules.json").read_text())
+    kept = {a["id"] for a in pattern}  # the built-in llm agents' own rules go with them
     files = {"review-agents.json": {"version": 1, "agents": [*specs, *pattern]},
+             "review-rules.json": {**rules, "rules": [r for r in rules["rules"] if r["agent"] in kept]},
              "review-composition.json": {"version": 1, "policies": [{
                  "id": "all", "description": "every agent", "trigger": {"type": "always"},
                  "dispatch": [*ids, *(a["id"] for a in pattern)]}]},
