@@ -254,7 +254,8 @@ async def _review(setup: bootstrap.Setup, facts: PRFacts, run: NoState, http: ht
     from review_gate import shard
 
     the_plan = await runner.plan(facts, setup.config, own=setup.own_files(run.written()),
-                                 offline=setup.options.offline, http=http, requests=how.requests, root=setup.root)
+                                 offline=setup.options.offline, http=http, requests=how.requests, root=setup.root,
+                                 committed=setup.committed())
     if how.gaps or how.left_out:
         the_plan = the_plan.model_copy(update={"gaps": [*how.gaps, *the_plan.gaps],
                                                "left_out": the_plan.left_out + how.left_out})
@@ -309,13 +310,15 @@ async def plan_async(*, cwd: str | Path | None = None, base: str | None = None, 
                      offline: bool = False) -> Plan:
     """Stages 1-4: the change, its classification, the manifest of agents and the gaps; no agent
     runs (the LLM gap detector does, unless ``offline``)."""
+    _typed(flags={"offline": offline}, paths={"config": config})
+    _request(request)
     request = request or change(cwd=cwd, base=base, head=head, staged=staged, diff=diff, diff_file=diff_file)
     setup = _setup(request, config=config, offline=offline)
     facts = await runner.read_change(setup.request)
     connection = runner.connect() if setup.networked() else contextlib.nullcontext()
     async with connection as http:
         return await runner.plan(facts, setup.config, own=setup.own_files(setup.written(facts)), offline=offline,
-                                 http=http, root=setup.root)
+                                 http=http, root=setup.root, committed=setup.committed())
 
 
 @dataclass(frozen=True)

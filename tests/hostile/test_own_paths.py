@@ -339,3 +339,63 @@ def test_a_name_ending_in_spaces_or_dots_is_reviewed_as_the_name_without_them(cl
     report = report_of(cli("--offline", "--format", "json"))
     assert (name, "sec-py-eval-01") in fired(report)
     assert report["classification"]["files"][0]["domains"] == ["python"]
+
+
+# ------------------------------------------- 3. the gate's data files a change commits (trial 3)
+
+DATA_FILES = [".review-gate/state.db", ".review-gate/state.db-wal", ".review-gate/state.db-shm",
+              ".review-gate/state.db-journal", ".review-gate/hil/prod.json", ".review-gate/review-logs/t1.jsonl",
+              ".review-gate/sessions/t1/1/plan.prompt.md", ".review-gate/baseline.json"]
+
+
+def _trusted(tmp_path: Path) -> Path:
+    trusted = tmp_path / "trusted"
+    trusted.mkdir()
+    (trusted / "review-gate.json").write_text('{"version": 1}\n')
+    return trusted
+
+
+@pytest.mark.parametrize("path", DATA_FILES)
+def test_a_secret_committed_in_a_file_named_like_the_gate_s_data_fails_the_gate(cli: Any, repo: GitRepo,
+                                                                                 tmp_path: Path, path: str) -> None:
+    """Left out of the code review, yet scanned by the secret rules once the change commits it:
+    a key in a committed file named like the run state, a loop file or the baseline fails the
+    gate in CI; the rules of other categories still never read it (its quoted findings)."""
+    repo.branch("feature")
+    repo.write(path, f'{{"k": "{KEY}"}}\n# TODO r = requests.get(url, verify=False)\n')
+    repo.commit("ship it")
+    result = cli("--offline", "--no-state", "--config", str(_trusted(tmp_path)), "--base", "main", "--head", "HEAD",
+                 "--format", "json")
+    report = report_of(result)
+    assert result.code == 1, report["findings"]
+    assert fired(report) == {(path, "sec-aws-key-01")}  # no TODO, no verify=False: not reviewed as code
+    assert path not in reviewed(report)
+    assert report["coverage"]["files_left_out"] == 0 and report["coverage"]["files_changed"] == 1
+
+
+def test_a_committed_bundle_fails_the_gate(cli: Any, repo: GitRepo) -> None:
+    """A bundle stores the diff it reviewed: committed, its copy of a key goes to the remote."""
+    repo.branch("feature")
+    repo.write("k.env", f"AWS_ACCESS_KEY_ID={KEY}\n")
+    assert cli("--offline", "--bundle", "rb", "--format", "json").code == 1
+    (repo.root / "k.env").unlink()
+    worktree = report_of(cli("--offline", "--format", "json"))  # untracked: what it just wrote, left out
+    assert worktree["findings"] == [] and not any(p.startswith("rb/") for p in reviewed(worktree))
+    repo.git("add", "rb")
+    staged = report_of(cli("--offline", "--format", "json"))  # tracked now: it will be committed
+    assert ("rb/facts.json", "sec-aws-key-01") in fired(staged)
+    repo.commit("bundle")
+    result = cli("--offline", "--base", "main", "--head", "HEAD", "--format", "json")
+    report = report_of(result)
+    assert result.code == 1, report["findings"]
+    assert ("rb/facts.json", "sec-aws-key-01") in fired(report)
+    assert not any(p.startswith("rb/") for p in reviewed(report))
+
+
+def test_an_untracked_report_quoting_a_secret_finding_is_not_reviewed(cli: Any, repo: GitRepo) -> None:
+    repo.write("app.py", SECRET)
+    assert cli("--offline", "--format", "json", "--output", "review.json").code == 1
+    repo.git("add", "app.py")
+    repo.commit("a secret, reviewed")
+    again = report_of(cli("--offline", "--base", "HEAD", "--format", "json"))
+    assert again["findings"] == [] and "review.json" not in reviewed(again)
