@@ -399,3 +399,34 @@ def test_an_untracked_report_quoting_a_secret_finding_is_not_reviewed(cli: Any, 
     repo.commit("a secret, reviewed")
     again = report_of(cli("--offline", "--base", "HEAD", "--format", "json"))
     assert again["findings"] == [] and "review.json" not in reviewed(again)
+
+
+# ------------------------------------ 11. a hand-made .review-gate/ keeps its state out of git
+
+def _hand_made(repo: GitRepo, ignore: str | None) -> None:
+    repo.write(".review-gate/review-gate.json", '{"version": 1}\n')
+    if ignore is not None:
+        repo.write(".review-gate/.gitignore", ignore)
+    repo.commit("configuration, made by hand")
+    repo.branch("feature")
+    repo.write("app.py", "import requests\nr = requests.get(url, verify=False, timeout=5)\n")
+
+
+@pytest.mark.parametrize("ignore", [None, "notes.txt\n"], ids=["no-gitignore", "own-gitignore"])
+def test_a_hand_made_gate_directory_keeps_the_run_state_out_of_git(cli: Any, repo: GitRepo,
+                                                                   ignore: str | None) -> None:
+    _hand_made(repo, ignore)
+    first = report_of(cli("--offline", "--format", "json"))
+    assert first["decision"] == "needs_fixes"
+    [finding] = first["findings"]
+    assert cli("accept", finding["fingerprint"], "--reason", "known").code == 0
+    status = repo.git("status", "--porcelain", "--untracked-files=all")
+    assert ".review-gate" not in status, status
+    second = cli("--offline", "--format", "json")
+    report = report_of(second)
+    assert second.code == 0, report["gaps"]
+    assert not gaps_of(report, "state_changed")
+    repo.git("add", "-A")
+    assert "state.db" not in repo.git("diff", "--cached", "--name-only")
+    if ignore is not None:
+        assert (repo.root / ".review-gate" / ".gitignore").read_text() == ignore  # the user's file, untouched
