@@ -370,7 +370,8 @@ def _gaps(touched: dict[tuple[str, str], list[str]], own: OwnFiles) -> list[Gap]
         if kind == "state_changed":
             gaps.append(Gap(kind=kind, subject=subject,
                             reason=f"the change adds or edits the run-state database ({shown}); its cache and "
-                                   "acceptances are not used for this run, and it is not reviewed as code",
+                                   "acceptances are not used for this run, and it is not reviewed as code (only "
+                                   "the secret rules scan what the change commits)",
                             suggestion=f"remove it from the change (git rm --cached {subject}); it is per machine "
                                        "and ignored by the .gitignore review-gate writes beside it"))
         elif kind == "baseline_changed":
