@@ -430,3 +430,13 @@ def test_a_hand_made_gate_directory_keeps_the_run_state_out_of_git(cli: Any, rep
     assert "state.db" not in repo.git("diff", "--cached", "--name-only")
     if ignore is not None:
         assert (repo.root / ".review-gate" / ".gitignore").read_text() == ignore  # the user's file, untouched
+
+
+def test_a_sweep_scans_the_gate_s_committed_data_files_for_secrets(cli: Any, repo: GitRepo) -> None:
+    repo.write(".review-gate/hil/prod.json", f'{{"k": "{KEY}"}}\n')
+    repo.commit("a hand-off file with a key, committed")
+    repo.write("out/review.json", "{}\n")
+    result = cli("sweep", "--offline", "--format", "json")
+    report = report_of(result)
+    assert result.code == 1, report["findings"]
+    assert fired(report) == {(".review-gate/hil/prod.json", "sec-aws-key-01")}
