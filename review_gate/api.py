@@ -86,6 +86,11 @@ def change(*, cwd: str | Path | None = None, base: str | None = None, head: str 
            pushed: str | None = None, remote: str | None = None) -> DiffRequest:
     """What to review, checked: the arguments that name a change must not clash. ``pushed``: a
     ref being pushed to ``remote`` with no range known (everything the remote lacks)."""
+    _typed(texts={"base": base, "head": head, "pushed": pushed, "remote": remote}, flags={"staged": staged},
+           paths={"diff_file": diff_file})
+    if diff is not None and not isinstance(diff, (bytes, bytearray)):
+        raise UsageError(f"diff {checks.shown(diff)}: not bytes", fix="give diff as the bytes of a unified diff "
+                                                                       "(text.encode())")
     root = git.repo_root(checks.workdir(cwd))
     root_str = str(root) if root else None
     if diff is not None or diff_file is not None:
@@ -114,6 +119,18 @@ def change(*, cwd: str | Path | None = None, base: str | None = None, head: str 
     if head:
         return DiffRequest(mode="range", repo_root=root_str, base=base, head=head)
     return DiffRequest(mode="worktree", repo_root=root_str, base=base)
+
+
+def _typed(*, texts: dict[str, object] | None = None, flags: dict[str, object] | None = None,
+           paths: dict[str, object] | None = None) -> None:
+    """Arguments of the wrong type, refused by name before anything runs: a caller in Python can
+    pass anything, and a TypeError from deep inside names nothing the caller wrote."""
+    for name, value in (texts or {}).items():
+        checks.text(name, value)
+    for name, value in (flags or {}).items():
+        checks.flag(name, value)
+    for name, value in (paths or {}).items():
+        checks.pathlike(name, value)
 
 
 def _check(*, fail_on: str | None = None, filter_mode: str | None = None, concurrency: int | None = None,
@@ -187,6 +204,11 @@ async def review_async(
     after it waive nothing (a loop session's review: its coder cannot accept its own findings)."""
     _check(fail_on=fail_on, filter_mode=filter_mode, concurrency=concurrency, agent_timeout=agent_timeout,
            outputs=outputs, packing=packing, shard=shard)
+    _typed(texts={"constitution": constitution}, flags={"offline": offline, "use_baseline": use_baseline,
+                                                        "state": state, "cache": cache},
+           paths={"config": config, "baseline": baseline, "bundle_dir": bundle_dir})
+    checks.utc_stamp("accepted_before", accepted_before)
+    _request(request)
     request = request or change(cwd=cwd, base=base, head=head, staged=staged, diff=diff, diff_file=diff_file)
     setup = _setup(request, config=config, offline=offline, concurrency=concurrency, timeout=agent_timeout,
                    constitution=constitution, baseline=baseline, use_baseline=use_baseline, packing=packing)
@@ -217,10 +239,18 @@ class _How:
     left_out: int = 0  # the gate's own files left out before planning (a sweep's), counted in the report
 
 
+def _request(request: object) -> None:
+    if request is not None and not isinstance(request, DiffRequest):
+        raise UsageError(f"request {checks.shown(request)}: not a change", fix="make it with api.change(...)")
+
+
 def agent_requests(pairs: Sequence[tuple[str, str]]) -> list[AgentRequest]:
     """(``ID`` or ``ID:GLOB``, reason) pairs as AgentRequests; an agent id has no ``:``."""
+    checks.pairs("add_agents", pairs, '[("security-reviewer", "touches auth")]')
     requests = []
     for target, reason in pairs:
+        checks.text("added agent", target, optional=False)
+        checks.text(f"the reason for {target}", reason, optional=False)
         agent, colon, glob = target.partition(":")
         if not agent or (colon and not glob):
             raise UsageError(f"added agent {target!r}: give an agent id, or ID:GLOB with a glob after the colon",
@@ -254,7 +284,8 @@ async def _review(setup: bootstrap.Setup, facts: PRFacts, run: NoState, http: ht
     from review_gate import shard
 
     the_plan = await runner.plan(facts, setup.config, own=setup.own_files(run.written()),
-                                 offline=setup.options.offline, http=http, requests=how.requests, root=setup.root)
+                                 offline=setup.options.offline, http=http, requests=how.requests, root=setup.root,
+                                 committed=setup.committed())
     if how.gaps or how.left_out:
         the_plan = the_plan.model_copy(update={"gaps": [*how.gaps, *the_plan.gaps],
                                                "left_out": the_plan.left_out + how.left_out})
@@ -309,13 +340,15 @@ async def plan_async(*, cwd: str | Path | None = None, base: str | None = None, 
                      offline: bool = False) -> Plan:
     """Stages 1-4: the change, its classification, the manifest of agents and the gaps; no agent
     runs (the LLM gap detector does, unless ``offline``)."""
+    _typed(flags={"offline": offline}, paths={"config": config})
+    _request(request)
     request = request or change(cwd=cwd, base=base, head=head, staged=staged, diff=diff, diff_file=diff_file)
     setup = _setup(request, config=config, offline=offline)
     facts = await runner.read_change(setup.request)
     connection = runner.connect() if setup.networked() else contextlib.nullcontext()
     async with connection as http:
         return await runner.plan(facts, setup.config, own=setup.own_files(setup.written(facts)), offline=offline,
-                                 http=http, root=setup.root)
+                                 http=http, root=setup.root, committed=setup.committed())
 
 
 @dataclass(frozen=True)
@@ -340,7 +373,8 @@ class Explanation:
 def explain(paths: Sequence[str], *, cwd: str | Path | None = None,
             config: str | Path | None = None) -> list[Explanation]:
     """For each path, as if it were the only changed file: its domains, the policies that fire on
-    it (or the condition on the whole change they wait for) and the agents they dispatch."""
+    it (or the condition on the whole change they wait for) and the agents they dispatch. A path
+    is a file's (a directory is refused: its files may trigger different agents)."""
     from review_gate.config import locate_config_dir
     from review_gate.config.load import load_config
     from review_gate.models import FileChange
@@ -348,7 +382,14 @@ def explain(paths: Sequence[str], *, cwd: str | Path | None = None,
     from review_gate.pipeline.compose import policy_scope
     from review_gate.shebang import of_file
 
-    root = git.repo_root(checks.workdir(cwd))
+    checks.texts("paths", paths, empty=False)
+    _typed(paths={"config": config})
+    where = checks.workdir(cwd)
+    root = git.repo_root(where)
+    for raw in paths:
+        if ((root or where) / raw).is_dir():
+            raise UsageError(f"explain {raw}: a directory",
+                             fix=f"give the paths of files, e.g. {raw.rstrip('/')}/app.py")
     directory = locate_config_dir(str(config) if config is not None else None, root)
     loaded = load_config(directory)
     out = []
@@ -386,6 +427,9 @@ def replay(directory: str | Path, *, config: str | Path | None = None, fail_on: 
     from review_gate.pipeline.aggregate import aggregate
 
     _check(fail_on=fail_on, filter_mode=filter_mode)
+    _typed(paths={"directory": directory, "config": config})
+    if directory is None:
+        raise UsageError("directory None: not a path", fix="give the replay bundle's directory")
     where = Path(directory)
     saved = bundle.read(where)
     recorded = load_config(bundle.config_dir(where))
@@ -422,6 +466,12 @@ def accept(id_or_fingerprint: str, reason: str, expires: date | str | None = Non
     from review_gate.state import acceptance
     from review_gate.state.store import open_store, state_file
 
+    checks.text("id_or_fingerprint", id_or_fingerprint, optional=False)
+    checks.text("reason", reason, optional=False)
+    checks.flag("force", force)
+    _typed(texts={"who": who}, paths={"config": config})
+    if expires is not None and not isinstance(expires, (date, str)):
+        raise UsageError(f"expires {checks.shown(expires)}: not a date", fix="give it as a date or YYYY-MM-DD")
     given = id_or_fingerprint.strip().lower()
     if not acceptance.SHORT_ID.match(given):
         raise UsageError(f"{sanitize(id_or_fingerprint.strip()) or 'the id'} is not a finding id",
@@ -524,6 +574,10 @@ async def sweep_async(
     sweep of an unchanged tree reuses every pair and calls no agent."""
     _check(fail_on=fail_on, filter_mode=filter_mode, concurrency=concurrency, agent_timeout=agent_timeout,
            outputs=outputs, packing=packing, shard=shard)
+    checks.texts("paths", paths)
+    _typed(texts={"since": since, "constitution": constitution},
+           flags={"offline": offline, "use_baseline": use_baseline, "state": state, "cache": cache},
+           paths={"config": config, "baseline": baseline, "bundle_dir": bundle_dir})
     setup, swept = await _swept(paths, since=since, cwd=cwd, max_file_bytes=max_file_bytes, config=config,
                                 offline=offline, concurrency=concurrency, agent_timeout=agent_timeout,
                                 constitution=constitution, baseline=baseline, use_baseline=use_baseline,
@@ -548,8 +602,10 @@ async def _swept(paths: Sequence[str], *, since: str | None, cwd: str | Path | N
     if root is None:
         raise GitError(f"{where} is not inside a git repository",
                        fix="run the sweep in the repository whose files it should review")
-    if max_file_bytes is not None and max_file_bytes < 1:
-        raise UsageError(f"--max-file-bytes {max_file_bytes}: must be at least 1")
+    if max_file_bytes is not None and (isinstance(max_file_bytes, bool) or not isinstance(max_file_bytes, int)
+                                       or max_file_bytes < 1):
+        raise UsageError(f"--max-file-bytes {checks.shown(max_file_bytes)}: must be a whole number, at least 1",
+                         fix="give the size in bytes past which a file is not read, e.g. 1000000")
     request = DiffRequest(mode="worktree", repo_root=str(root))
     setup = _setup(request, config=config, offline=offline, concurrency=concurrency, timeout=agent_timeout,
                    constitution=constitution, baseline=baseline, use_baseline=use_baseline, packing=packing)
@@ -627,6 +683,11 @@ async def batch_submit_async(
 
     _check(fail_on=fail_on, filter_mode=filter_mode, concurrency=concurrency, agent_timeout=agent_timeout,
            outputs=outputs, packing=packing)
+    if sweep is not None:
+        checks.texts("sweep", sweep)
+    _typed(texts={"since": since, "constitution": constitution}, flags={"use_baseline": use_baseline, "cache": cache},
+           paths={"config": config, "baseline": baseline, "bundle_dir": bundle_dir})
+    _request(request)
     commit = None
     if sweep is not None:
         setup, swept = await _swept(sweep, since=since, cwd=cwd, max_file_bytes=max_file_bytes, config=config,
@@ -675,6 +736,7 @@ def _state_path(cwd: str | Path | None, config: str | Path | None) -> tuple[Path
     from review_gate.config.load import load_config
     from review_gate.state.store import state_file
 
+    _typed(paths={"config": config})
     root = git.repo_root(checks.workdir(cwd))
     loaded = load_config(locate_config_dir(str(config) if config is not None else None, root))
     return root, state_file(loaded, root)
@@ -686,6 +748,7 @@ async def batch_status_async(run: str | None = None, *, cwd: str | Path | None =
     or suffix, ``last``; default: the newest run still waiting, else the newest batch run)."""
     from review_gate.batch import service
 
+    checks.text("run", run)
     _, path = _state_path(cwd, config)
     async with runner.connect() as http:
         seen = await service.status(path, run, http)
@@ -702,6 +765,8 @@ async def batch_collect_async(run: str | None = None, *, cwd: str | Path | None 
     from review_gate.batch import service
 
     _check(outputs=outputs)
+    checks.text("run", run)
+    _typed(paths={"bundle_dir": bundle_dir})
     root, path = _state_path(cwd, config)
     async with runner.connect() as http:
         fetched = await service.fetch(path, run, http, wait_s=wait_s, poll_s=poll_s or service.POLL_S)
@@ -739,6 +804,12 @@ def merge(reports: Sequence[str | Path], *, cwd: str | Path | None = None, confi
     from review_gate.config.load import load_config
 
     _check(fail_on=fail_on, outputs=outputs)
+    if isinstance(reports, (str, bytes)) or not isinstance(reports, (list, tuple)):
+        raise UsageError(f"reports {checks.shown(reports)}: not a list of paths", fix="give the shards' JSON reports "
+                                                                                       "as a list of paths")
+    for report_path in reports:
+        checks.pathlike("report", report_path)
+    _typed(paths={"config": config})
     root = git.repo_root(checks.workdir(cwd))
     loaded = load_config(locate_config_dir(str(config) if config is not None else None, root))
     parts = [(str(path), merging.read(Path(path))) for path in reports]

@@ -5,8 +5,9 @@ here, so the three never disagree about what a change is or how it is judged."""
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +41,20 @@ class Setup:
         return locate(self.root, config_dir=self.config.directory, named=config_names(self.config, self.root),
                       gate_names=gate_names(), state=[] if self.state_link else companions(self.state_path),
                       baselines=self.baselines, written=written, links=links)
+
+    def committed(self) -> Callable[[str], bool] | None:
+        """Whether the change commits a path (``own_files.sealed``): None for every file of a range,
+        the index, a diff file or a push; in a working-tree review, a path git tracks (in the index)
+        and not an untracked report or bundle the gate just wrote. The index is read once, when asked."""
+        root = self.root
+        if self.request.mode != "worktree" or root is None:
+            return None
+
+        @functools.cache
+        def tracked() -> frozenset[str]:
+            return frozenset(os.fsdecode(path) for _, _, path in git.index_files(root))
+
+        return lambda path: path in tracked()
 
     def state_trusted(self, facts: PRFacts) -> bool:
         """The run state is ours unless its path passes through a link, or the change itself

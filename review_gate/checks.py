@@ -11,7 +11,9 @@ KeyError, a pydantic ValidationError or an OSError from deep inside.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
+from datetime import datetime
 from pathlib import Path
 from typing import get_args
 
@@ -25,10 +27,83 @@ PACKINGS: tuple[str, ...] = get_args(Packing)
 MAX_TIMEOUT_S = 3600  # an agent's deadline, as timeout_s in the config files
 
 
+def _kind(value: object) -> str:
+    return "None" if value is None else type(value).__name__
+
+
+def shown(value: object) -> str:
+    """``value`` as a message quotes it: its repr, cut (a caller's value may be any size)."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def text(name: str, value: object, *, optional: bool = True, empty: bool = True) -> None:
+    """``value`` is a string (or None when ``optional``; not blank unless ``empty``)."""
+    if value is None and optional:
+        return
+    if not isinstance(value, str):
+        raise UsageError(f"{name} {shown(value)}: not text ({_kind(value)} given)", fix=f"give {name} as a string")
+    if not empty and not value.strip():
+        raise UsageError(f"{name} is empty", fix=f"give {name} as a non-empty string")
+
+
+def pathlike(name: str, value: object) -> None:
+    """``value`` is None, a string or a path (os.PathLike), and names something (not empty)."""
+    if value is None:
+        return
+    if not isinstance(value, (str, os.PathLike)) or isinstance(value, bytes):
+        raise UsageError(f"{name} {shown(value)}: not a path ({_kind(value)} given)",
+                         fix=f"give {name} as a string or a pathlib.Path")
+    if not os.fspath(value):
+        raise UsageError(f"{name} is empty", fix=f"give {name} as a path")
+
+
+def flag(name: str, value: object) -> None:
+    if not isinstance(value, bool):
+        raise UsageError(f"{name} {shown(value)}: not True or False ({_kind(value)} given)",
+                         fix=f"give {name} as a bool")
+
+
+def texts(name: str, values: object, *, empty: bool = True) -> None:
+    """``values`` is a list or tuple of strings (a lone string is refused: it would be read as its
+    characters)."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple)):
+        raise UsageError(f"{name} {shown(values)}: not a list of strings ({_kind(values)} given)",
+                         fix=f"give {name} as a list of strings, e.g. [\"src/app.py\"]")
+    item = name[:-1] if name.endswith("s") else f"{name} item"
+    for value in values:
+        text(item, value, optional=False, empty=empty)
+
+
+def pairs(name: str, values: object, example: str) -> None:
+    """``values`` is a list or tuple of 2-tuples (or 2-lists)."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple)) or not all(
+            isinstance(v, (list, tuple)) and len(v) == 2 for v in values):
+        raise UsageError(f"{name} {shown(values)}: not a list of pairs",
+                         fix=f"give {name} as a list of pairs, e.g. {example}")
+
+
+def utc_stamp(name: str, value: object) -> None:
+    """A UTC time stamp exactly as the run state writes them (``YYYY-MM-DDTHH:MM:SSZ``): the state
+    compares them as text, so another spelling of the same moment would compare wrongly."""
+    if value is None:
+        return
+    text(name, value)
+    assert isinstance(value, str)
+    try:
+        ok = len(value) == 20 and datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ") is not None
+    except ValueError:
+        ok = False
+    if not ok:
+        raise UsageError(f"{name} {shown(value)}: not a UTC time stamp YYYY-MM-DDTHH:MM:SSZ",
+                         fix=f"give {name} like 2026-11-26T10:00:00Z")
+
+
 def workdir(cwd: str | Path | None, name: str = "cwd") -> Path:
     """The directory ``cwd`` names (default: the current one), which must exist and be one."""
     if cwd is None:
         return Path.cwd()
+    pathlike(name, cwd)
     path = Path(cwd)
     fix = f"give {name} as an existing directory inside the git repository (or leave it out for the current one)"
     try:
@@ -44,7 +119,7 @@ def choice(name: str, value: str | None, allowed: Iterable[str]) -> None:
     """``value`` is None or one of ``allowed``."""
     options = tuple(allowed)
     if value is not None and value not in options:
-        raise UsageError(f"{name} {value!r}: not one of {', '.join(options)}", fix=f"give {name} as one of them")
+        raise UsageError(f"{name} {shown(value)}: not one of {', '.join(options)}", fix=f"give {name} as one of them")
 
 
 def concurrency(value: int | None, name: str = "concurrency") -> None:
@@ -79,9 +154,15 @@ def shard(value: tuple[int, int] | None) -> None:
 
 
 def formats(outputs: Iterable[tuple[object, object]]) -> None:
-    """Each output's format is a format's name (or a render function)."""
+    """``outputs`` is a list of (format, path) pairs; each format a format's name (or a render
+    function), each path a path."""
     from review_gate.outputs import FORMATS
 
-    for fmt, _ in outputs:
+    pairs("outputs", outputs, '[("sarif", "review.sarif")]')
+    for fmt, where in outputs:
         if isinstance(fmt, str):
             choice("format", fmt, FORMATS)
+        elif not callable(fmt):
+            raise UsageError(f"output format {shown(fmt)}: neither a format's name nor a render function",
+                             fix=f"give one of {', '.join(FORMATS)}")
+        pathlike("output path", where)

@@ -19,6 +19,15 @@ loop's files by their shape. Anything else in ``.review-gate/`` is code and is r
 are taken as git spells them, never through a symbolic link inside the repository: a committed
 link named ``.review-gate`` is a change to review, not a way to make a directory of code the
 gate's own (``locate`` reports it as a gap). ``split`` is pure; ``locate`` looks at the disk.
+
+Left out of the code review is not left unscanned: a file of the gate that holds data rather
+than configuration (the run state and its side files, the loop's session, hand-off and log
+files, the baseline, a report or bundle the gate wrote) can hold a secret (a bundle stores the
+diff it reviewed), and once a change commits it, it leaves the machine. ``sealed`` gives those
+the change commits back to the review, marked ``secrets_only``: only the secret rules read
+them (``secret_scope``), so no rule text or quoted finding is judged as code, yet a committed
+key fails the gate. The configuration itself stays out: its rule texts would flag themselves,
+and a change to it is a gap a person reviews.
 """
 
 from __future__ import annotations
@@ -26,16 +35,19 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from pydantic import Field
 
-from review_gate.models import FileChange, Gap, PRFacts
+from review_gate.models import AgentManifest, FileChange, Gap, ManifestEntry, PRFacts, ReviewConfig
 from review_gate.models.base import Frozen
 from review_gate.models.manifest import GapKind
 
 GATE_DIRECTORY = ".review-gate"  # at the repository root: init writes the configuration here
+BASELINE_NAME = "baseline.json"  # review_gate.baseline.FILE_NAME (that module reads the configuration)
+SECRETS = "secrets"  # the rule category ``sealed`` files are scanned by
+SEALED_POLICY = "review-gate-own-files"  # what a manifest entry names for the sealed files it scans
 MAX_LISTED = 10
 # The loop's files (review_gate.loop.files), by shape: a file of that name elsewhere is code.
 _LOOP_FILES = re.compile(
@@ -98,6 +110,23 @@ class OwnFiles(Frozen):
         if loop is not None and _under(path, loop) and _LOOP_FILES.fullmatch(path[len(loop) + 1:]):
             return loop
         return None
+
+    def holds_data(self, change: FileChange) -> bool:
+        """Whether ``change`` (left out) is one of the gate's data files rather than its configuration:
+        the state (but the .gitignore the store wrote, whose content it checked), the loop's files,
+        a baseline, a file the gate wrote."""
+        path = change.path
+        kind = self.kind(path)
+        if kind == "state_changed":
+            return path.rsplit("/", 1)[-1] != ".gitignore"
+        if kind == "baseline_changed" or self.was_written(change):
+            return True
+        directory = self.directory_of(path)
+        if directory is None:
+            return False
+        if path in self.config.get(directory, ()):  # configuration, but a baseline that is not in use
+            return path.rsplit("/", 1)[-1] == BASELINE_NAME
+        return True  # a loop file, by its shape
 
     def directories(self) -> set[str]:
         return {*self.config, *([self.loop_dir] if self.loop_dir else [])}
@@ -250,6 +279,44 @@ def split(facts: PRFacts, own: OwnFiles) -> tuple[PRFacts, list[Gap]]:
     return facts.model_copy(update={"files": kept}), gaps
 
 
+def sealed(facts: PRFacts, own: OwnFiles, committed: Callable[[str], bool] | None = None) -> list[FileChange]:
+    """The gate's data files (``OwnFiles.holds_data``) that ``facts`` brings and commits, marked
+    ``secrets_only``. ``committed(path)``: whether the change commits that path; None: every file
+    it holds (a range, the index, a diff file, a push). A working-tree review passes whether git
+    tracks the path: an untracked report or bundle the gate just wrote stays out, unscanned."""
+    return [change.model_copy(update={"secrets_only": True}) for change in facts.files
+            if change.status != "deleted" and own.left_out(change) and own.holds_data(change)
+            and (committed is None or committed(change.path))]
+
+
+def secret_rules(config: ReviewConfig, agent: str) -> list[str]:
+    """The enabled rules of category ``secrets`` with a pattern that pattern agent ``agent`` runs."""
+    return [r.id for r in config.rules_for(agent) if r.category == SECRETS and r.pattern]
+
+
+def secret_scope(manifest: AgentManifest, files: list[FileChange], config: ReviewConfig) -> AgentManifest | None:
+    """``manifest`` with the ``sealed`` files in the scope of every enabled pattern agent that runs
+    a secret rule (an entry of its own when no policy chose that agent); None when no agent does
+    (a configuration without secret rules scans no file for secrets). Only pattern agents: a
+    model or a program never reads the gate's files; and ``agents.pattern`` runs only the secret
+    rules on them."""
+    scanners = [a.id for a in config.agents.agents
+                if a.kind == "pattern" and a.enabled and secret_rules(config, a.id)]
+    if not files or not scanners:
+        return None
+    paths = [f.path for f in files]
+    entries = list(manifest.entries)
+    for agent in scanners:
+        at = next((i for i, e in enumerate(entries) if e.agent == agent), None)
+        if at is None:
+            entries.append(ManifestEntry(agent=agent, files=sorted(paths), policies=[SEALED_POLICY], priority=0))
+        else:
+            entry = entries[at]
+            entries[at] = entry.model_copy(update={"files": sorted({*entry.files, *paths}),
+                                                   "policies": [*entry.policies, SEALED_POLICY]})
+    return manifest.model_copy(update={"entries": entries})
+
+
 def _subject(kind: str, path: str, own: OwnFiles) -> str:
     if kind != "config_changed":
         return path
@@ -303,7 +370,8 @@ def _gaps(touched: dict[tuple[str, str], list[str]], own: OwnFiles) -> list[Gap]
         if kind == "state_changed":
             gaps.append(Gap(kind=kind, subject=subject,
                             reason=f"the change adds or edits the run-state database ({shown}); its cache and "
-                                   "acceptances are not used for this run, and it is not reviewed as code",
+                                   "acceptances are not used for this run, and it is not reviewed as code (only "
+                                   "the secret rules scan what the change commits)",
                             suggestion=f"remove it from the change (git rm --cached {subject}); it is per machine "
                                        "and ignored by the .gitignore review-gate writes beside it"))
         elif kind == "baseline_changed":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -22,7 +22,7 @@ from review_gate.models import (
     ReviewReport,
 )
 from review_gate.models.plan import Plan
-from review_gate.own_files import OwnFiles, split
+from review_gate.own_files import OwnFiles, sealed, secret_scope, split
 from review_gate.pipeline.aggregate import aggregate
 from review_gate.pipeline.classify import classify
 from review_gate.pipeline.compose import compose
@@ -53,22 +53,32 @@ async def read_change(request: DiffRequest) -> PRFacts:
 
 async def plan(facts: PRFacts, config: ReviewConfig, *, own: OwnFiles | None = None,
                offline: bool = False, http: httpx.AsyncClient | None = None,
-               requests: Sequence[AgentRequest] = (), root: Path | None = None) -> Plan:
+               requests: Sequence[AgentRequest] = (), root: Path | None = None,
+               committed: Callable[[str], bool] | None = None) -> Plan:
     """Stages 2-4 on the change without the gate's own files (``own``), whose changes become gaps.
     Scripts get the interpreter of their ``#!`` line first, read in repository ``root`` when
     the change does not show it (``shebang.annotate``). The agents the caller adds
     (``requests``) join the manifest after the deterministic part; the LLM gap detector
-    (``gap_detector`` in review-gate.json) runs last unless ``offline``."""
+    (``gap_detector`` in review-gate.json) runs last unless ``offline``. The gate's data files
+    the change commits (``committed(path)``; None: all it holds) come back last, for the
+    secret rules only (``own_files.sealed``)."""
     given = len(facts.files)
+    scanned = sealed(facts, own, committed) if own is not None else []
     facts, own_gaps = split(facts, own) if own is not None else (facts, [])
+    left_out = given - len(facts.files) - len(scanned)
     facts = await anyio.to_thread.run_sync(annotate, facts, root, config.domains.domains)
     classification = classify(facts, config.domains.domains)
     manifest = compose(classification, config.composition.policies)
     manifest, gaps = await gap_detect(facts, classification, manifest, config, offline=offline, http=http,
                                       requests=requests)
     gaps = [*own_gaps, *gaps]
-    return Plan(facts=facts, classification=classification, manifest=manifest, gaps=gaps,
-                left_out=given - len(facts.files))
+    scanning = secret_scope(manifest, scanned, config)
+    if scanning is not None:
+        manifest = scanning
+        facts = facts.model_copy(update={"files": [*facts.files, *scanned]})
+    else:
+        left_out += len(scanned)
+    return Plan(facts=facts, classification=classification, manifest=manifest, gaps=gaps, left_out=left_out)
 
 
 @contextlib.asynccontextmanager

@@ -122,8 +122,9 @@ def of_file(root: Path, path: str) -> str | None:
         fd = os.open(target, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except (OSError, ValueError, RuntimeError):
         return None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # a directory opens too, but fdopen refuses it
+        os.close(fd)
+        return None
     with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            return None
         head = handle.read(MAX_LINE)
     return interpreter(head.split(b"\n", 1)[0].decode("utf-8", "replace"))

@@ -15,7 +15,8 @@ first bytes are binary it is listed as a binary file; when they are text it is u
 content, which counts against the gate (and an ``uncovered_file`` gap says how to review it).
 Symbolic links are taken as git stores them (their target, as text), never followed; submodules
 are left out. The gate's own files (its configuration, state, baseline and the reports it
-wrote) are no part of a sweep.
+wrote) are never reviewed as code; those that hold data and that git tracks are scanned by the
+secret rules only, as in a review of a change (``own_files.sealed``).
 """
 
 from __future__ import annotations
@@ -68,8 +69,8 @@ def sweep_facts(cwd: Path, root: Path, pathspecs: Sequence[str] = (), *, since: 
     files = [f.model_copy(update={"unread": unread[f.path]}) if f.path in unread else f
              for f in parse_diff(b"".join(sections))]
     listed_files = len(files)
-    if own is not None:
-        files = [f for f in files if not own.left_out(f)]
+    if own is not None:  # its data files go on to the plan, which has the secret rules scan those git tracks
+        files = [f for f in files if not own.left_out(f) or own.holds_data(f)]
     head = git.resolve(root, "HEAD") if git.has_head(root) else None
     where = f" since {since}" if since is not None else ""
     scope = " ".join(pathspecs) if pathspecs else "the working tree"

@@ -83,6 +83,10 @@ BAD_ARGUMENTS = [
     ({"outputs": [("bogus", "out.txt")]}, "format 'bogus': not one of", "give format as one of them"),
     ({"packing": "bogus"}, "packing 'bogus': not one of per_agent, agent_packed", "give packing as one of them"),
     ({"shard": (3, 2)}, "shard (3, 2): not a share (K, N) with 1 <= K <= N", "e.g. shard=(2, 4)"),
+    # wrong types (trial 3, item 9): named like a wrong value, never a TypeError from inside
+    ({"cwd": 123}, "cwd 123: not a path (int given)", "give cwd as a string or a pathlib.Path"),
+    ({"config": 5}, "config 5: not a path (int given)", "give config as a string or a pathlib.Path"),
+    ({"outputs": "json"}, "outputs 'json': not a list of pairs", "give outputs as a list of pairs"),
 ]
 
 
@@ -113,11 +117,11 @@ def _calls(repo: GitRepo, tmp_path: Path) -> dict[str, Any]:
     }
 
 
-RUNS = {"cwd", "fail_on", "filter_mode", "concurrency", "agent_timeout", "outputs", "packing"}
+RUNS = {"cwd", "config", "fail_on", "filter_mode", "concurrency", "agent_timeout", "outputs", "packing"}
 TAKES = {"review": {*RUNS, "shard"}, "sweep": {*RUNS, "shard"}, "batch_submit": RUNS,
-         "plan": {"cwd"}, "explain": {"cwd"}, "accept": {"cwd"}, "batch_status": {"cwd"},
-         "batch_collect": {"cwd", "outputs"}, "merge": {"cwd", "fail_on", "outputs"},
-         "replay": {"fail_on", "filter_mode"}}
+         "plan": {"cwd", "config"}, "explain": {"cwd", "config"}, "accept": {"cwd", "config"},
+         "batch_status": {"cwd", "config"}, "batch_collect": {"cwd", "config", "outputs"},
+         "merge": {"cwd", "config", "fail_on", "outputs"}, "replay": {"config", "fail_on", "filter_mode"}}
 
 
 def test_every_entry_point_refuses_bad_arguments_with_message_and_fix(repo: GitRepo, tmp_path: Path) -> None:
@@ -132,3 +136,40 @@ def test_every_entry_point_refuses_bad_arguments_with_message_and_fix(repo: GitR
             assert isinstance(error, (UsageError, InputError)), (name, arguments, type(error))
             assert message in error.message and "\n" not in error.message, (name, error.message)
             assert error.fix is not None and fix in error.fix, (name, error.fix)
+
+
+WRONG = [
+    (lambda: api.explain([None]), "path None: not text (None given)", "give path as a string"),
+    (lambda: api.explain([""]), "path is empty", "non-empty string"),
+    (lambda: api.explain(["src"]), "explain src: a directory", "give the paths of files"),
+    (lambda: api.accept(None, "x"), "id_or_fingerprint None: not text", "give id_or_fingerprint as a string"),
+    (lambda: api.accept("abcdef", None), "reason None: not text", "give reason as a string"),
+    (lambda: api.review(base=["main"]), "base ['main']: not text (list given)", "give base as a string"),
+    (lambda: api.plan(base=5), "base 5: not text (int given)", "give base as a string"),
+    (lambda: api.review(add_agents="x"), "add_agents 'x': not a list of pairs", "give add_agents as a list"),
+    (lambda: api.review(staged="yes"), "staged 'yes': not True or False", "give staged as a bool"),
+    (lambda: api.review(diff="+x"), "diff '+x': not bytes", "text.encode()"),
+    (lambda: api.review(accepted_before="yesterday"), "accepted_before 'yesterday': not a UTC time stamp",
+     "like 2026-11-26T10:00:00Z"),
+    (lambda: api.review(accepted_before="2026-11-26T10:00Z"), "not a UTC time stamp", "2026-11-26T10:00:00Z"),
+    (lambda: api.review(accepted_before="2026-02-30T10:00:00Z"), "not a UTC time stamp", "2026-11-26T10:00:00Z"),
+    (lambda: api.sweep(["src"], max_file_bytes="1"), "--max-file-bytes '1': must be a whole number", "bytes"),
+    (lambda: api.merge("a.json"), "reports 'a.json': not a list of paths", "as a list of paths"),
+    (lambda: api.replay(None), "directory None", "bundle's directory"),
+]
+
+
+@pytest.mark.parametrize("index", range(len(WRONG)))
+def test_arguments_of_the_wrong_type_raise_a_usage_error_naming_them(repo: GitRepo, index: int) -> None:
+    repo.write("src/app.py", "x = 1\n")
+    call, message, fix = WRONG[index]
+    with pytest.raises(UsageError) as caught:
+        call()
+    assert message in caught.value.message and "\n" not in caught.value.message, caught.value.message
+    assert caught.value.fix is not None and fix in caught.value.fix, caught.value.fix
+
+
+def test_a_well_formed_accepted_before_is_taken(repo: GitRepo) -> None:
+    repo.write("app.py", INSECURE)
+    report = api.review(offline=True, accepted_before="2026-11-26T10:00:00Z")
+    assert report.decision == "needs_fixes"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from review_gate.models import FileChange, PRFacts
-from review_gate.own_files import Link, OwnFiles, blob_ids, inside, split
+from review_gate.own_files import Link, OwnFiles, blob_ids, inside, sealed, split
 
 OWN = OwnFiles(config_dir=".review-gate",
                config={".review-gate": [".review-gate/review-rules.json", ".review-gate/review-agents.json",
@@ -92,3 +92,23 @@ def test_inside_never_goes_through_a_link_in_the_repository(tmp_path: Path) -> N
 
 def test_blob_ids_are_git_s() -> None:
     assert blob_ids(b"hello\n")[0] == "ce013625030ba8dba906f756967f9e9ca394464a"  # `git hash-object`
+
+
+def test_the_gate_s_data_files_a_change_commits_are_sealed_for_the_secret_rules() -> None:
+    """State, loop files, baselines and what the gate wrote hold data a key can be in: a change
+    that commits them has them scanned by the secret rules (``secrets_only``). The configuration
+    is never scanned: its rule texts would flag themselves."""
+    own = OWN.model_copy(update={"state": [*OWN.state, ".review-gate/.gitignore"]})
+    changes = [change(p) for p in (
+        ".review-gate/state.db", ".review-gate/state.db-wal", ".review-gate/.gitignore", ".review-gate/baseline.json",
+        ".review-gate/hil/t.json", ".review-gate/sessions/t/1/plan.prompt.md", ".review-gate/review-rules.json",
+        ".review-gate/instructions/sec.md", "ci/review/x.md", "app.py")]
+    changes.append(change("review.sarif", sha=blob_ids(b"{}\n")[0]))
+    found = sealed(facts(*changes), own)
+    assert [f.path for f in found] == [".review-gate/state.db", ".review-gate/state.db-wal",
+                                       ".review-gate/baseline.json", ".review-gate/hil/t.json",
+                                       ".review-gate/sessions/t/1/plan.prompt.md", "review.sarif"]
+    assert all(f.secrets_only for f in found)
+    # a working-tree review: only what git tracks is committed; an untracked report stays out
+    tracked = {".review-gate/hil/t.json"}
+    assert [f.path for f in sealed(facts(*changes), own, tracked.__contains__)] == [".review-gate/hil/t.json"]

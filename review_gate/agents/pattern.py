@@ -24,6 +24,7 @@ from review_gate.agents import base
 from review_gate.agents.base import AgentContext, AgentOutput, AgentSpec, AgentTask
 from review_gate.globs import Globs
 from review_gate.models import RawFinding, Rule
+from review_gate.own_files import SECRETS
 from review_gate.patterns import compile_pattern, pattern_set
 
 needs_network = False
@@ -139,18 +140,19 @@ def scan(task: AgentTask, stop: threading.Event | None = None) -> AgentOutput:
     present = pattern_set([r.pattern for r in rules if r.pattern]).Match(joined.text) or []
     paths = [f.path for f in task.files]
     names = [[p, *task.aliases.get(p, ())] for p in paths]
+    sealed = [f.secrets_only for f in task.files]
     findings: list[RawFinding] = []
     for rule_index in sorted(present):
         _check(stop)
-        findings.extend(_scan_rule(rules[rule_index], joined, paths, names, stop))
+        findings.extend(_scan_rule(rules[rule_index], joined, paths, names, sealed, stop))
     return AgentOutput(findings=findings)
 
 
-def _scan_rule(rule: Rule, joined: _Joined, paths: list[str], names: list[list[str]],
+def _scan_rule(rule: Rule, joined: _Joined, paths: list[str], names: list[list[str]], sealed: list[bool],
                stop: threading.Event | None) -> list[RawFinding]:
     assert rule.pattern is not None
     regex = compile_pattern(rule.pattern)
-    allowed = _allowed_files(rule, names)
+    allowed = _allowed_files(rule, names, sealed)
     seen: set[int] = set()
     found: list[RawFinding] = []
     crossed: dict[int, int] = {}  # run -> a line index in it, for runs a bad match ran into
@@ -187,16 +189,20 @@ def _matches(regex: Any, text: bytes, stop: threading.Event | None) -> Iterator[
         yield match
 
 
-def _allowed_files(rule: Rule, names: list[list[str]]) -> set[int] | None:
+def _allowed_files(rule: Rule, names: list[list[str]], sealed: list[bool]) -> set[int] | None:
     """The files (by index) the rule's globs select under any of their names: the path, and for
-    a script its aliases (``bin/deploy`` is ``bin/deploy.py`` too when a domain claims it)."""
-    if not rule.paths and not rule.exclude_paths:
+    a script its aliases (``bin/deploy`` is ``bin/deploy.py`` too when a domain claims it). The
+    gate's own data files a change commits (``secrets_only``) are read by the secret rules only:
+    the rest would judge a quoted finding or a rule text as code (``own_files.sealed``)."""
+    secret = rule.category == SECRETS
+    if not rule.paths and not rule.exclude_paths and (secret or not any(sealed)):
         return None
     include = Globs(rule.paths) if rule.paths else None
     exclude = Globs(rule.exclude_paths) if rule.exclude_paths else None
     return {
         i for i, known in enumerate(names)
-        if (include is None or any(include.match(n) for n in known))
+        if (secret or not sealed[i])
+        and (include is None or any(include.match(n) for n in known))
         and (exclude is None or not any(exclude.match(n) for n in known))
     }
 

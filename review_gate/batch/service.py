@@ -105,7 +105,7 @@ async def submit(setup: bootstrap.Setup, facts: PRFacts, gaps: list[Gap], run: R
     """``left_out``: the gate's own files the caller left out before (a sweep's), for the report."""
     config = setup.config
     the_plan = await runner.plan(facts, config, own=setup.own_files(run.written()), offline=False, http=http,
-                                 root=setup.root)
+                                 root=setup.root, committed=setup.committed())
     if gaps or left_out:
         the_plan = the_plan.model_copy(update={"gaps": [*gaps, *the_plan.gaps],
                                                "left_out": the_plan.left_out + left_out})

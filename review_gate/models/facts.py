@@ -87,6 +87,10 @@ class FileChange(Frozen):
     interpreter: str | None = Field(
         default=None, description="The program the new content's `#!` line runs (python3, bash, node), when "
                                   "it has one; what classifies a script with no known extension.")
+    secrets_only: bool = Field(
+        default=False,
+        description="One of review-gate's own data files (its run state, loop files, baseline, a report or bundle "
+                    "it wrote) that the change commits: not reviewed as code, only scanned by the secret rules.")
     patch: str = Field(
         default="", exclude=True, repr=False,
         description="This file's section of the diff, verbatim (undecodable bytes escaped).",

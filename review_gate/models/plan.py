@@ -15,4 +15,5 @@ class Plan(Frozen):
     classification: PRClassification
     manifest: AgentManifest
     gaps: list[Gap]
-    left_out: int = Field(default=0, ge=0, description="Changed files left out as review-gate's own (gaps say which).")
+    left_out: int = Field(default=0, ge=0, description="Changed files left out as review-gate's own (gaps say which); "
+                                                        "not those scanned by the secret rules only (secrets_only).")

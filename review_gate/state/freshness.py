@@ -72,6 +72,8 @@ def input_sha(change: FileChange, names: Sequence[str] = ()) -> str:
     context and removed lines) and the new content's id; and for a script, the other ``names``
     its rules' globs match it by (``models.config.script_names``: they follow the domains)."""
     shown = change.patch + "\0" + (change.content_sha or "")
+    if change.secrets_only:  # read by the secret rules only: not the review the file gets as code
+        shown += "\0secrets_only"
     return _sha(shown + "".join("\0" + name for name in names) if names else shown)
 
 

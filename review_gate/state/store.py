@@ -501,6 +501,8 @@ def open_store(path: Path, *, create: bool = True) -> Store | None:
             if not create:
                 return None
             _make_directory(path.parent, path.name)
+        if create:
+            keep_out_of_git(path)
         try:
             # check_same_thread off: the run command uses it from worker threads, one call at a time
             connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
@@ -566,6 +568,73 @@ def _make_directory(directory: Path, name: str) -> None:
     if created and not ignore.exists():
         with contextlib.suppress(OSError):  # only a convenience
             ignore.write_text(GITIGNORE.format(name=name), encoding="utf-8")
+
+
+def keep_out_of_git(path: Path) -> None:
+    """Make sure git never lists the state file at ``path`` as an untracked file, when it lies in
+    a repository whose working tree is reviewed (a hand-made ``.review-gate/`` has no
+    .gitignore: the run took its own database for a change of the state, and ``git add -A``
+    committed it).
+
+    A directory with no .gitignore gets the store's, which ignores the state and itself (so it
+    is no untracked file either). One with a .gitignore of ours is done. One with the user's
+    own .gitignore is left as it is (a tracked file the review would see change): the state's
+    names, anchored, go into the repository's ``info/exclude`` instead, which git reads for
+    every worktree and which is never committed. Each step is only a convenience: a failure is
+    ignored, and the run still uses no state the change brings (``own_files``)."""
+    directory = path.parent
+    git_dir = _git_dir(directory)
+    if git_dir is None:
+        return
+    ignore = directory / ".gitignore"
+    with contextlib.suppress(OSError, ValueError):
+        if not ignore.exists() and not ignore.is_symlink():
+            ignore.write_text(GITIGNORE.format(name=path.name), encoding="utf-8")
+            return
+        if _text(ignore) in (GITIGNORE.format(name=path.name), INIT_GITIGNORE.replace("state.db", path.name)):
+            return
+        worktree = _worktree_of(directory)
+        if worktree is None:
+            return
+        where = "/" + (directory.resolve().relative_to(worktree.resolve()) / path.name).as_posix()
+        _exclude(git_dir / "info" / "exclude", [where, where + "-*"])
+
+
+def _worktree_of(directory: Path) -> Path | None:
+    """The top of the git working tree ``directory`` is in: the nearest folder holding ``.git``."""
+    for folder in (directory, *directory.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def _git_dir(directory: Path) -> Path | None:
+    """The repository's common git directory (where ``info/exclude`` lives) for a working tree
+    that holds ``directory``: ``.git`` itself, or for a linked worktree or a submodule what its
+    ``.git`` file names, and that directory's ``commondir``. None outside a repository."""
+    worktree = _worktree_of(directory)
+    if worktree is None:
+        return None
+    dot_git = worktree / ".git"
+    if dot_git.is_dir():
+        return dot_git
+    text = _text(dot_git) or ""
+    if not text.startswith("gitdir:"):
+        return None
+    found = (worktree / text[len("gitdir:"):].strip()).resolve()
+    common = _text(found / "commondir")
+    return (found / common.strip()).resolve() if common else found
+
+
+def _exclude(exclude: Path, lines: list[str]) -> None:
+    present = (_text(exclude) or "").splitlines()
+    missing = [line for line in lines if line not in present]
+    if not missing:
+        return
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    with exclude.open("a", encoding="utf-8") as handle:
+        start = "\n" if present and not (_text(exclude) or "").endswith("\n") else ""
+        handle.write(start + "# review-gate run state: per machine, never committed\n" + "\n".join(missing) + "\n")
 
 
 def _prepare_when_free(store: Store) -> None:

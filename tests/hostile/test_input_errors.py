@@ -386,3 +386,10 @@ def test_a_version_of_true_is_not_version_1(cli, tmp_path: Path) -> None:
     edit(config / "review-gate.json", lambda data: data.update(version=True))
     result = cli("config", "validate", "--config", str(config))
     assert result.code == 2 and "/version: expected an integer, got true" in result.err
+
+
+@pytest.mark.parametrize("given", ["src", "src/", "./src"])
+def test_explain_of_a_directory_names_it_and_the_fix(cli, repo: GitRepo, given: str) -> None:
+    repo.write("src/app.py", "x = 1\n")
+    result = cli("explain", given)
+    assert_clean_error(result, f"explain {given}: a directory", "src/app.py")

@@ -348,3 +348,104 @@ def test_an_extension_in_capitals_is_reviewed_as_the_extension(cli: Any, repo: G
     report = report_of(cli("--offline", "--format", "json"))
     assert (name, "sec-py-eval-01") in fired(report)
     assert report["classification"]["files"][0]["domains"] == ["python"]
+
+
+# ------------------------------------------- 3. the gate's data files a change commits (trial 3)
+
+DATA_FILES = [".review-gate/state.db", ".review-gate/state.db-wal", ".review-gate/state.db-shm",
+              ".review-gate/state.db-journal", ".review-gate/hil/prod.json", ".review-gate/review-logs/t1.jsonl",
+              ".review-gate/sessions/t1/1/plan.prompt.md", ".review-gate/baseline.json"]
+
+
+def _trusted(tmp_path: Path) -> Path:
+    trusted = tmp_path / "trusted"
+    trusted.mkdir()
+    (trusted / "review-gate.json").write_text('{"version": 1}\n')
+    return trusted
+
+
+@pytest.mark.parametrize("path", DATA_FILES)
+def test_a_secret_committed_in_a_file_named_like_the_gate_s_data_fails_the_gate(cli: Any, repo: GitRepo,
+                                                                                 tmp_path: Path, path: str) -> None:
+    """Left out of the code review, yet scanned by the secret rules once the change commits it:
+    a key in a committed file named like the run state, a loop file or the baseline fails the
+    gate in CI; the rules of other categories still never read it (its quoted findings)."""
+    repo.branch("feature")
+    repo.write(path, f'{{"k": "{KEY}"}}\n# TODO r = requests.get(url, verify=False)\n')
+    repo.commit("ship it")
+    result = cli("--offline", "--no-state", "--config", str(_trusted(tmp_path)), "--base", "main", "--head", "HEAD",
+                 "--format", "json")
+    report = report_of(result)
+    assert result.code == 1, report["findings"]
+    assert fired(report) == {(path, "sec-aws-key-01")}  # no TODO, no verify=False: not reviewed as code
+    assert path not in reviewed(report)
+    assert report["coverage"]["files_left_out"] == 0 and report["coverage"]["files_changed"] == 1
+
+
+def test_a_committed_bundle_fails_the_gate(cli: Any, repo: GitRepo) -> None:
+    """A bundle stores the diff it reviewed: committed, its copy of a key goes to the remote."""
+    repo.branch("feature")
+    repo.write("k.env", f"AWS_ACCESS_KEY_ID={KEY}\n")
+    assert cli("--offline", "--bundle", "rb", "--format", "json").code == 1
+    (repo.root / "k.env").unlink()
+    worktree = report_of(cli("--offline", "--format", "json"))  # untracked: what it just wrote, left out
+    assert worktree["findings"] == [] and not any(p.startswith("rb/") for p in reviewed(worktree))
+    repo.git("add", "rb")
+    staged = report_of(cli("--offline", "--format", "json"))  # tracked now: it will be committed
+    assert ("rb/facts.json", "sec-aws-key-01") in fired(staged)
+    repo.commit("bundle")
+    result = cli("--offline", "--base", "main", "--head", "HEAD", "--format", "json")
+    report = report_of(result)
+    assert result.code == 1, report["findings"]
+    assert ("rb/facts.json", "sec-aws-key-01") in fired(report)
+    assert not any(p.startswith("rb/") for p in reviewed(report))
+
+
+def test_an_untracked_report_quoting_a_secret_finding_is_not_reviewed(cli: Any, repo: GitRepo) -> None:
+    repo.write("app.py", SECRET)
+    assert cli("--offline", "--format", "json", "--output", "review.json").code == 1
+    repo.git("add", "app.py")
+    repo.commit("a secret, reviewed")
+    again = report_of(cli("--offline", "--base", "HEAD", "--format", "json"))
+    assert again["findings"] == [] and "review.json" not in reviewed(again)
+
+
+# ------------------------------------ 11. a hand-made .review-gate/ keeps its state out of git
+
+def _hand_made(repo: GitRepo, ignore: str | None) -> None:
+    repo.write(".review-gate/review-gate.json", '{"version": 1}\n')
+    if ignore is not None:
+        repo.write(".review-gate/.gitignore", ignore)
+    repo.commit("configuration, made by hand")
+    repo.branch("feature")
+    repo.write("app.py", "import requests\nr = requests.get(url, verify=False, timeout=5)\n")
+
+
+@pytest.mark.parametrize("ignore", [None, "notes.txt\n"], ids=["no-gitignore", "own-gitignore"])
+def test_a_hand_made_gate_directory_keeps_the_run_state_out_of_git(cli: Any, repo: GitRepo,
+                                                                   ignore: str | None) -> None:
+    _hand_made(repo, ignore)
+    first = report_of(cli("--offline", "--format", "json"))
+    assert first["decision"] == "needs_fixes"
+    [finding] = first["findings"]
+    assert cli("accept", finding["fingerprint"], "--reason", "known").code == 0
+    status = repo.git("status", "--porcelain", "--untracked-files=all")
+    assert ".review-gate" not in status, status
+    second = cli("--offline", "--format", "json")
+    report = report_of(second)
+    assert second.code == 0, report["gaps"]
+    assert not gaps_of(report, "state_changed")
+    repo.git("add", "-A")
+    assert "state.db" not in repo.git("diff", "--cached", "--name-only")
+    if ignore is not None:
+        assert (repo.root / ".review-gate" / ".gitignore").read_text() == ignore  # the user's file, untouched
+
+
+def test_a_sweep_scans_the_gate_s_committed_data_files_for_secrets(cli: Any, repo: GitRepo) -> None:
+    repo.write(".review-gate/hil/prod.json", f'{{"k": "{KEY}"}}\n')
+    repo.commit("a hand-off file with a key, committed")
+    repo.write("out/review.json", "{}\n")
+    result = cli("sweep", "--offline", "--format", "json")
+    report = report_of(result)
+    assert result.code == 1, report["findings"]
+    assert fired(report) == {(".review-gate/hil/prod.json", "sec-aws-key-01")}

@@ -210,3 +210,18 @@ def test_without_the_extra_the_command_says_how_to_install_it(cli, monkeypatch: 
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "mcp" else real(name, *a))
     result = cli("mcp")
     assert result.code == 2 and "pip install 'review-gate[mcp]'" in result.err
+
+
+def test_an_empty_or_directory_path_to_explain_is_a_tool_error_with_the_fix(repo: GitRepo) -> None:
+    repo.write("src/app.py", "x = 1\n")
+
+    async def check(client: ClientSession) -> None:
+        for paths, said in (([""], "path is empty"), (["src"], "explain src: a directory")):
+            failed = await client.call_tool("explain", {"paths": paths})
+            assert failed.is_error, paths
+            text = text_of(failed)
+            assert text.startswith(f"review-gate: error: {said}") and "fix: " in text, text
+            assert "Traceback" not in text and "Error executing tool" not in text, text
+        assert not (await client.call_tool("explain", {"paths": ["src/app.py"]})).is_error  # still serving
+
+    session(repo, check)
