@@ -229,3 +229,34 @@ def test_a_payload_the_hook_cannot_read_exits_2_which_the_host_takes_for_a_block
         assert done.returncode == 2 and said in err and "fix:" in err and "Traceback" not in err, err
         for event in ("Stop", "PreToolUse"):
             assert host_reaction(done, event)[0] == "block"
+
+
+# ------------------------------------------------------- flags that hide a tracked file's changes
+
+
+@pytest.mark.parametrize("flag", ["--skip-worktree", "--assume-unchanged"])
+def test_a_flagged_tracked_file_is_still_reviewed(cli: Any, repo: GitRepo, flag: str) -> None:
+    """`git update-index --skip-worktree` (or --assume-unchanged) hid a modified tracked file
+    from the working-tree review, and so from the Stop and commit hooks."""
+    repo.write("a.py", "x = 1\n")
+    repo.commit("add a")
+    repo.write("a.py", KEY)
+    repo.git("update-index", flag, "a.py")
+    report = json.loads(cli("run", "--format", "json").out)
+    assert [(f["file"], f["rule_id"]) for f in report["findings"]] == [("a.py", "sec-aws-key-01")]
+    stop = {"hook_event_name": "Stop", "cwd": str(repo.root), "session_id": "s", "stop_hook_active": False}
+    blocked = json.loads(cli("hook", "claude-code", stdin=json.dumps(stop).encode()).out)
+    assert "a.py:1 critical sec-aws-key-01" in blocked["reason"]
+    assert "sec-aws-key-01" in denied(cli, repo, "git commit -am wip")
+    assert repo.git("ls-files", "-v", "a.py")[0] in "Sh"  # the user's index keeps its flag
+
+
+def test_a_sparse_checkout_is_not_read_as_deleting_the_files_left_out(cli: Any, repo: GitRepo) -> None:
+    """Files marked skip-worktree and absent from the disk (a sparse checkout) are not changes."""
+    repo.write("docs/a.md", "# a\n")
+    repo.write("src/b.py", "x = 1\n")
+    repo.commit("two dirs")
+    repo.git("sparse-checkout", "set", "--no-cone", "/src/")
+    assert not (repo.root / "docs" / "a.md").exists()
+    report = json.loads(cli("run", "--format", "json").out)
+    assert report["findings"] == [] and "docs/a.md" not in json.dumps(report), report["manifest"]
