@@ -100,6 +100,8 @@ _GIT_WRITES = frozenset({"checkout", "restore", "rm", "mv", "clean", "stash"})
 # (accept, baseline) or write the configuration (init)
 _PERSONS_STEPS = frozenset({"accept", "baseline", "init"})
 _LOOP_APPROVALS = frozenset({"approve", "reject"})
+# words after a program named by an expansion that say it may be ours: `nice $G push`, `sudo $RG accept`
+_STEPS = frozenset({"commit", "push", "pull-request", "pr", "mr", "send-pack", *_PERSONS_STEPS, "gaps", "loop"})
 # Programs that only read the files they are given: naming the configuration is not writing it
 _READERS = _INERT | _CD | frozenset({
     "cat", "less", "more", "head", "tail", "wc", "diff", "cmp", "ls", "stat", "file", "tree", "du", "jq", "bat",
@@ -133,6 +135,11 @@ _PARENS = re.compile(r"[()]")
 # what the comment scanner stops at, by quoting state: none, '...', $'...', "..."
 _SPECIAL = {"": re.compile(r"[\\'\"#<\n]"), "'": re.compile(r"'"), "$'": re.compile(r"[\\']"),
             '"': re.compile(r'[\\"]')}
+_ANSI_C = re.compile(r"(?:[^\\']|\\.)*'", re.S)  # the rest of a $'...' word, to its closing quote
+_ANSI_ESCAPE = re.compile(r"\\(?:x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|([0-7]{1,3})|c(.)|(.))",
+                          re.S)
+_ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
+                "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 _HEREDOC = re.compile(r"<<(-?)[ \t]*(?:'([^'\n]*)'|\"([^\"\n]*)\"|\\?([^\s;&|()<>'\"]+))")
 _WORD_START = " \t\n;&|()<>"
 _HIDES = re.compile(r"[;&|()`$]")
@@ -281,8 +288,9 @@ class _Reader:
             return self.loose(context)
         word, args = words[0], words[1:]
         name = PurePath(word).name
-        if not _literal(word):
-            return self.unknown(word, args, depth, context, fed=fed)
+        if not _literal(word):  # `$CMD` alone may expand to a whole command: as if fed its words
+            # (a lone `$` is what the split leaves of `$(...)`, whose text is read on its own)
+            return self.unknown(word, args, depth, context, fed=fed or (not args and word != "$"))
         if name in ("git", "hub"):
             return self.git(args, depth, context, hub=name == "hub", fed=fed)
         if name.startswith("git-"):  # git's own programs: /usr/lib/git-core/git-send-pack
@@ -323,6 +331,8 @@ class _Reader:
         for index, arg in enumerate(args):
             if PurePath(arg).name in _PROGRAMS or (PurePath(arg).name.startswith("git-") and _literal(arg)):
                 return found | self.program(args[index:], depth, context, fed=fed)
+            if not _literal(arg) and index + 1 < len(args) and args[index + 1] in _STEPS:
+                return found | self.unknown(arg, args[index + 1:], depth, context, fed=fed)  # nice $G push
             if _SPACE.search(arg):
                 found |= self.line(arg, depth + 1) or self.loose(arg)
             elif _GIT_WORD.search(arg):
@@ -664,6 +674,12 @@ def _strip_comments(text: str) -> tuple[str, list[str]]:
         elif quote:
             quote = ""  # the closing quote: the scanner stops at nothing else inside quotes
             out.append(char)
+        elif char == "'" and text[i - 1:i] == "$" and text[i - 2:i - 1] != "\\" and (
+                closing := _ANSI_C.match(text, i + 1)):
+            # $'\x70ush' is `push` to the shell: read it as that, in plain single quotes
+            out[-1] = out[-1][:-1]
+            out.append("'" + _ansi_c(text[i + 1:closing.end() - 1]).replace("'", "'\\''") + "'")
+            at = closing.end()
         elif char == "#" and (i == 0 or text[i - 1] in _WORD_START):
             end = text.find("\n", i)
             end = len(text) if end < 0 else end
@@ -685,6 +701,22 @@ def _strip_comments(text: str) -> tuple[str, list[str]]:
             out.append(char)
     out.append(text[at:])
     return "".join(out), bodies
+
+
+def _ansi_c(body: str) -> str:
+    """The text of a ``$'...'`` word as bash decodes it (``\\x70``, ``\\160``, ``\\u0070``, ``\\n``...)."""
+    def one(match: re.Match[str]) -> str:
+        hexadecimal, short, long, octal, control, other = match.groups()
+        number = hexadecimal or short or long
+        if number:
+            return chr(min(int(number, 16), 0x10FFFF))
+        if octal:
+            return chr(int(octal, 8) & 0xFF)
+        if control is not None:
+            return chr(ord(control) & 0x1F)
+        return _ANSI_SIMPLE.get(other, "\\" + other)
+
+    return _ANSI_ESCAPE.sub(one, body)
 
 
 def _body(text: str, at: int, dash: bool, delimiter: str, bodies: list[str]) -> int:

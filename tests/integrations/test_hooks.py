@@ -217,7 +217,7 @@ GATED_COMMANDS = [
     # command lines inside the line
     ('eval "git commit -m x"', "commit"), ("bash -lc 'git push origin feat'", "push"),
     ('sh -c "cd sub && git commit -m x"', "commit"), ("echo $(git push)", "push"), ("echo `git push`", "push"),
-    ('echo "$(git commit -m x)"', "commit"), ("CMD='git push'; sh -c \"$CMD\"", "push"),
+    ('echo "$(git commit -m x)"', "commit"), ("CMD='git push'; sh -c \"$CMD\"", "commit push pr"),
     ("git rebase -x 'git push' main", "push"), ("git submodule foreach git push", "push"),
     ("python3 -c \"import subprocess; subprocess.run(['git', 'push'])\"", "push"),
     # git's global options, hub, gh, aliases set on the line
@@ -261,9 +261,11 @@ def test_which_shell_commands_are_gated(command: str, gate: str | None, tmp_path
 # alias, the line is reviewed as a commit and a push (fail closed).
 FAIL_CLOSED = [
     ("git $(printf %s pu sh) origin feat", "commit push"), ("p=pu; git ${p}sh origin feat", "commit push"),
-    ("git $'\\x70ush' origin feat", "commit push"), ("git \"$SUB\" origin feat", "commit push"),
+    ("git $'\\x70ush' origin feat", "push"), ("git \"$SUB\" origin feat", "commit push"),
     ("git `echo push` origin feat", "commit push"), ("git p*h origin feat", "commit push"),
-    ("git pu[s]h origin feat", "commit push"), ("git -C . $'\\x63ommit' -m x", "commit push"),
+    ("git pu[s]h origin feat", "commit push"), ("git -C . $'\\x63ommit' -m x", "commit"),
+    ("$'\\x67it' push", "push"), ("nice $'\\147it' push", "push"), ("nice $G push origin feat", "push"),
+    ("$CMD", "commit push pr"), ("sudo $G commit -m x", "commit"), ('sh -c "$CMD"', "commit push pr"),
     ("printf push | xargs git", "commit push"), ("echo push | xargs -r git --no-pager", "commit push"),
     ("echo push | parallel git", "commit push"), ("find . -maxdepth 0 -exec git {} \\;", "commit push"),
     ("/usr/bin/gi[t] push origin feat", "push"), ("/usr/bin/g?t commit -m x", "commit"),
@@ -381,7 +383,8 @@ def test_reading_the_configuration_and_other_review_gate_commands_are_allowed(cl
 # The trial's bypasses of the above: a command not on the line, a `cd` before the write, globs and
 # brace lists, find's actions, links to the configuration.
 HIDDEN_PERSONS_STEPS = [
-    "review-gate $'acc\\x65pt' b99aa1 --reason ok", 'review-gate "$CMD" b99aa1 --reason ok',
+    "review-gate $'acc\\x65pt' b99aa1 --reason ok", 'review-gate "$CMD" b99aa1 --reason ok', "$CMD",
+    "$'review-g\\x61te' accept b99aa1 --reason ok", "nice $RG accept b99aa1 --reason ok",
     "review-gate $(echo accept) b99aa1 --reason ok", "echo accept b99aa1 | xargs review-gate",
     "review-g?te accept b99aa1 --reason ok", "$RG accept b99aa1 --reason ok", "review-gate loop $'appr\\x6fve' t",
     "cd .review-gate && echo '{}' > review-rules.json", "cd .review-gate; rm review-rules.json",
@@ -394,7 +397,8 @@ HIDDEN_PERSONS_STEPS = [
     "find . ! -name '*.py' -delete", "ln -s .review-gate cfg", "ln -sf .review-gate/review-rules.json x.json",
 ]
 NOT_HIDDEN_PERSONS_STEPS = [
-    "echo $HOME", "cat .review-gate/review-rules.json", "cd .review-gate && cat review-rules.json",
+    "echo $HOME", "echo $'it\\'s fine'", "pytest $A $B", "$(npm bin)/eslint .",
+    "cat .review-gate/review-rules.json", "cd .review-gate && cat review-rules.json",
     "cd .review-gate && ls -la", "ls .revie*", "cat .review-gat?/review-rules.json", "rm -rf build/*",
     "rm -f *.pyc", "find . -name '*.pyc' -delete", "find . -name '*.json' -print",
     "find .review-gate -name '*.json'", "find . -name '*.json' -exec grep -l tls {} +",
