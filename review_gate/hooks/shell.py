@@ -16,7 +16,12 @@ and ``{ }``; redirections and their targets), and every simple command in it is 
   assignment's value (``CMD='git push'``), ``git rebase --exec``, ``git submodule foreach``;
 - through aliases: git's, read with ``git config --get alias.NAME`` (argv, never a shell) in the
   payload's directory, or set on the line itself (``git -c alias.p=push p``, ``git config
-  alias.p push && git p``); gh's, read from its ``config.yml``. A ``!`` alias is read as a line.
+  alias.p push && git p``); gh's, read from its ``config.yml``. A ``!`` alias is read as a line;
+- as bash decodes it: ``$'\x70ush'`` is ``push``;
+- where it runs: ``cd``/``pushd``/``popd`` earlier on the line, ``git -C``; a commit, push or
+  pull request for a repository other than the payload's directory's (or for one the line does
+  not name: ``cd "$D"``, ``--git-dir``, ``--work-tree``, ``GIT_DIR=``, ``GIT_INDEX_FILE=``)
+  is ``elsewhere``: the hook reviews one repository and would pass another's push.
 
 Data is data: the arguments of ``echo``, ``printf``, ``grep`` and their kin, and of a git
 subcommand that runs nothing (``git log --grep push``), are not commands, so ``echo "git push"``
@@ -27,11 +32,18 @@ A person's steps (``waive``): running ``review-gate accept``, ``baseline``, ``in
 --apply`` or ``loop approve|reject`` (found like git, through the same wrappers and nested
 lines: ``python -m review_gate`` too), or writing into a protected path (the configuration's
 directories, the hooks' settings): a redirection into one, a git command that rewrites files
-naming one, a copy whose destination is one, any other program given one except those that only
-read it (``cat``, ``grep``...).
+naming one, a copy whose destination is one, a link to one, ``find`` that deletes or runs a
+writer on one, any other program given one except those that only read it (``cat``,
+``grep``...); paths followed through ``cd``, symbolic links and globs (``hooks.paths``).
 
 Where the reading is unsure it fails closed, since a review too many costs only time and a push
-missed is a false pass. Then any ``git``/``hub`` word followed anywhere later in the text by
+missed is a false pass. A word the shell changes before running it (an expansion, a
+substitution, a glob, a brace list) or words a program appends (``xargs``, ``parallel``, ``find
+-exec``) in the place of git's subcommand count as a commit and a push, in gh's as a pull
+request, in review-gate's as a person's step; in the place of the program, as each program of
+ours it could name; so does a subcommand that is not git's own when configuration on the line
+could define it as an alias (``-c include.path``, ``--config-env``, ``GIT_CONFIG_COUNT=``,
+``HOME=``...). Otherwise any ``git``/``hub`` word followed anywhere later in the text by
 ``commit``, ``push`` or ``pull-request``, and ``gh`` followed by ``pr create``, counts: a line
 that cannot be split (an unbalanced quote), nested too deep or too long; a program named by a
 variable or a substitution (``$GIT push``, ``$(which git) push``); ``git`` with no subcommand
@@ -153,7 +165,8 @@ _EXPANDS = re.compile(r"[$`*?]|\[.*\]|\{[^{}]*[,.][^{}]*\}|\{\}")
 _BRACES = re.compile(r"\{[^{}]*\}")
 # configuration given to one git command through its environment (aliases, includes) and a
 # repository other than the directory's (these name the repository, work tree or index git uses)
-_CONFIG_ENV = re.compile(r"\bGIT_CONFIG(?:_COUNT|_PARAMETERS|_KEY_\d+|_GLOBAL|_SYSTEM)?=|\bGIT_CONFIG\b")
+_CONFIG_ENV = re.compile(r"\bGIT_CONFIG(?:_COUNT|_PARAMETERS|_KEY_\d+|_GLOBAL|_SYSTEM)?=|\bGIT_CONFIG\b"
+                         r"|\b(?:HOME|XDG_CONFIG_HOME)=")  # another ~/.gitconfig
 _FOREIGN_ENV = re.compile(r"\bGIT_(?:DIR|WORK_TREE|INDEX_FILE|COMMON_DIR|OBJECT_DIRECTORY|NAMESPACE)=")
 _FOREIGN_OPTIONS = frozenset({"--git-dir", "--work-tree", "--namespace"})
 _FIND_READS = frozenset({"-print", "-print0", "-printf", "-ls", "-prune", "-quit"})
