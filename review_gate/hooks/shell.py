@@ -168,6 +168,7 @@ _BRACES = re.compile(r"\{[^{}]*\}")
 _CONFIG_ENV = re.compile(r"\bGIT_CONFIG(?:_COUNT|_PARAMETERS|_KEY_\d+|_GLOBAL|_SYSTEM)?=|\bGIT_CONFIG\b"
                          r"|\b(?:HOME|XDG_CONFIG_HOME)=")  # another ~/.gitconfig
 _FOREIGN_ENV = re.compile(r"\bGIT_(?:DIR|WORK_TREE|INDEX_FILE|COMMON_DIR|OBJECT_DIRECTORY|NAMESPACE)=")
+_TOPLEVEL = re.compile(r"\$\(\s*git\s+rev-parse\s+--show-toplevel\s*\)$")
 _FOREIGN_OPTIONS = frozenset({"--git-dir", "--work-tree", "--namespace"})
 _FIND_READS = frozenset({"-print", "-print0", "-printf", "-ls", "-prune", "-quit"})
 _FIND_ACTS = frozenset({"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"})
@@ -440,14 +441,10 @@ class _Reader:
                 break
         return self.loose(context)  # a script or its standard input: what it runs is not on the line
 
-    def git(self, args: list[str], depth: int, context: str, *, hub: bool = False, fed: bool = False,
-            directory: Path | None = None, foreign: bool = False) -> set[Gated]:
-        """A git (or hub) command; ``directory``: where it runs (its ``-C``s, and ``cd``s before
-        it), None when not known; ``foreign``: a ``--git-dir``/``--work-tree`` names the
-        repository instead. What it commits or pushes elsewhere adds ``elsewhere``."""
-        where = directory if directory is not None or foreign else self.here
-        found = self._git(args, depth, context, hub, fed, where, foreign or self.foreign)
-        return found
+    def git(self, args: list[str], depth: int, context: str, *, hub: bool = False, fed: bool = False) -> set[Gated]:
+        """A git (or hub) command, run where the line's ``cd``s left it (``self.here``). What it
+        commits or pushes for another repository, or one not known, adds ``elsewhere``."""
+        return self._git(args, depth, context, hub, fed, self.here, self.foreign)
 
     def _git(self, args: list[str], depth: int, context: str, hub: bool, fed: bool, where: Path | None,
              foreign: bool) -> set[Gated]:
@@ -459,7 +456,7 @@ class _Reader:
                 value = args[index + 1] if index + 1 < len(args) else ""
                 index += 1
             index += 1
-            if option == "-C":
+            if option == "-C" and not _TOPLEVEL.match(value):  # -C "$(git rev-parse --show-toplevel)": the same
                 where = where / os.path.expanduser(value) if where is not None and _literal(value) else None
             elif option in _FOREIGN_OPTIONS:
                 foreign = True

@@ -276,7 +276,7 @@ def test_a_push_or_commit_for_another_repository_is_denied(cli: Any, two_repos: 
 @pytest.mark.parametrize("command", [
     "git -C . push origin main", "git -C src push origin main", "cd src && git push origin main",
     "cd src && cd .. && git commit -m x", "git -C {other} status", "cd {other} && git log --oneline",
-    "git -C {other} fetch origin",
+    "git -C {other} fetch origin", 'git -C "$(git rev-parse --show-toplevel)" push origin main',
 ])
 def test_a_command_in_the_same_repository_or_that_gates_nothing_is_allowed(
         cli: Any, two_repos: tuple[GitRepo, Path], command: str) -> None:
