@@ -124,10 +124,12 @@ def diff_worktree(root: Path, base: str) -> bytes:
     """The working tree against ``base``, untracked files that git does not ignore included.
 
     Untracked files are marked intent-to-add in a throwaway copy of the index, so the user's
-    real index is never touched. They are named one by one, as git lists them: ``git add --all``
-    stops at a nested repository without a commit ("adding files failed"). A nested repository
-    is no content of this one (a commit would record at most the commit it points to): it is
-    shown as a gitlink of its own, with no lines, and its files are not reviewed.
+    real index is never touched; in that copy, the flags that hide a tracked file's changes
+    from git (assume-unchanged, skip-worktree) are cleared. Untracked files are named one by
+    one, as git lists them: ``git add --all`` stops at a nested repository without a commit
+    ("adding files failed"). A nested repository is no content of this one (a commit would
+    record at most the commit it points to): it is shown as a gitlink of its own, with no
+    lines, and its files are not reviewed.
     """
     try:
         return _worktree_diff(root, base)
@@ -149,10 +151,26 @@ def _worktree_diff(root: Path, base: str) -> bytes:
         if index.is_file():
             shutil.copyfile(index, scratch)
         env = {"GIT_INDEX_FILE": str(scratch)}
+        _clear_flags(root, env)
         if files:
             _intend_to_add(root, files, env)
         diff = _git(["diff", *DIFF_OPTIONS, base, "--"], root, env=env).stdout
     return diff + b"".join(_gitlink(path, _head_of(root / os.fsdecode(path))) for path in nested)
+
+
+def _clear_flags(root: Path, env: dict[str, str]) -> None:
+    """Clear, in the scratch index ``env`` names, the flags that make git skip a tracked
+    file's content: assume-unchanged (`git update-index --assume-unchanged`, ``ls-files -v``
+    tag in lower case) and skip-worktree (tag ``S``) on a file that is on the disk; git would
+    show neither file's changes. A skip-worktree file absent from the disk is left out of the
+    working tree on purpose (a sparse checkout), not deleted, and keeps its flag."""
+    listed = _git(["ls-files", "-v", "-z"], root, env=env).stdout.split(b"\0")
+    assumed = [entry[2:] for entry in listed if entry[:1].islower() and entry[1:2] == b" "]
+    skipped = [entry[2:] for entry in listed if entry[:1] in (b"S", b"s") and entry[1:2] == b" "
+               and os.path.lexists(root / os.fsdecode(entry[2:]))]
+    for flag, paths in (("--no-assume-unchanged", assumed), ("--no-skip-worktree", skipped)):
+        if paths:
+            _git(["update-index", flag, "-z", "--stdin"], root, env=env, stdin=b"\0".join(paths) + b"\0")
 
 
 def _head_of(nested: Path) -> bytes | None:

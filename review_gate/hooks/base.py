@@ -113,6 +113,16 @@ def gates_for(payload: Payload) -> tuple[Gate, ...]:
     return tuple(gate for gate in order if gate in found)
 
 
+def elsewhere(payload: Payload) -> bool:
+    """Whether a shell command would commit, push or open a pull request for a repository,
+    work tree or index other than the payload's directory's, which is the one reviewed
+    (``git -C DIR``, ``--git-dir``, ``GIT_DIR=``, ``GIT_INDEX_FILE=``, a ``cd`` earlier on the
+    line), or for one that cannot be told (``cd "$DIR"``)."""
+    if payload.event != TOOL_EVENT or payload.tool_name not in SHELL_TOOLS or not payload.command:
+        return False
+    return "elsewhere" in shell.gates(payload.command, Path(payload.cwd) if payload.cwd else None)
+
+
 def persons_step(payload: Payload, protected: Sequence[Path], exempt: Sequence[Path] = ()) -> bool:
     """Whether a tool call takes a step only a person may take: a shell command that runs
     ``review-gate accept``, ``baseline``, ``init`` or ``gaps --apply`` or writes into a

@@ -43,7 +43,17 @@ import anyio
 from review_gate import agent_report, api, console, git
 from review_gate.errors import ReviewGateError
 from review_gate.escape import sanitize
-from review_gate.hooks.base import EDIT_TOOLS, SHELL_TOOLS, TOOL_EVENT, Gate, Outcome, Payload, gates_for, persons_step
+from review_gate.hooks.base import (
+    EDIT_TOOLS,
+    SHELL_TOOLS,
+    TOOL_EVENT,
+    Gate,
+    Outcome,
+    Payload,
+    elsewhere,
+    gates_for,
+    persons_step,
+)
 from review_gate.models import FailOn, ReviewConfig
 from review_gate.models.report import summary_line
 from review_gate.outputs.agent import MAX_CHARS
@@ -79,6 +89,13 @@ PERSONS_STEP = (
     "believe a finding is wrong or cannot fix it, stop and ask a person, who can run `review-gate accept ID "
     "--reason TEXT` or change the configuration in a terminal.")
 
+ELSEWHERE = (
+    "review-gate denied this tool call: it would commit, push or open a pull request for another repository, work "
+    "tree or index than the one the hook reviews (the directory the command starts in), through `git -C DIR`, "
+    "`--git-dir`, `--work-tree`, `GIT_DIR=`, `GIT_INDEX_FILE=` or a `cd`/`pushd` earlier on the line, or to a "
+    "directory that is not named on the line. Run it from the repository's own directory: `cd DIR` as a command of "
+    "its own, then the git command by itself, so that the hook reviews the repository it runs in.")
+
 
 def decide(host: str, payload: Payload, options: Options) -> Outcome:
     """The hook's answer to ``payload``: denied when it takes a step only a person may take,
@@ -87,6 +104,8 @@ def decide(host: str, payload: Payload, options: Options) -> Outcome:
     if persons_step(payload, protected, exempt):
         where = ", ".join(sorted({_shown(p, payload) for p in protected})) or "the configuration"
         return Outcome("deny", reason=PERSONS_STEP.format(where=sanitize(where)))
+    if elsewhere(payload):
+        return Outcome("deny", reason=ELSEWHERE)
     gates = gates_for(payload)
     if not gates:
         return Outcome("allow")

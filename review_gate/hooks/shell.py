@@ -16,7 +16,12 @@ and ``{ }``; redirections and their targets), and every simple command in it is 
   assignment's value (``CMD='git push'``), ``git rebase --exec``, ``git submodule foreach``;
 - through aliases: git's, read with ``git config --get alias.NAME`` (argv, never a shell) in the
   payload's directory, or set on the line itself (``git -c alias.p=push p``, ``git config
-  alias.p push && git p``); gh's, read from its ``config.yml``. A ``!`` alias is read as a line.
+  alias.p push && git p``); gh's, read from its ``config.yml``. A ``!`` alias is read as a line;
+- as bash decodes it: ``$'\x70ush'`` is ``push``;
+- where it runs: ``cd``/``pushd``/``popd`` earlier on the line, ``git -C``; a commit, push or
+  pull request for a repository other than the payload's directory's (or for one the line does
+  not name: ``cd "$D"``, ``--git-dir``, ``--work-tree``, ``GIT_DIR=``, ``GIT_INDEX_FILE=``)
+  is ``elsewhere``: the hook reviews one repository and would pass another's push.
 
 Data is data: the arguments of ``echo``, ``printf``, ``grep`` and their kin, and of a git
 subcommand that runs nothing (``git log --grep push``), are not commands, so ``echo "git push"``
@@ -27,11 +32,18 @@ A person's steps (``waive``): running ``review-gate accept``, ``baseline``, ``in
 --apply`` or ``loop approve|reject`` (found like git, through the same wrappers and nested
 lines: ``python -m review_gate`` too), or writing into a protected path (the configuration's
 directories, the hooks' settings): a redirection into one, a git command that rewrites files
-naming one, a copy whose destination is one, any other program given one except those that only
-read it (``cat``, ``grep``...).
+naming one, a copy whose destination is one, a link to one, ``find`` that deletes or runs a
+writer on one, any other program given one except those that only read it (``cat``,
+``grep``...); paths followed through ``cd``, symbolic links and globs (``hooks.paths``).
 
 Where the reading is unsure it fails closed, since a review too many costs only time and a push
-missed is a false pass. Then any ``git``/``hub`` word followed anywhere later in the text by
+missed is a false pass. A word the shell changes before running it (an expansion, a
+substitution, a glob, a brace list) or words a program appends (``xargs``, ``parallel``, ``find
+-exec``) in the place of git's subcommand count as a commit and a push, in gh's as a pull
+request, in review-gate's as a person's step; in the place of the program, as each program of
+ours it could name; so does a subcommand that is not git's own when configuration on the line
+could define it as an alias (``-c include.path``, ``--config-env``, ``GIT_CONFIG_COUNT=``,
+``HOME=``...). Otherwise any ``git``/``hub`` word followed anywhere later in the text by
 ``commit``, ``push`` or ``pull-request``, and ``gh`` followed by ``pr create``, counts: a line
 that cannot be split (an unbalanced quote), nested too deep or too long; a program named by a
 variable or a substitution (``$GIT push``, ``$(which git) push``); ``git`` with no subcommand
@@ -43,6 +55,7 @@ is also a person's step when a ``review-gate`` word is followed by ``accept``, `
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import shlex
@@ -51,7 +64,9 @@ from collections.abc import Sequence
 from pathlib import Path, PurePath
 from typing import Literal
 
-Gated = Literal["commit", "push", "pr", "waive"]
+from review_gate.hooks import paths
+
+Gated = Literal["commit", "push", "pr", "waive", "elsewhere"]
 
 MAX_DEPTH = 4  # command lines inside command lines (sh -c, eval, $( ), aliases) read at most
 MAX_TEXT = 64 * 1024  # characters split as a shell would; a longer line is judged by the loose pattern
@@ -66,14 +81,16 @@ _RESERVED = frozenset({"{", "}", "!", "if", "then", "else", "elif", "fi", "do", 
 _HEADERS = frozenset({"for", "select", "case", "in"})  # their words are not commands
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"})
 _REVIEW_GATE = frozenset({"review-gate", "review_gate"})  # the console script, and `python -m review_gate`
-_PROGRAMS = frozenset({"git", "hub", "gh", "eval", *_SHELLS, *_REVIEW_GATE})
+_PROGRAMS = frozenset({"git", "hub", "gh", "glab", "eval", *_SHELLS, *_REVIEW_GATE})
+# Programs that append words of their own (standard input, file names) to the command they run
+_FEEDERS = frozenset({"xargs", "parallel", "find", "fd", "fdfind", "rush"})
 # Programs that never run their arguments: what they are given is data.
 _INERT = frozenset({"echo", "printf", "grep", "egrep", "fgrep", "rg", "ag", "ack", "which", "type", "whereis",
-                    "whatis", "apropos", "man", "info", "help", "true", "false", ":", "test", "[", "[[", "cd",
-                    "pushd", "popd"})
+                    "whatis", "apropos", "man", "info", "help", "true", "false", ":", "test", "[", "[["})
+_CD = frozenset({"cd", "pushd", "popd"})
 # git subcommands that run nothing given to them (builtins cannot be aliased, so none is looked up)
 # Programs that a here-document feeds data, not a script (`cat > notes <<EOF`, `git commit -F - <<EOF`)
-_SINKS = _INERT | {"cat", "tee", "git", "gh", "hub", "head", "tail", "wc", "sort", "uniq", "less", "more", "jq"}
+_SINKS = _INERT | _CD | {"cat", "tee", "git", "gh", "hub", "head", "tail", "wc", "sort", "uniq", "less", "more", "jq"}
 _GIT_DATA = frozenset({
     "add", "am", "annotate", "apply", "archive", "blame", "branch", "bundle", "cat-file", "check-attr",
     "check-ignore", "check-ref-format", "checkout", "cherry", "cherry-pick", "clean", "clone", "commit-graph",
@@ -85,6 +102,8 @@ _GIT_DATA = frozenset({
     "symbolic-ref", "tag", "update-index", "update-ref", "var", "verify-commit", "verify-tag", "version",
     "whatchanged", "worktree", "write-tree"})
 _GIT_RUNS = frozenset({"rebase", "bisect", "submodule", "filter-branch", "difftool", "mergetool"})
+# plumbing that updates a remote's refs as `git push` does (`git remote-ext|-https...` read a push from stdin)
+_GIT_PUSHES = frozenset({"send-pack", "http-push"})
 _HUB_DATA = frozenset({"fork", "create", "browse", "compare", "ci-status", "sync", "issue", "pr", "release", "api",
                        "gist", "alias", "delete"})
 # git subcommands that write the working tree's files they are given
@@ -93,12 +112,14 @@ _GIT_WRITES = frozenset({"checkout", "restore", "rm", "mv", "clean", "stash"})
 # (accept, baseline) or write the configuration (init)
 _PERSONS_STEPS = frozenset({"accept", "baseline", "init"})
 _LOOP_APPROVALS = frozenset({"approve", "reject"})
+# words after a program named by an expansion that say it may be ours: `nice $G push`, `sudo $RG accept`
+_STEPS = frozenset({"commit", "push", "pull-request", "pr", "mr", "send-pack", *_PERSONS_STEPS, "gaps", "loop"})
 # Programs that only read the files they are given: naming the configuration is not writing it
-_READERS = _INERT | frozenset({
+_READERS = _INERT | _CD | frozenset({
     "cat", "less", "more", "head", "tail", "wc", "diff", "cmp", "ls", "stat", "file", "tree", "du", "jq", "bat",
     "nl", "od", "xxd", "hexdump", "strings", "realpath", "readlink", "basename", "dirname", "md5sum", "sha1sum",
     "sha256sum", "sha512sum", "cksum", "colordiff", "view"})
-_COPIES = frozenset({"cp", "install", "rsync", "scp", "ln"})  # they write their last operand only
+_COPIES = frozenset({"cp", "install", "rsync", "scp"})  # they write their last operand only
 _WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 _GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env",
                                 "--super-prefix", "--attr-source"})
@@ -107,25 +128,54 @@ _GH_BUILTINS = frozenset({
     "config", "copilot", "extension", "gist", "gpg-key", "help", "issue", "label", "org", "pr", "preview",
     "project", "release", "repo", "ruleset", "run", "search", "secret", "ssh-key", "status", "variable",
     "workflow", "version"})
+_GLAB_BUILTINS = frozenset({
+    "alias", "api", "auth", "changelog", "check-update", "ci", "cluster", "completion", "config", "deploy-key",
+    "duo", "gpg-key", "help", "incident", "issue", "iteration", "job", "label", "milestone", "release", "repo",
+    "schedule", "securefile", "snippet", "ssh-key", "stack", "token", "user", "variable", "version"})
 _SHELL_VALUE_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
 _SPACE = re.compile(r"\s")
-_GIT_WORD = re.compile(r"\b(?:git|hub|gh)\b")
+_GIT_WORD = re.compile(r"\b(?:git|hub|gh|glab)\b")
 _LOOSE_GIT = re.compile(r"\b(?:git|hub)\b")
 _LOOSE_GATED = re.compile(r"\b(commit|push|pull-request)\b")
-_LOOSE_GH = re.compile(r"\bgh\b")
-_LOOSE_PR = re.compile(r"\bpr\s+(?:create|new)\b")
+_LOOSE_GH = re.compile(r"\b(?:gh|glab)\b")
+_LOOSE_PR = re.compile(r"\b(?:pr|mr)\s+(?:create|new|merge)\b")
 _LOOSE_RG = re.compile(r"\breview[-_]gate\b")
 _LOOSE_WAIVE = re.compile(r"\b(?:accept|baseline|init|approve|reject)\b|--ap(?:p|pl|ply)?\b")
 _PARENS = re.compile(r"[()]")
 # what the comment scanner stops at, by quoting state: none, '...', $'...', "..."
 _SPECIAL = {"": re.compile(r"[\\'\"#<\n]"), "'": re.compile(r"'"), "$'": re.compile(r"[\\']"),
             '"': re.compile(r'[\\"]')}
+_ANSI_C = re.compile(r"(?:[^\\']|\\.)*'", re.S)  # the rest of a $'...' word, to its closing quote
+_ANSI_ESCAPE = re.compile(r"\\(?:x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|([0-7]{1,3})|c(.)|(.))",
+                          re.S)
+_ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
+                "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 _HEREDOC = re.compile(r"<<(-?)[ \t]*(?:'([^'\n]*)'|\"([^\"\n]*)\"|\\?([^\s;&|()<>'\"]+))")
 _WORD_START = " \t\n;&|()<>"
 _HIDES = re.compile(r"[;&|()`$]")
 _GATES: dict[str, Gated] = {"commit": "commit", "push": "push", "pull-request": "pr"}
+# What a git command whose subcommand is not on the line (an expansion, `$'...'`, a glob, words
+# xargs appends, an alias config on the line defines) may do: reviewed as both (fail closed).
+_ANY_GIT: frozenset[Gated] = frozenset({"commit", "push"})
+_ANY: frozenset[Gated] = frozenset({"commit", "push", "pr"})
+# A word a shell changes before running it: an expansion, a substitution, a glob, a brace list
+_EXPANDS = re.compile(r"[$`*?]|\[.*\]|\{[^{}]*[,.][^{}]*\}|\{\}")
+_BRACES = re.compile(r"\{[^{}]*\}")
+# configuration given to one git command through its environment (aliases, includes) and a
+# repository other than the directory's (these name the repository, work tree or index git uses)
+_CONFIG_ENV = re.compile(r"\bGIT_CONFIG(?:_COUNT|_PARAMETERS|_KEY_\d+|_GLOBAL|_SYSTEM)?=|\bGIT_CONFIG\b"
+                         r"|\b(?:HOME|XDG_CONFIG_HOME)=")  # another ~/.gitconfig
+_FOREIGN_ENV = re.compile(r"\bGIT_(?:DIR|WORK_TREE|INDEX_FILE|COMMON_DIR|OBJECT_DIRECTORY|NAMESPACE)=")
+_TOPLEVEL = re.compile(r"\$\(\s*git\s+rev-parse\s+--show-toplevel\s*\)$")
+_FOREIGN_OPTIONS = frozenset({"--git-dir", "--work-tree", "--namespace"})
+_FIND_READS = frozenset({"-print", "-print0", "-printf", "-ls", "-prune", "-quit"})
+_FIND_ACTS = frozenset({"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"})
+_FIND_NAMES = frozenset({"-name", "-iname", "-lname", "-ilname"})
+_FIND_PATHS = frozenset({"-path", "-ipath", "-wholename", "-iwholename"})
+_FIND_ANY = frozenset({"-regex", "-iregex", "!", "-not"})  # tests read as "any file may match"
+MAX_WALK = 5000  # files of a protected directory compared with find's tests at most
 
 
 def gates(command: str, cwd: Path | None = None, protected: Sequence[Path] = (),
@@ -134,7 +184,9 @@ def gates(command: str, cwd: Path | None = None, protected: Sequence[Path] = (),
     and ``waive`` when it takes a step only a person may take: runs ``review-gate accept``,
     ``baseline``, ``init`` or ``gaps --apply``, or writes into one of the ``protected``
     directories (the configuration's) outside the ``exempt`` ones (the loop's session files,
-    which a coder writes); ``cwd`` is where its git aliases are looked up and relative paths
+    which a coder writes); ``elsewhere`` when what it would commit, push or open is not the
+    repository of ``cwd`` (``git -C DIR``, ``--git-dir``, ``GIT_DIR=``, a ``cd`` before it),
+    or cannot be told to be. ``cwd`` is where its git aliases are looked up and relative paths
     start (default: the current directory).
 
     >>> sorted(gates("timeout 30 git push origin main && gh pr create --fill"))
@@ -146,18 +198,22 @@ def gates(command: str, cwd: Path | None = None, protected: Sequence[Path] = (),
     >>> gates("sed -i /tls/d .review-gate/review-rules.json", Path("/w"), [Path("/w/.review-gate")])
     {'waive'}
     """
-    return _Reader(cwd if cwd is not None else Path.cwd(), protected, exempt).line(command, 0)
+    reader = _Reader(cwd if cwd is not None else Path.cwd(), protected, exempt)
+    reader.configured = bool(_CONFIG_ENV.search(command))
+    reader.foreign = bool(_FOREIGN_ENV.search(command))
+    return reader.line(command, 0)
 
 
 def writes_into(path: str, cwd: Path, protected: Sequence[Path], exempt: Sequence[Path] = ()) -> bool:
     """Whether the file ``path`` (relative to ``cwd``) is, or is inside, a ``protected`` path
-    and not inside an ``exempt`` one."""
+    and not inside an ``exempt`` one, its symbolic links resolved."""
     return _Reader(cwd, protected, exempt).names_protected([path])
 
 
 def loose(text: str) -> set[Gated]:
     """The fail-closed reading: a ``git``/``hub`` word and, anywhere after it, ``commit``,
-    ``push`` or ``pull-request``; ``gh`` and, after it, ``pr create``. Linear in the text."""
+    ``push`` or ``pull-request``; ``gh``/``glab`` and, after it, ``pr create`` (``new``,
+    ``merge``, ``mr create``...). Linear in the text."""
     found: set[Gated] = set()
     git = _LOOSE_GIT.search(text)
     if git is not None:
@@ -171,6 +227,11 @@ def loose(text: str) -> set[Gated]:
     return found
 
 
+def _literal(word: str) -> bool:
+    """Whether a shell runs ``word`` as it stands: no expansion, substitution, glob or brace list."""
+    return _EXPANDS.search(word) is None
+
+
 class _Reader:
     """One payload's reading: where aliases are looked up, and what the line itself defines."""
 
@@ -182,8 +243,13 @@ class _Reader:
         self.names = sorted({n for d in self.protected for n in (d, os.path.relpath(d, cwd))})
         self.lookups = 0
         self.known: dict[tuple[str, str], str | None] = {}
+        self.roots: dict[str, str | None] = {}
         self.defined: dict[str, str] = {}  # git aliases the line sets with `git config alias.X V`
         self.gh: dict[str, str] | None = None
+        self.here: Path | None = cwd  # where the line's next command runs (a `cd` moves it; None: not known)
+        self.stack: list[Path | None] = []  # pushd's
+        self.configured = False  # git configuration in the line's environment (GIT_CONFIG_COUNT...)
+        self.foreign = False  # GIT_DIR=, GIT_WORK_TREE=, GIT_INDEX_FILE=... somewhere on the line
 
     def line(self, text: str, depth: int) -> set[Gated]:
         if depth > MAX_DEPTH or len(text) > MAX_TEXT:
@@ -198,12 +264,13 @@ class _Reader:
         tokens = _split(text)
         if tokens is None:
             return found | self.loose(text) | {gate for body in bodies for gate in self.loose(body)}
-        if self.protected and any(self.names_protected([target]) for target in _written(tokens)):
-            found.add("waive")  # > .review-gate/review-rules.json
         commands = _commands(tokens)
-        for words in commands:
-            found |= self.simple(words, depth, text)
-        if any(_program(words) not in _SINKS for words in commands):  # cat <<EOF | bash: a script
+        for words, written in commands:
+            if self.protected and self.names_protected(written):
+                found.add("waive")  # > .review-gate/review-rules.json
+            if words:
+                found |= self.simple(words, depth, text)
+        if any(_program(words) not in _SINKS for words, _ in commands if words):  # cat <<EOF | bash: a script
             for body in bodies:
                 found |= self.line(body, depth + 1)
         return found
@@ -229,68 +296,124 @@ class _Reader:
             return found
         return found | self.program(words[index:], depth, context)
 
-    def program(self, words: list[str], depth: int, context: str) -> set[Gated]:
+    def program(self, words: list[str], depth: int, context: str, *, fed: bool = False) -> set[Gated]:
+        """``fed``: a program (xargs, find -exec) appends words of its own to ``words``."""
         if depth > MAX_DEPTH:
             return self.loose(context)
         word, args = words[0], words[1:]
         name = PurePath(word).name
+        if not _literal(word):  # `$CMD` alone may expand to a whole command: as if fed its words
+            # (a lone `$` is what the split leaves of `$(...)`, whose text is read on its own)
+            return self.unknown(word, args, depth, context, fed=fed or (not args and word != "$"))
         if name in ("git", "hub"):
-            return self.git(args, depth, context, hub=name == "hub")
-        if name == "gh":
-            return self.gh_command(args, depth, context)
+            return self.git(args, depth, context, hub=name == "hub", fed=fed)
+        if name.startswith("git-"):  # git's own programs: /usr/lib/git-core/git-send-pack
+            return self.git([name[len("git-"):], *args], depth, context, fed=fed)
+        if name in ("gh", "glab"):
+            return self.gh_command(args, depth, context, fed=fed, lab=name == "glab")
         if name in _SHELLS:
             return self.shell(args, depth, context)
         if name == "eval":
             return self.line(" ".join(args), depth + 1)
         if name in _REVIEW_GATE:
-            return self.review_gate(args)
+            return self.review_gate(args, fed=fed)
+        if name in _CD:
+            self.change_directory(name, args)
+            return set()
         if name in _INERT:
             return set()
-        if self.protected and name not in _READERS and self.names_protected(_targets(name, args)):
+        if self.protected and name not in _READERS and self.writes(name, args):
             return {"waive"}  # sed -i, rm, mv, cp INTO, tee, sqlite3... on the configuration
-        if "$" in word or "`" in word:  # $GIT push, $(which git) push: the program is not known
-            sub = next((a for a in args if not a.startswith("-")), "")
-            return self.loose(context) | ({_GATES[sub]} if sub in ("commit", "push") else set())
         if _GIT_WORD.search(word):
             return self.loose(context)
-        return self.arguments(args, depth, context)
+        return self.arguments(args, depth, context, fed=fed or name in _FEEDERS)
 
-    def arguments(self, args: list[str], depth: int, context: str) -> set[Gated]:
+    def unknown(self, word: str, args: list[str], depth: int, context: str, *, fed: bool) -> set[Gated]:
+        """A program named by an expansion, a substitution or a glob: read as each program of
+        ours it could be (``/usr/bin/gi[t]``, ``$GIT``); words with a space as command lines."""
+        pattern = re.compile(fnmatch.translate(_BRACES.sub("*", re.sub(r"\$\{[^}]*\}|\$\w*|`[^`]*`?", "*",
+                                                                       PurePath(word).name))))
+        found = self.loose(context)
+        for program in sorted(_PROGRAMS - {"eval"}):
+            if pattern.match(program):
+                found |= self.program([program, *args], depth + 1, context, fed=fed)
+        return found | self.arguments(args, depth, context, fed=fed)
+
+    def arguments(self, args: list[str], depth: int, context: str, *, fed: bool = False) -> set[Gated]:
         """The arguments of a program that may run them (a wrapper, find -exec, watch, ssh...)."""
         found: set[Gated] = set()
         for index, arg in enumerate(args):
-            if PurePath(arg).name in _PROGRAMS:
-                return found | self.program(args[index:], depth, context)
+            if PurePath(arg).name in _PROGRAMS or (PurePath(arg).name.startswith("git-") and _literal(arg)):
+                return found | self.program(args[index:], depth, context, fed=fed)
+            if not _literal(arg) and index + 1 < len(args) and args[index + 1] in _STEPS:
+                return found | self.unknown(arg, args[index + 1:], depth, context, fed=fed)  # nice $G push
             if _SPACE.search(arg):
                 found |= self.line(arg, depth + 1) or self.loose(arg)
             elif _GIT_WORD.search(arg):
                 found |= self.loose(context)
         return found
 
-    def review_gate(self, args: list[str]) -> set[Gated]:
+    def review_gate(self, args: list[str], *, fed: bool = False) -> set[Gated]:
         """review-gate's own steps that only a person may take: waiving findings (``accept``,
         ``baseline``) and changing the configuration (``gaps --apply``, ``init``). Its command
-        is its first argument, else it runs a review (``cli._with_default_command``)."""
+        is its first argument, else it runs a review (``cli._with_default_command``); a command
+        that is not on the line (``$'acc\\x65pt'``, ``$CMD``, what xargs appends) may be one."""
         command = args[0] if args else ""
+        if not _literal(command) or (fed and not args):
+            return {"waive"}
         applies = any(len(o := a.partition("=")[0]) >= len("--ap") and "--apply".startswith(o) for a in args)
         if command in _PERSONS_STEPS or (command == "gaps" and applies):
             return {"waive"}
-        if command == "loop" and len(args) > 1 and args[1] in _LOOP_APPROVALS:
+        if command == "loop" and len(args) > 1 and (args[1] in _LOOP_APPROVALS or not _literal(args[1])):
             return {"waive"}  # the approval a loop waits for is a person's (approve --complete overrides a NO_GO)
         return set()
 
+    def change_directory(self, name: str, args: list[str]) -> None:
+        """Follow ``cd``/``pushd``/``popd``: where the line's next commands run (a subshell's
+        ``cd`` is followed too, which can only make the reading stricter)."""
+        operands = [a for a in args if not a.startswith("-") or a == "-"]
+        if name == "popd":
+            self.here = self.stack.pop() if self.stack else None
+            return
+        if name == "pushd":
+            self.stack.append(self.here)
+        target = operands[0] if operands else "~"
+        if self.here is None or target == "-" or not _literal(target.lstrip("~")):
+            self.here = None
+        else:
+            self.here = Path(os.path.normpath(self.here / os.path.expanduser(target)))
+
+    def writes(self, name: str, args: list[str]) -> bool:
+        if name == "find":
+            base = self.here if self.here is not None else self.cwd
+            return paths.find_writes(args, str(base), self.protected, self.exempt, _READERS, MAX_WALK)
+        return self.names_protected(_targets(name, args))
+
     def names_protected(self, words: Sequence[str], directory: Path | None = None) -> bool:
         """Whether a word names a file in (or is) a directory of the configuration; an option's
-        value too (``--output=.review-gate/x``)."""
-        base = str(directory if directory is not None else self.cwd)
+        value too (``--output=.review-gate/x``); as the path is written and with its links
+        resolved; a glob that could match one. After a ``cd`` to a directory not known, a
+        relative path is also looked for in the configuration's directories."""
+        here = directory if directory is not None else self.here
+        bases = [here] if here is not None else [self.cwd, *(Path(d) for d in self.protected if os.path.isdir(d))]
         for word in words:
             for candidate in {word, word.partition("=")[2]}:
                 if not candidate or candidate.startswith("-"):
                     continue
-                path = os.path.normpath(os.path.join(base, os.path.expanduser(candidate)))
-                if _within(path, self.protected) and not _within(path, self.exempt):
-                    return True
+                for number, base in enumerate(bases):
+                    path = os.path.join(base, os.path.expanduser(candidate))
+                    if number and not os.path.isabs(candidate) and not os.path.lexists(path) and \
+                            not paths.is_glob(candidate):
+                        continue  # a guess at where an unknown `cd` went: only what is there
+                    if self._names(path):
+                        return True
         return False
+
+    def _names(self, path: str) -> bool:
+        if paths.is_glob(path):
+            return paths.glob_names(path, self.protected, self.exempt)
+        return any(paths.within(form, self.protected) and not paths.within(form, self.exempt)
+                   for form in paths.forms(path))
 
     def loose(self, text: str) -> set[Gated]:
         """The fail-closed reading (``loose``), and any mention of the configuration's directory."""
@@ -318,34 +441,66 @@ class _Reader:
                 break
         return self.loose(context)  # a script or its standard input: what it runs is not on the line
 
-    def git(self, args: list[str], depth: int, context: str, *, hub: bool = False) -> set[Gated]:
-        directory, local, index = self.cwd, dict(self.defined), 0
+    def git(self, args: list[str], depth: int, context: str, *, hub: bool = False, fed: bool = False) -> set[Gated]:
+        """A git (or hub) command, run where the line's ``cd``s left it (``self.here``). What it
+        commits or pushes for another repository, or one not known, adds ``elsewhere``."""
+        return self._git(args, depth, context, hub, fed, self.here, self.foreign)
+
+    def _git(self, args: list[str], depth: int, context: str, hub: bool, fed: bool, where: Path | None,
+             foreign: bool) -> set[Gated]:
+        local, index, configured = dict(self.defined), 0, self.configured
+        found: set[Gated] = set()
         while index < len(args) and args[index].startswith("-"):
             option, equals, value = args[index].partition("=")
             if option in _GIT_VALUE_OPTIONS and not equals:
                 value = args[index + 1] if index + 1 < len(args) else ""
                 index += 1
             index += 1
-            if option == "-C":
-                directory = directory / value
-            elif option == "-c" and value.lower().startswith("alias."):
-                alias, _, meaning = value[len("alias."):].partition("=")
-                local[alias.lower()] = meaning
-        if index >= len(args):
-            return self.loose(context)  # `git` alone: data of another program, e.g. $(which git) push
-        sub, rest = args[index], args[index + 1:]
+            if option == "-C" and not _TOPLEVEL.match(value):  # -C "$(git rev-parse --show-toplevel)": the same
+                where = where / os.path.expanduser(value) if where is not None and _literal(value) else None
+            elif option in _FOREIGN_OPTIONS:
+                foreign = True
+            elif option == "--config-env":
+                configured = True  # alias.X=ENVVAR: its meaning is not on the line
+            elif option == "-c":
+                key, _, meaning = value.partition("=")
+                if key.lower().startswith("alias."):
+                    local[key[len("alias."):].lower()] = meaning
+                else:
+                    configured |= key.lower().startswith("include")
+                    if _SPACE.search(meaning):  # core.pager='git push', core.sshCommand=...
+                        found |= self.line(meaning, depth + 1)
+        gated = found | self._subcommand(args[index:], depth, context, hub, fed, where, foreign, local, configured)
+        if gated & _ANY and (foreign or not self._home(where)):
+            gated.add("elsewhere")
+        return gated
+
+    def _subcommand(self, words: list[str], depth: int, context: str, hub: bool, fed: bool, where: Path | None,
+                    foreign: bool, local: dict[str, str], configured: bool) -> set[Gated]:
+        unknown = set(_ANY if hub else _ANY_GIT)
+        if not words:
+            # `git` alone: data of another program (e.g. $(which git) push), or what xargs appends
+            return unknown if fed else self.loose(context)
+        sub, rest = words[0], words[1:]
+        if not _literal(sub):
+            return unknown  # git $(printf pu sh), git ${p}sh, git $'\x70ush', git p*h, find -exec git {}
         if sub in ("commit", "push"):
             return {_GATES[sub]}
+        if sub in _GIT_PUSHES or sub.startswith("remote-"):
+            return {"push"}
         if hub and sub == "pull-request":
             return {"pr"}
         if sub in _GIT_RUNS:
             return self.arguments(rest, depth + 1, context)
+        directory = where if where is not None else self.cwd
         if sub in _GIT_WRITES and self.protected and self.names_protected(rest, directory):
             return {"waive"}  # git checkout main -- .review-gate/
         if sub == "config":
             self._define(rest)
         if sub in _GIT_DATA or (hub and sub in _HUB_DATA):
             return set()
+        if sub.lower() not in local and (configured or where is None or foreign):
+            return self.loose(context) | unknown  # an alias the line's configuration may define, or not known where
         expansion = local[sub.lower()] if sub.lower() in local else self._git_alias(directory, sub)
         if expansion is None or depth >= MAX_DEPTH:
             return self.loose(context)  # git-SUB on the PATH, a typo, or aliases too deep: not known
@@ -355,19 +510,28 @@ class _Reader:
             expanded = shlex.split(expansion)
         except ValueError:
             return self.loose(f"git {expansion}")
-        return self.git([*expanded, *rest], depth + 1, context, hub=hub)
+        return self._git([*expanded, *rest], depth + 1, context, hub, fed, where, foreign)
 
-    def gh_command(self, args: list[str], depth: int, context: str) -> set[Gated]:
+    def gh_command(self, args: list[str], depth: int, context: str, *, fed: bool = False,
+                   lab: bool = False) -> set[Gated]:
+        """gh (``lab``: glab): opening or merging a pull (merge) request, or writing through the
+        API (any method but GET; an endpoint of refs, merges or pulls)."""
         positional = [(i, a) for i, a in enumerate(args)
                       if not a.startswith("-") and (i == 0 or args[i - 1] not in ("-R", "--repo"))]
         if not positional:
-            return set()
+            return {"pr"} if fed else set()
         index, command = positional[0]
-        if command == "pr":
-            return {"pr"} if len(positional) > 1 and positional[1][1] in ("create", "new") else set()
-        if command == "api":  # POST /repos/O/R/pulls, or the createPullRequest mutation
-            pulls = any(a.rstrip("/").endswith("/pulls") or "createPullRequest" in a for a in args)
-            return {"pr"} if pulls else set()
+        second = positional[1][1] if len(positional) > 1 else ("$" if fed else "")
+        gated: set[Gated] = {"pr"} if self._home(self.here) else {"pr", "elsewhere"}
+        if not _literal(command):
+            return gated
+        if command == ("mr" if lab else "pr"):
+            opens = ("create", "new", "merge", "accept") if lab else ("create", "new", "merge")
+            return gated if second in opens or not _literal(second) else set()
+        if command == "api":
+            return gated if _api_writes(args[index + 1:]) else set()
+        if lab:
+            return set() if command in _GLAB_BUILTINS else self.loose(context)
         if command in _GH_BUILTINS:
             return set()
         expansion = self._gh_aliases().get(command)
@@ -387,6 +551,24 @@ class _Reader:
             if arg.lower().startswith("alias."):
                 self.defined[arg[len("alias."):].lower()] = rest[index + 1]
 
+    def _home(self, where: Path | None) -> bool:
+        """Whether ``where`` is in the repository of the payload's directory (the one reviewed)."""
+        if where is None:
+            return False
+        if os.path.realpath(where) == os.path.realpath(self.cwd):
+            return True
+        root = self._root(where)
+        return root is not None and root == self._root(self.cwd)
+
+    def _root(self, directory: Path) -> str | None:
+        key = os.path.realpath(directory)
+        if key not in self.roots:
+            if self.lookups >= MAX_LOOKUPS or not os.path.isdir(key):
+                return None
+            self.lookups += 1
+            self.roots[key] = repo_root(Path(key))
+        return self.roots[key]
+
     def _git_alias(self, directory: Path, name: str) -> str | None:
         key = (str(directory), name.lower())
         if key not in self.known:
@@ -400,6 +582,44 @@ class _Reader:
         if self.gh is None:
             self.gh = gh_aliases()
         return self.gh
+
+
+def _api_writes(args: list[str]) -> bool:
+    """Whether ``gh api ARGS`` (or ``glab api``) may write: a method other than GET (given, or
+    implied by a field or an input body), an endpoint of refs, merges or pulls, or one not on
+    the line."""
+    method, fields, endpoint = "", False, ""
+    for index, arg in enumerate(args):
+        value = args[index + 1] if index + 1 < len(args) else ""
+        if arg in ("-X", "--method"):
+            method = value
+        elif arg.startswith("--method="):
+            method = arg.partition("=")[2]
+        elif arg.startswith("-X") and len(arg) > 2:
+            method = arg[2:]
+        elif arg in ("-f", "-F", "--field", "--raw-field", "--input") or arg.startswith(
+                ("--field=", "--raw-field=", "--input=", "-f", "-F")):
+            fields = True
+        elif not endpoint and not arg.startswith("-") and args[index - 1:index] not in (
+                ["-X"], ["--method"], ["-H"], ["--header"], ["-q"], ["--jq"], ["-t"], ["--template"],
+                ["--hostname"], ["--cache"], ["-p"], ["--preview"]):
+            endpoint = arg
+    method = method.upper() or ("POST" if fields else "GET")
+    if method != "GET" or not _literal(method) or "$" in endpoint or "`" in endpoint:
+        return True
+    return bool(re.search(r"/(?:git/refs|merges|pulls|merge_requests)\b", endpoint)) or "createPullRequest" in endpoint
+
+
+def repo_root(directory: Path) -> str | None:
+    """The top of the work tree ``directory`` is in, None outside one or when git cannot tell."""
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
+    try:
+        done = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=directory, env=env,
+                              capture_output=True, timeout=LOOKUP_TIMEOUT_S, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    top = done.stdout.decode("utf-8", "replace").strip()
+    return os.path.realpath(top) if done.returncode == 0 and top else None
 
 
 def git_alias(directory: Path, name: str) -> str | None:
@@ -464,6 +684,12 @@ def _strip_comments(text: str) -> tuple[str, list[str]]:
         elif quote:
             quote = ""  # the closing quote: the scanner stops at nothing else inside quotes
             out.append(char)
+        elif char == "'" and text[i - 1:i] == "$" and text[i - 2:i - 1] != "\\" and (
+                closing := _ANSI_C.match(text, i + 1)):
+            # $'\x70ush' is `push` to the shell: read it as that, in plain single quotes
+            out[-1] = out[-1][:-1]
+            out.append("'" + _ansi_c(text[i + 1:closing.end() - 1]).replace("'", "'\\''") + "'")
+            at = closing.end()
         elif char == "#" and (i == 0 or text[i - 1] in _WORD_START):
             end = text.find("\n", i)
             end = len(text) if end < 0 else end
@@ -485,6 +711,22 @@ def _strip_comments(text: str) -> tuple[str, list[str]]:
             out.append(char)
     out.append(text[at:])
     return "".join(out), bodies
+
+
+def _ansi_c(body: str) -> str:
+    """The text of a ``$'...'`` word as bash decodes it (``\\x70``, ``\\160``, ``\\u0070``, ``\\n``...)."""
+    def one(match: re.Match[str]) -> str:
+        hexadecimal, short, long, octal, control, other = match.groups()
+        number = hexadecimal or short or long
+        if number:
+            return chr(min(int(number, 16), 0x10FFFF))
+        if octal:
+            return chr(int(octal, 8) & 0xFF)
+        if control is not None:
+            return chr(ord(control) & 0x1F)
+        return _ANSI_SIMPLE.get(other, "\\" + other)
+
+    return _ANSI_ESCAPE.sub(one, body)
 
 
 def _body(text: str, at: int, dash: bool, delimiter: str, bodies: list[str]) -> int:
@@ -521,21 +763,11 @@ def _forms(cwd: Path, paths: Sequence[Path]) -> list[str]:
                    for form in (os.path.join(cwd, p), os.path.realpath(os.path.join(cwd, p)))})
 
 
-def _within(path: str, directories: Sequence[str]) -> bool:
-    return any(path == d or path.startswith(d + os.sep) for d in directories)
-
-
-def _written(tokens: list[str]) -> list[str]:
-    """The files the line's redirections write (``> F``, ``>> F``, ``&> F``, ``<> F``...)."""
-    return [tokens[i + 1] for i, token in enumerate(tokens[:-1])
-            if token in _WRITES and not (token == ">&" and (tokens[i + 1].isdigit() or tokens[i + 1] == "-"))]
-
-
 def _targets(name: str, args: list[str]) -> list[str]:
     """The words of a program's arguments that may name a file it writes: for a copy, its
     destination only (``cp .review-gate/x /tmp`` reads the configuration); otherwise all."""
     if name not in _COPIES:
-        return args
+        return args  # ln too: a link to the configuration is a way to write it
     for index, arg in enumerate(args):
         if arg in ("-t", "--target-directory") and index + 1 < len(args):
             return [args[index + 1]]
@@ -553,26 +785,30 @@ def _program(words: list[str]) -> str:
     return ""
 
 
-def _commands(tokens: list[str]) -> list[list[str]]:
-    """The words of each simple command, split at operators, redirections and their targets dropped."""
-    commands: list[list[str]] = []
+def _commands(tokens: list[str]) -> list[tuple[list[str], list[str]]]:
+    """Each simple command: its words (split at operators, redirections and their targets
+    dropped) and the files its redirections write (``> F``, ``>> F``, ``&> F``, ``<> F``...)."""
+    commands: list[tuple[list[str], list[str]]] = []
     words: list[str] = []
-    target = False
+    written: list[str] = []
+    redirection = ""
     for token in tokens:
         if token and all(c in _PUNCTUATION for c in token):
             if token in _REDIRECTIONS:
                 if words and words[-1].isdigit():
                     words.pop()  # 2>&1: the descriptor is no argument
-                target = True
+                redirection = token
                 continue
-            commands.append(words)
-            words, target = [], False
-        elif target:
-            target = False
+            commands.append((words, written))
+            words, written, redirection = [], [], ""
+        elif redirection:
+            if redirection in _WRITES and not (redirection == ">&" and (token.isdigit() or token == "-")):
+                written.append(token)
+            redirection = ""
         else:
             words.append(token)
-    commands.append(words)
-    return [command for command in commands if command]
+    commands.append((words, written))
+    return [command for command in commands if command[0] or command[1]]
 
 
 def _substitutions(text: str) -> list[str] | None:

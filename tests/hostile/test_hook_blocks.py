@@ -229,3 +229,87 @@ def test_a_payload_the_hook_cannot_read_exits_2_which_the_host_takes_for_a_block
         assert done.returncode == 2 and said in err and "fix:" in err and "Traceback" not in err, err
         for event in ("Stop", "PreToolUse"):
             assert host_reaction(done, event)[0] == "block"
+
+
+# ------------------------------------------------------------ a push from another repository
+
+
+@pytest.fixture
+def two_repos(repo: GitRepo, tmp_path: Path) -> tuple[GitRepo, Path]:
+    """The payload's repository, clean, and beside it another whose commit holds a key, each
+    with a remote that lacks its commits."""
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True, capture_output=True)
+    repo.git("remote", "add", "origin", str(remote))
+    repo.git("push", "-q", "origin", "main")
+    (tmp_path / "other").mkdir()
+    other = GitRepo(tmp_path / "other")
+    other.git("remote", "add", "origin", str(remote))
+    other.branch("feat")
+    other.write("k.py", KEY)
+    other.commit("add the key")
+    (repo.root / "src").mkdir()
+    return repo, other.root
+
+
+ELSEWHERE_PUSHES = [
+    "git -C {other} push origin feat", "cd {other} && git push origin feat", "cd {other}; git commit -am x",
+    "git --git-dir={other}/.git push origin feat", "git --git-dir {other}/.git --work-tree {other} commit -m x",
+    "GIT_DIR={other}/.git git push origin feat", "env GIT_DIR={other}/.git git push origin feat",
+    "export GIT_DIR={other}/.git; git push origin feat", "pushd {other} && git push origin feat",
+    "(cd {other} && git push origin feat)", 'sh -c "cd {other} && git push origin feat"',
+    'cd "$OTHER" && git push origin feat', "cd ~ && git push", "GIT_INDEX_FILE=/tmp/index git commit -m x",
+    "cd {other} && gh pr create --fill", "git -C ../other -c alias.p=push p",
+]
+
+
+@pytest.mark.parametrize("command", ELSEWHERE_PUSHES)
+def test_a_push_or_commit_for_another_repository_is_denied(cli: Any, two_repos: tuple[GitRepo, Path],
+                                                           command: str) -> None:
+    """The hook reviewed the payload's directory (clean) while the command pushed another repository's key."""
+    repo, other = two_repos
+    reason = denied(cli, repo, command.format(other=other))
+    assert "another repository, work tree or index" in reason, command
+    assert "Run it from the repository's own directory" in reason
+
+
+@pytest.mark.parametrize("command", [
+    "git -C . push origin main", "git -C src push origin main", "cd src && git push origin main",
+    "cd src && cd .. && git commit -m x", "git -C {other} status", "cd {other} && git log --oneline",
+    "git -C {other} fetch origin", 'git -C "$(git rev-parse --show-toplevel)" push origin main',
+])
+def test_a_command_in_the_same_repository_or_that_gates_nothing_is_allowed(
+        cli: Any, two_repos: tuple[GitRepo, Path], command: str) -> None:
+    repo, other = two_repos
+    assert denied(cli, repo, command.format(other=other)) == "", command
+
+
+# ------------------------------------------------------- flags that hide a tracked file's changes
+
+
+@pytest.mark.parametrize("flag", ["--skip-worktree", "--assume-unchanged"])
+def test_a_flagged_tracked_file_is_still_reviewed(cli: Any, repo: GitRepo, flag: str) -> None:
+    """`git update-index --skip-worktree` (or --assume-unchanged) hid a modified tracked file
+    from the working-tree review, and so from the Stop and commit hooks."""
+    repo.write("a.py", "x = 1\n")
+    repo.commit("add a")
+    repo.write("a.py", KEY)
+    repo.git("update-index", flag, "a.py")
+    report = json.loads(cli("run", "--format", "json").out)
+    assert [(f["file"], f["rule_id"]) for f in report["findings"]] == [("a.py", "sec-aws-key-01")]
+    stop = {"hook_event_name": "Stop", "cwd": str(repo.root), "session_id": "s", "stop_hook_active": False}
+    blocked = json.loads(cli("hook", "claude-code", stdin=json.dumps(stop).encode()).out)
+    assert "a.py:1 critical sec-aws-key-01" in blocked["reason"]
+    assert "sec-aws-key-01" in denied(cli, repo, "git commit -am wip")
+    assert repo.git("ls-files", "-v", "a.py")[0] in "Sh"  # the user's index keeps its flag
+
+
+def test_a_sparse_checkout_is_not_read_as_deleting_the_files_left_out(cli: Any, repo: GitRepo) -> None:
+    """Files marked skip-worktree and absent from the disk (a sparse checkout) are not changes."""
+    repo.write("docs/a.md", "# a\n")
+    repo.write("src/b.py", "x = 1\n")
+    repo.commit("two dirs")
+    repo.git("sparse-checkout", "set", "--no-cone", "/src/")
+    assert not (repo.root / "docs" / "a.md").exists()
+    report = json.loads(cli("run", "--format", "json").out)
+    assert report["findings"] == [] and "docs/a.md" not in json.dumps(report), report["manifest"]
