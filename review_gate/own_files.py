@@ -92,7 +92,14 @@ class OwnFiles(Frozen):
 
     def touches(self, facts: PRFacts, kind: str) -> list[str]:
         """The changed paths (new or old) of the gate's files of ``kind``."""
-        return [p for f in facts.files for p in _paths(f) if self.kind(p) == kind]
+        return [p for f in facts.files for p in _paths(f) if self.kind(p) == kind and not self.inert(p)]
+
+    def inert(self, path: str) -> bool:
+        """The .gitignore the store wrote beside the state (its content checked): left out of the
+        review, yet no change of the state, since it ignores the state and itself and holds
+        nothing a run reads. (A run that listed it in the instant another run wrote it took the
+        state for the change's.)"""
+        return self.kind(path) == "state_changed" and path.rsplit("/", 1)[-1] == ".gitignore"
 
     def was_written(self, change: FileChange) -> bool:
         return change.content_sha is not None and change.content_sha in self.written.get(change.path, ())
@@ -118,7 +125,7 @@ class OwnFiles(Frozen):
         path = change.path
         kind = self.kind(path)
         if kind == "state_changed":
-            return path.rsplit("/", 1)[-1] != ".gitignore"
+            return not self.inert(path)
         if kind == "baseline_changed" or self.was_written(change):
             return True
         directory = self.directory_of(path)
@@ -265,7 +272,7 @@ def split(facts: PRFacts, own: OwnFiles) -> tuple[PRFacts, list[Gap]]:
     for change in facts.files:
         for path in _paths(change):
             kind = own.kind(path)
-            if kind is not None:
+            if kind is not None and not own.inert(path):
                 touched.setdefault((kind, _subject(kind, path, own)), []).append(path)
             elif path in own.directories() or path == GATE_DIRECTORY:
                 replaced.append(path)  # a file or a link where the gate's directory is: reviewed, and said

@@ -314,3 +314,19 @@ def test_accept_takes_only_a_reported_finding(cli: Any, repo: GitRepo) -> None:
     assert accepted.code == 0, accepted.err
     assert fingerprint in accepted.out  # stored and echoed as the whole fingerprint
     assert report_of(cli("--format", "json"))["waived"][0]["fingerprint"] == fingerprint
+
+
+def test_the_store_s_own_gitignore_in_a_change_does_not_distrust_the_state(cli: Any, repo: GitRepo) -> None:
+    """It ignores the state and itself and nothing else: it cannot carry a cache or an
+    acceptance. (A run that listed it in the instant another run was writing it took the state
+    for the change's and recorded nothing: a flaky concurrent-runs test.)"""
+    repo.write("app.py", INSECURE)
+    first = report_of(cli("--format", "json"))
+    [finding] = first["findings"]
+    assert cli("accept", finding["fingerprint"], "--reason", "known").code == 0
+    repo.git("add", "-f", ".review-gate/.gitignore")
+    result = cli("--format", "json")
+    report = report_of(result)
+    assert result.code == 0, report["gaps"]
+    assert [w["fingerprint"] for w in report["waived"]] == [finding["fingerprint"]]
+    assert "state_changed" not in {g["kind"] for g in report["gaps"]}
