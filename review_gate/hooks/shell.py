@@ -261,7 +261,7 @@ class _Reader:
         found: set[Gated] = set()
         for part in inner:
             found |= self.line(part, depth + 1)
-        tokens = _split(text)
+        tokens = _split(self.blanked(text))
         if tokens is None:
             return found | self.loose(text) | {gate for body in bodies for gate in self.loose(body)}
         commands = _commands(tokens)
@@ -274,6 +274,17 @@ class _Reader:
             for body in bodies:
                 found |= self.line(body, depth + 1)
         return found
+
+    def blanked(self, text: str) -> str:
+        """``text`` with each substitution (read on its own above) as one word that is not on
+        the line: ``$(cat g.txt) commit`` runs whatever the file names, so the program is read as
+        each it could be. The forms that name where the line already is keep that place:
+        ``$(git rev-parse --show-toplevel)`` (the repository's top), ``$(pwd)``, ``$PWD``."""
+        here = str(self.cwd)
+        top = self._root(self.cwd) if _TOPLEVEL.search(text) else None
+        text = _TOPLEVEL.sub(lambda _: top or _UNKNOWN, text)
+        text = _HERE.sub(lambda _: here, text)
+        return _blank_substitutions(text)
 
     def simple(self, words: list[str], depth: int, context: str) -> set[Gated]:
         """One simple command, past its reserved words and assignments."""
@@ -827,6 +838,26 @@ def _substitutions(text: str) -> list[str] | None:
             return None
         found += quoted
     return found
+
+
+_UNKNOWN = "$__substituted__"  # a word no shell line holds: not literal, so read as every program it could be
+_TOPLEVEL = re.compile(r"\$\(\s*git\s+rev-parse\s+--show-toplevel\s*\)|`\s*git\s+rev-parse\s+--show-toplevel\s*`")
+_HERE = re.compile(r"\$\(\s*pwd\s*\)|`\s*pwd\s*`|\$\{PWD\}|\$PWD\b")
+
+
+def _blank_substitutions(text: str) -> str:
+    """Each outermost ``$( )`` and backtick span of ``text`` as the word ``_UNKNOWN``."""
+    out: list[str] = []
+    at = 0
+    while (start := text.find("$(", at)) >= 0:
+        inner = _balanced(text, start + 2)
+        out += [text[at:start], _UNKNOWN]
+        at = start + 2 + len(inner) + 1
+    rest = text[at:]
+    if "`" in rest:
+        parts = rest.split("`")
+        rest = "".join(part if index % 2 == 0 else _UNKNOWN for index, part in enumerate(parts))
+    return "".join(out) + rest
 
 
 def _balanced(text: str, start: int) -> str:

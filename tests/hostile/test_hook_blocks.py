@@ -277,6 +277,8 @@ def test_a_push_or_commit_for_another_repository_is_denied(cli: Any, two_repos: 
     "git -C . push origin main", "git -C src push origin main", "cd src && git push origin main",
     "cd src && cd .. && git commit -m x", "git -C {other} status", "cd {other} && git log --oneline",
     "git -C {other} fetch origin", 'git -C "$(git rev-parse --show-toplevel)" push origin main',
+    'cd "$(git rev-parse --show-toplevel)" && git commit -m x', 'git -C "$(pwd)" commit -m x',
+    'cd "$PWD" && git commit -m x', "cd `git rev-parse --show-toplevel` && git push origin main",
 ])
 def test_a_command_in_the_same_repository_or_that_gates_nothing_is_allowed(
         cli: Any, two_repos: tuple[GitRepo, Path], command: str) -> None:
@@ -313,3 +315,18 @@ def test_a_sparse_checkout_is_not_read_as_deleting_the_files_left_out(cli: Any, 
     assert not (repo.root / "docs" / "a.md").exists()
     report = json.loads(cli("run", "--format", "json").out)
     assert report["findings"] == [] and "docs/a.md" not in json.dumps(report), report["manifest"]
+
+
+@pytest.mark.parametrize("command", [
+    "echo git > g.txt; $(cat g.txt) commit -am x", '"$(cat g.txt)" commit -am x', "$(<g.txt) commit -am x",
+    "$(jq -r .g cfg.json) commit -am x", "`cat g.txt` commit -am x",
+])
+def test_a_program_a_substitution_names_is_read_as_each_it_could_be(cli: Any, repo: GitRepo, command: str) -> None:
+    """The program came from a file's content: the line ran whatever it names (was: allowed)."""
+    repo.write("a.py", KEY)
+    assert "sec-aws-key-01" in denied(cli, repo, command)
+
+
+@pytest.mark.parametrize("command", ["$(cat cmd.txt)", 'eval "$(cat cmd.txt)"', "$(cat rg.txt) accept x --reason y"])
+def test_a_whole_command_from_a_substitution_is_a_persons_step(cli: Any, repo: GitRepo, command: str) -> None:
+    assert "person" in denied(cli, repo, command)
