@@ -1022,3 +1022,17 @@ def test_rules_doc_counts_match_the_config() -> None:
     patterns = sum(1 for rule in RULES_BY_ID.values() if rule.get("pattern"))
     assert f"ships {patterns} RE2 rules" in doc
     assert f"and {len(RULES_BY_ID) - patterns} checklist rules of two LLM agents" in doc
+
+
+def test_the_secret_rules_find_nothing_in_the_built_in_configuration() -> None:
+    """Reports and bundles carry the rules' texts, and what a change commits of them is scanned by
+    the secret rules: a rule text that spells out a secret fails the gate on its own report
+    (the private-key rule's detection quoted a whole PEM header)."""
+    import re2
+
+    config = Path(__file__).resolve().parents[2] / "config"
+    texts = {p.name: p.read_text(encoding="utf-8") for p in sorted(config.glob("*.json"))}
+    found = [(name, rule["id"], number) for rule in RULES_BY_ID.values() if rule.get("category") == "secrets"
+             and not rule.get("paths") for name, text in texts.items()
+             for number, line in enumerate(text.splitlines(), 1) if re2.search(rule["pattern"], line)]
+    assert found == []
