@@ -95,9 +95,9 @@ def test_blob_ids_are_git_s() -> None:
 
 
 def test_the_gate_s_data_files_a_change_commits_are_sealed_for_the_secret_rules() -> None:
-    """State, loop files, baselines and what the gate wrote hold data a key can be in: a change
-    that commits them has them scanned by the secret rules (``secrets_only``). The configuration
-    is never scanned: its rule texts would flag themselves."""
+    """State, loop files, baselines, what the gate wrote and the configuration's files can hold a
+    key: a change that commits them has them scanned by the secret rules (``secrets_only``),
+    never by the code rules (its rule texts would flag themselves)."""
     own = OWN.model_copy(update={"state": [*OWN.state, ".review-gate/.gitignore"]})
     changes = [change(p) for p in (
         ".review-gate/state.db", ".review-gate/state.db-wal", ".review-gate/.gitignore", ".review-gate/baseline.json",
@@ -107,7 +107,8 @@ def test_the_gate_s_data_files_a_change_commits_are_sealed_for_the_secret_rules(
     found = sealed(facts(*changes), own)
     assert [f.path for f in found] == [".review-gate/state.db", ".review-gate/state.db-wal",
                                        ".review-gate/baseline.json", ".review-gate/hil/t.json",
-                                       ".review-gate/sessions/t/1/plan.prompt.md", "review.sarif"]
+                                       ".review-gate/sessions/t/1/plan.prompt.md", ".review-gate/review-rules.json",
+                                       ".review-gate/instructions/sec.md", "ci/review/x.md", "review.sarif"]
     assert all(f.secrets_only for f in found)
     # a working-tree review: only what git tracks is committed; an untracked report stays out
     tracked = {".review-gate/hil/t.json"}

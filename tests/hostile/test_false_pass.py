@@ -254,14 +254,15 @@ def test_a_push_with_no_remote_history_reviews_every_pushed_file(cli: Any, repo:
 
 # 7. The gate never reviews its own files.
 
-def test_the_committed_configuration_is_not_scanned(cli: Any, repo: GitRepo) -> None:
+def test_the_committed_configuration_is_not_scanned_by_the_code_rules(cli: Any, repo: GitRepo) -> None:
+    """Only the secret rules read it (its rule texts hold samples the others would flag)."""
     repo.branch("adopt")
     assert cli("init").code == 0
     repo.commit("adopt review-gate")
     result = cli("--base", "main", "--format", "json")
     report = report_of(result)
     assert result.code == 0, report["findings"]
-    assert report["findings"] == [] and report["coverage"]["files_changed"] == 0
+    assert report["findings"] == []
     [gap] = [g for g in report["gaps"] if g["kind"] == "config_changed"]  # one line for the whole edit
     assert gap["subject"] == ".review-gate" and ".review-gate/review-agents.json" in gap["reason"]
 
@@ -330,3 +331,18 @@ def test_the_store_s_own_gitignore_in_a_change_does_not_distrust_the_state(cli: 
     assert result.code == 0, report["gaps"]
     assert [w["fingerprint"] for w in report["waived"]] == [finding["fingerprint"]]
     assert "state_changed" not in {g["kind"] for g in report["gaps"]}
+
+
+def test_a_key_written_into_the_configuration_fails_the_gate(cli: Any, repo: GitRepo) -> None:
+    """A rule's description or a loop template leaves the machine with the change (was: PASS,
+    with only the config_changed gap)."""
+    repo.branch("adopt")
+    assert cli("init").code == 0
+    template = repo.root / ".review-gate" / "loop" / "plan.md"
+    template.write_text(template.read_text() + "\nkey AKIAIOSFODNN7EXAMPLF\n")
+    repo.commit("adopt review-gate")
+    result = cli("--base", "main", "--format", "json")
+    report = report_of(result)
+    assert result.code == 1, report["findings"]
+    assert [(f["file"], f["rule_id"]) for f in report["findings"]] == [(".review-gate/loop/plan.md", "sec-aws-key-01")]
+    assert "config_changed" in {g["kind"] for g in report["gaps"]}
