@@ -372,6 +372,8 @@ class _Reader:
         command = args[0] if args else ""
         if not _literal(command) or (fed and not args):
             return {"waive"}
+        if not fed and any(a in ("-h", "--help") for a in args) and all(_literal(a) for a in args):
+            return set()  # argparse prints the help and exits before the command runs
         applies = any(len(o := a.partition("=")[0]) >= len("--ap") and "--apply".startswith(o) for a in args)
         if command in _PERSONS_STEPS or (command == "gaps" and applies):
             return {"waive"}

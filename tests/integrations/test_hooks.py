@@ -353,7 +353,8 @@ PERSONS_STEPS = [
 ]
 NOT_PERSONS_STEPS = [
     "review-gate", "review-gate --format agent", "review-gate accepted", "review-gate gaps",
-    "review-gate loop status fix-tls", "review-gate loop log fix-tls",
+    "review-gate loop status fix-tls", "review-gate loop log fix-tls", "review-gate init --help",
+    "review-gate baseline -h", "review-gate loop approve --help",
     "review-gate explain accept.py",
     "review-gate config validate", "cat .review-gate/review-rules.json", "grep -rn tls .review-gate",
     "cp .review-gate/review-rules.json /tmp/rules.json", "git diff -- .review-gate", "echo 'review-gate accept x'",
