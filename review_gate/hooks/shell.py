@@ -248,6 +248,7 @@ class _Reader:
         self.gh: dict[str, str] | None = None
         self.here: Path | None = cwd  # where the line's next command runs (a `cd` moves it; None: not known)
         self.stack: list[Path | None] = []  # pushd's
+        self.subshells: list[tuple[Path | None, list[Path | None]]] = []  # where each open ( ) began
         self.configured = False  # git configuration in the line's environment (GIT_CONFIG_COUNT...)
         self.foreign = False  # GIT_DIR=, GIT_WORK_TREE=, GIT_INDEX_FILE=... somewhere on the line
 
@@ -264,8 +265,16 @@ class _Reader:
         tokens = _split(self.blanked(text))
         if tokens is None:
             return found | self.loose(text) | {gate for body in bodies for gate in self.loose(body)}
-        commands = _commands(tokens)
-        for words, written in commands:
+        marked = _commands(tokens)
+        commands = [(words, written) for words, written in marked if words not in ([p] for p in _SUBSHELL)]
+        for words, written in marked:
+            if words == ["("]:
+                self.subshells.append((self.here, list(self.stack)))
+                continue
+            if words == [")"]:
+                if self.subshells:  # a `case` pattern's ) closes nothing
+                    self.here, self.stack = self.subshells.pop()
+                continue
             if self.protected and self.names_protected(written):
                 found.add("waive")  # > .review-gate/review-rules.json
             if words:
@@ -383,7 +392,7 @@ class _Reader:
 
     def change_directory(self, name: str, args: list[str]) -> None:
         """Follow ``cd``/``pushd``/``popd``: where the line's next commands run (a subshell's
-        ``cd`` is followed too, which can only make the reading stricter)."""
+        ``cd`` until the subshell ends)."""
         operands = [a for a in args if not a.startswith("-") or a == "-"]
         if name == "popd":
             self.here = self.stack.pop() if self.stack else None
@@ -798,6 +807,9 @@ def _program(words: list[str]) -> str:
     return ""
 
 
+_SUBSHELL = ("(", ")")
+
+
 def _commands(tokens: list[str]) -> list[tuple[list[str], list[str]]]:
     """Each simple command: its words (split at operators, redirections and their targets
     dropped) and the files its redirections write (``> F``, ``>> F``, ``&> F``, ``<> F``...)."""
@@ -814,6 +826,8 @@ def _commands(tokens: list[str]) -> list[tuple[list[str], list[str]]]:
                 continue
             commands.append((words, written))
             words, written, redirection = [], [], ""
+            # where a subshell starts and ends (`(`, `);`, `))`): what its cd does stays in it
+            commands += [([char], []) for char in token if char in _SUBSHELL]
         elif redirection:
             if redirection in _WRITES and not (redirection == ">&" and (token.isdigit() or token == "-")):
                 written.append(token)

@@ -279,6 +279,8 @@ def test_a_push_or_commit_for_another_repository_is_denied(cli: Any, two_repos: 
     "git -C {other} fetch origin", 'git -C "$(git rev-parse --show-toplevel)" push origin main',
     'cd "$(git rev-parse --show-toplevel)" && git commit -m x', 'git -C "$(pwd)" commit -m x',
     'cd "$PWD" && git commit -m x', "cd `git rev-parse --show-toplevel` && git push origin main",
+    '(cd "$D" && npm test); git commit -m x', '(cd "$D" && npm test)\ngit commit -m x',
+    'for d in packages/*; do (cd "$d" && git add .); done; git commit -m x',
 ])
 def test_a_command_in_the_same_repository_or_that_gates_nothing_is_allowed(
         cli: Any, two_repos: tuple[GitRepo, Path], command: str) -> None:
