@@ -201,6 +201,7 @@ def gates(command: str, cwd: Path | None = None, protected: Sequence[Path] = (),
     reader = _Reader(cwd if cwd is not None else Path.cwd(), protected, exempt)
     reader.configured = bool(_CONFIG_ENV.search(command))
     reader.foreign = bool(_FOREIGN_ENV.search(command))
+    reader.mentioned = any(name in command for name in reader.names)
     return reader.line(command, 0)
 
 
@@ -251,6 +252,7 @@ class _Reader:
         self.subshells: list[tuple[Path | None, list[Path | None]]] = []  # where each open ( ) began
         self.configured = False  # git configuration in the line's environment (GIT_CONFIG_COUNT...)
         self.foreign = False  # GIT_DIR=, GIT_WORK_TREE=, GIT_INDEX_FILE=... somewhere on the line
+        self.mentioned = False  # the line names a protected directory somewhere (D=.review-gate)
 
     def line(self, text: str, depth: int) -> set[Gated]:
         if depth > MAX_DEPTH or len(text) > MAX_TEXT:
@@ -422,6 +424,8 @@ class _Reader:
             for candidate in {word, word.partition("=")[2]}:
                 if not candidate or candidate.startswith("-"):
                     continue
+                if "$" in candidate and self.mentioned:
+                    return True  # `D=.review-gate; echo x > $D/baseline.json`: where it goes is not on the line
                 for number, base in enumerate(bases):
                     path = os.path.join(base, os.path.expanduser(candidate))
                     if number and not os.path.isabs(candidate) and not os.path.lexists(path) and \
