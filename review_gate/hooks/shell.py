@@ -411,7 +411,9 @@ class _Reader:
         if name == "find":
             base = self.here if self.here is not None else self.cwd
             return paths.find_writes(args, str(base), self.protected, self.exempt, _READERS, MAX_WALK)
-        return self.names_protected(_targets(name, args))
+        targets = _targets(name, args)
+        # code given inline (python -c "open('.review-gate/x', 'w')") names the path inside a word
+        return self.names_protected(targets) or any(n in t for t in targets for n in self.names if t != n)
 
     def names_protected(self, words: Sequence[str], directory: Path | None = None) -> bool:
         """Whether a word names a file in (or is) a directory of the configuration; an option's

@@ -343,6 +343,7 @@ PERSONS_STEPS = [
     "echo $(review-gate accept 4f2a9c --reason x)", "review-gate init --hooks claude-code",
     "review-gate loop approve fix-tls --complete", "review-gate loop reject fix-tls --feedback x",
     "D=.review-gate; echo x > $D/baseline.json", 'D=.review-gate; cp /tmp/x "$D/review-rules.json"',
+    "python3 -c \"open('.review-gate/baseline.json','w')\"", "node -e \"fs.writeFileSync('.review-gate/x',1)\"",
     "make test && review-gate accept 4f2a9c --reason x", "env A=1 nice review-gate accept 4f2a9c --reason x",
     "cat <<'EOF' | sh\nreview-gate accept 4f2a9c --reason x\nEOF", "echo 'review-gate accept 4f2a9c --reason x' | bash",
     # writes into the configuration, the run state or the hooks' settings
