@@ -132,6 +132,12 @@ class OwnFiles(Frozen):
         # built-in one to that), and a key in a rule's description or a loop template leaves with it
         return self.directory_of(path) is not None
 
+    def is_configuration(self, path: str) -> bool:
+        """One of a configuration directory's own files (not a loop file, not a baseline)."""
+        directory = self.directory_of(path)
+        return (directory is not None and path in self.config.get(directory, ())
+                and path.rsplit("/", 1)[-1] != BASELINE_NAME)
+
     def directories(self) -> set[str]:
         return {*self.config, *([self.loop_dir] if self.loop_dir else [])}
 

@@ -69,8 +69,9 @@ def sweep_facts(cwd: Path, root: Path, pathspecs: Sequence[str] = (), *, since: 
     files = [f.model_copy(update={"unread": unread[f.path]}) if f.path in unread else f
              for f in parse_diff(b"".join(sections))]
     listed_files = len(files)
-    if own is not None:  # its data files go on to the plan, which has the secret rules scan those git tracks
-        files = [f for f in files if not own.left_out(f) or own.holds_data(f)]
+    if own is not None:  # its data files go on to the plan, which has the secret rules scan those git tracks;
+        # its configuration does not: a sweep is no change of it (a review of a change scans it)
+        files = [f for f in files if not own.left_out(f) or (own.holds_data(f) and not own.is_configuration(f.path))]
     head = git.resolve(root, "HEAD") if git.has_head(root) else None
     where = f" since {since}" if since is not None else ""
     scope = " ".join(pathspecs) if pathspecs else "the working tree"
