@@ -33,7 +33,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import re
 import subprocess
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -498,19 +497,12 @@ def accept(id_or_fingerprint: str, reason: str, expires: date | str | None = Non
 
 def _last_day(value: date | str | None) -> date | None:
     """An acceptance's last day: a date or YYYY-MM-DD, today or later."""
-    if value is None or isinstance(value, date):
-        day = value
-    else:
-        try:
-            day = date.fromisoformat(value) if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value) else None
-        except ValueError:
-            day = None
-        if day is None:
-            raise UsageError(f"expiry {value}: not a date", fix="give it as YYYY-MM-DD")
-    if day is not None and day < date.today():
-        raise UsageError(f"expiry {day.isoformat()}: that day has passed; the acceptance would never apply",
+    if isinstance(value, str):
+        return checks.last_day("expiry", value)
+    if value is not None and value < date.today():
+        raise UsageError(f"expiry {value.isoformat()}: that day has passed; the waiver would never apply",
                          fix="give the last day it should apply: today or later")
-    return day
+    return value
 
 
 def _reported(store: Store, given: str, force: bool) -> tuple[str, int | None, bool]:

@@ -12,8 +12,9 @@ KeyError, a pydantic ValidationError or an OSError from deep inside.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import get_args
 
@@ -97,6 +98,20 @@ def utc_stamp(name: str, value: object) -> None:
     if not ok:
         raise UsageError(f"{name} {shown(value)}: not a UTC time stamp YYYY-MM-DDTHH:MM:SSZ",
                          fix=f"give {name} like 2026-11-26T10:00:00Z")
+
+
+def last_day(name: str, text: str) -> date:
+    """A waiver's last day (inclusive): a YYYY-MM-DD date, today or later."""
+    try:
+        day = date.fromisoformat(text) if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text) else None
+    except ValueError:
+        day = None
+    if day is None:
+        raise UsageError(f"{name} {text}: not a date", fix="give it as YYYY-MM-DD")
+    if day < date.today():
+        raise UsageError(f"{name} {text}: that day has passed; the waiver would never apply",
+                         fix="give the last day it should apply: today or later")
+    return day
 
 
 def workdir(cwd: str | Path | None, name: str = "cwd") -> Path:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 from datetime import date
 from pathlib import Path
@@ -31,16 +30,7 @@ def check_concurrency(value: int | None) -> None:
 def expiry(text: str) -> date:
     """--expires of ``accept`` and ``baseline``: the last day the waiver applies (inclusive), a
     YYYY-MM-DD date, today or later."""
-    try:
-        day = date.fromisoformat(text) if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text) else None
-    except ValueError:
-        day = None
-    if day is None:
-        raise UsageError(f"--expires {text}: not a date", fix="give it as YYYY-MM-DD")
-    if day < date.today():
-        raise UsageError(f"--expires {text}: that day has passed; the waiver would never apply",
-                         fix="give the last day it should apply: today or later")
-    return day
+    return checks.last_day("--expires", text)
 
 
 def find_repo_root() -> Path | None:
