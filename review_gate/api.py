@@ -44,6 +44,7 @@ import anyio
 import anyio.to_thread
 
 from review_gate import bootstrap, bundle, checks, git, runner
+from review_gate import intent as purpose
 from review_gate.errors import GitError, InputError, ReviewGateError, StateError, UsageError
 from review_gate.models import (
     AgentRequest,
@@ -148,13 +149,13 @@ def _check(*, fail_on: str | None = None, filter_mode: str | None = None, concur
 
 def _setup(request: DiffRequest, *, config: str | Path | None, offline: bool, concurrency: int | None = None,
            timeout: float | None = None, constitution: str | None = None, baseline: str | Path | None = None,
-           use_baseline: bool = True, packing: Packing | None = None) -> bootstrap.Setup:
+           use_baseline: bool = True, packing: Packing | None = None, intent: str | None = None) -> bootstrap.Setup:
     root = Path(request.repo_root) if request.repo_root else None
     loaded = load(config, root)
     return bootstrap.setup(root=root, config=loaded, request=request, offline=offline, concurrency=concurrency,
                            timeout_s=timeout, constitution=constitution,
                            baseline_file=str(baseline) if baseline is not None else None,
-                           no_baseline=not use_baseline, packing=packing)
+                           no_baseline=not use_baseline, packing=packing, intent=intent)
 
 
 def load(config: str | Path | None, root: Path | None) -> ReviewConfig:
@@ -188,7 +189,7 @@ async def review_async(
     packing: Packing | None = None, state: bool = True, cache: bool = True,
     outputs: Sequence[tuple[str | Render, str | Path]] = (), bundle_dir: str | Path | None = None,
     listener: Listener | None = None, shard: tuple[int, int] | None = None,
-    add_agents: Sequence[tuple[str, str]] = (), accepted_before: str | None = None,
+    add_agents: Sequence[tuple[str, str]] = (), accepted_before: str | None = None, intent: str | None = None,
 ) -> ReviewReport:
     """Review a change: all six stages, the run state (cache, acceptances, history) unless
     ``state`` is false, reports written to ``outputs`` (format name or render function, path)
@@ -200,17 +201,21 @@ async def review_async(
     reason) pairs: registry agents to dispatch as well, over the changed files (those GLOB
     selects), each logged as an ``agent_addition`` gap with the reason (docs/gaps.md).
     ``accepted_before``: a UTC time stamp (``2026-11-26T10:00:00Z``); acceptances recorded at or
-    after it waive nothing (a loop session's review: its coder cannot accept its own findings)."""
+    after it waive nothing (a loop session's review: its coder cannot accept its own findings).
+    ``intent``: what the change is for (a task, a pull request's title and description; at most
+    64 KB of text), given to every llm agent as data and judged by them (``criteria_met``)."""
     _check(fail_on=fail_on, filter_mode=filter_mode, concurrency=concurrency, agent_timeout=agent_timeout,
            outputs=outputs, packing=packing, shard=shard)
     _typed(texts={"constitution": constitution}, flags={"offline": offline, "use_baseline": use_baseline,
                                                         "state": state, "cache": cache},
            paths={"config": config, "baseline": baseline, "bundle_dir": bundle_dir})
     checks.utc_stamp("accepted_before", accepted_before)
+    intent = purpose.check(intent)
     _request(request)
     request = request or change(cwd=cwd, base=base, head=head, staged=staged, diff=diff, diff_file=diff_file)
     setup = _setup(request, config=config, offline=offline, concurrency=concurrency, timeout=agent_timeout,
-                   constitution=constitution, baseline=baseline, use_baseline=use_baseline, packing=packing)
+                   constitution=constitution, baseline=baseline, use_baseline=use_baseline, packing=packing,
+                   intent=intent)
     requests = agent_requests(add_agents)
     check_requests(requests, setup.config)  # before the change is read or any agent runs
     target = Path(bundle_dir) if bundle_dir is not None else None
@@ -273,7 +278,7 @@ async def _reviewed(setup: bootstrap.Setup, facts: PRFacts, how: _How, *, state:
         async with connection as http:
             the_plan, report, waivers = await _review(setup, facts, run, http, how)
         written = _write(setup.root, setup.config, report, the_plan, waivers, outputs, target, how.fail_on,
-                         how.filter_mode)
+                         how.filter_mode, setup.options.intent)
         await anyio.to_thread.run_sync(run.record_written, report.run_id, written)
     return report
 
@@ -314,7 +319,7 @@ def _models(setup: bootstrap.Setup, the_plan: Plan) -> str:
 
 def _write(root: Path | None, config: ReviewConfig, report: ReviewReport, the_plan: Plan, waivers: dict[str, str],
            outputs: Sequence[tuple[str | Render, str | Path]], target: Path | None, fail_on: FailOn | None,
-           filter_mode: FilterMode | None) -> list[tuple[str, list[str], str]]:
+           filter_mode: FilterMode | None, intent: str | None = None) -> list[tuple[str, list[str], str]]:
     """The bundle and the report files; what landed inside the repository, for the next run to leave out."""
     from review_gate.outputs import renderer
 
@@ -325,7 +330,8 @@ def _write(root: Path | None, config: ReviewConfig, report: ReviewReport, the_pl
                                  waivers={**waivers, **{f.fingerprint: f.waived for f in report.waived if f.waived}})
         written += [(p, data, "bundle") for p, data in bundle.write(
             target, facts=the_plan.facts, classification=the_plan.classification,
-            manifest=the_plan.manifest.entries, gaps=the_plan.gaps, config=config, report=report, info=info)]
+            manifest=the_plan.manifest.entries, gaps=the_plan.gaps, config=config, report=report, info=info,
+            intent=intent)]
     for fmt, path in outputs:
         render = renderer(fmt) if isinstance(fmt, str) else fmt
         written.append((*write_file(Path(path), render(report)), "report"))

@@ -123,6 +123,10 @@ def _run_command(sub: Subparsers) -> None:
                           "packed into shared requests (default: packing in review-gate.json)")
     run.add_argument("--constitution", metavar="FILE",
                      help="Markdown file whose Standards section LLM agents get (overrides review-gate.json)")
+    run.add_argument("--intent", metavar="FILE",
+                     help="what the change is for (a task and its acceptance criteria, a pull request's title and "
+                          "description; - for standard input, at most 64 KB): LLM agents get it as data and judge "
+                          "the change against it")
     run.add_argument("--no-state", action="store_true",
                      help="no run state: no cache, no acceptances, nothing recorded (state_path untouched)")
     run.add_argument("--no-cache", action="store_true", help="review every file again (the run is still recorded)")
