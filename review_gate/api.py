@@ -69,8 +69,8 @@ if TYPE_CHECKING:
     from review_gate.state.store import Store
     from review_gate.sweep import Swept
 
-__all__ = ["Accepted", "BatchCollected", "BatchInfo", "BatchStatus", "BatchSubmitted", "Explanation",
-           "PolicyMatch", "ReviewReport", "accept", "batch_collect", "batch_collect_async", "batch_status",
+__all__ = ["Accepted", "Acknowledged", "BatchCollected", "BatchInfo", "BatchStatus", "BatchSubmitted", "Explanation",
+           "PolicyMatch", "ReviewReport", "accept", "ack", "batch_collect", "batch_collect_async", "batch_status",
            "batch_status_async", "batch_submit", "batch_submit_async", "change", "explain", "merge", "plan",
            "plan_async", "replay", "review", "review_async", "sweep", "sweep_async"]
 
@@ -499,6 +499,47 @@ def accept(id_or_fingerprint: str, reason: str, expires: date | str | None = Non
         event = acceptance.record(store, kind, fingerprint, reason.strip(), who or person(),
                                   day.isoformat() if day else None, pair)
     return Accepted(fingerprint, event, day, kind)
+
+
+@dataclass(frozen=True)
+class Acknowledged:
+    """An ack recorded: the finding's whole fingerprint and the event's id."""
+
+    fingerprint: str
+    event: int
+
+
+def ack(id_or_fingerprint: str, reason: str, *, cwd: str | Path | None = None, config: str | Path | None = None,
+        who: str | None = None) -> Acknowledged:
+    """A person notes that they saw a finding a recorded run reported (seed 003's ``ack``): who,
+    when and why are recorded beside the acceptances, and nothing else changes. The finding
+    keeps counting, and freshness is untouched: the pair that reported it is reused or reviewed
+    again exactly as without the ack. ``id_or_fingerprint``: the short id a report shows, or the
+    whole fingerprint."""
+    from review_gate.escape import sanitize
+    from review_gate.state import acceptance
+    from review_gate.state.store import open_store, state_file
+
+    checks.text("id_or_fingerprint", id_or_fingerprint, optional=False)
+    checks.text("reason", reason, optional=False)
+    _typed(texts={"who": who}, paths={"config": config})
+    given = id_or_fingerprint.strip().lower()
+    if not acceptance.SHORT_ID.match(given):
+        raise UsageError(f"{sanitize(id_or_fingerprint.strip()) or 'the id'} is not a finding id",
+                         fix="give the id a report shows beside the finding (6 or more hex digits), "
+                             "or its whole fingerprint")
+    if not reason.strip():
+        raise UsageError("the reason is empty", fix="say what you saw, or what will be done about it")
+    root = git.repo_root(checks.workdir(cwd))
+    path = state_file(load(config, root), root)
+    store = open_store(path, create=False)
+    if store is None:
+        raise StateError(f"no runs recorded yet ({path} does not exist), so {given} is unknown",
+                         fix="acknowledge a finding a recorded run reported (`review-gate show last`)")
+    with store:
+        fingerprint, pair, _ = _reported(store, given, force=False)
+        event = acceptance.ack(store, fingerprint, reason.strip(), who or person(), pair)
+    return Acknowledged(fingerprint, event)
 
 
 def _last_day(value: date | str | None) -> date | None:

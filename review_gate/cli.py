@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 COMMANDS = ("run", "plan", "config", "init", "explain", "agents", "meta", "baseline", "replay",
             "history", "show", "accept", "accepted", "gc", "gaps", "debt", "loop", "hook", "mcp", "sweep", "batch",
-            "merge")
+            "merge", "ack")
 STATE_COMMANDS = ("history", "show", "accept", "accepted", "gc", "debt")
 DECISIONS = ("pass_with_warnings", "needs_fixes", "fail", "never")
 FILTER_MODES = ("added", "diff_context", "file", "nofilter")
@@ -101,8 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"review-gate {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for add in (_run_command, _plan_command, _config_commands, _explain_command, _agents_commands,
-                _baseline_command, _replay_command, _state_commands, _gaps_command, _meta_commands, _loop_commands,
-                _hook_command, _mcp_command, _sweep_command, _batch_commands, _merge_command):
+                _baseline_command, _replay_command, _state_commands, _ack_command, _gaps_command, _meta_commands,
+                _loop_commands, _hook_command, _mcp_command, _sweep_command, _batch_commands, _merge_command):
         add(sub)
     return parser
 
@@ -327,6 +327,18 @@ def _state_commands(sub: Subparsers) -> None:
     link.add_argument("--config", metavar="DIR", default=argparse.SUPPRESS, help=config_help)
     for parser in (history, show, accept, accepted, gc, debt):
         parser.add_argument("--config", metavar="DIR", help=config_help)
+
+
+def _ack_command(sub: Subparsers) -> None:
+    ack = sub.add_parser(
+        "ack", help="note that you saw a finding; it still counts (alone: list the acks)",
+        description="Record that a person saw a finding a recorded run reported (seed 003's ack), with why: it "
+                    "waives nothing (the finding still counts) and changes no freshness (its review pair is "
+                    "reused or reviewed again as before). Without an ID, list the acks recorded.")
+    ack.add_argument("finding", nargs="?", metavar="ID", help="the finding's id as a report shows it, or its "
+                                                               "whole fingerprint")
+    ack.add_argument("--reason", metavar="TEXT", help="what you saw, or what will be done about it")
+    ack.add_argument("--config", metavar="DIR", help="config directory (its review-gate.json names the state_path)")
 
 
 def _gaps_command(sub: Subparsers) -> None:
@@ -609,7 +621,7 @@ HANDLERS = {
     "run": "run", "plan": "plan", "config": "config_cmd", "init": "init", "explain": "explain",
     "agents": "agents_cmd", "meta": "meta_cmd", "baseline": "baseline_cmd", "replay": "replay",
     "loop": "loop_cmd", "hook": "hook_cmd", "mcp": "mcp_cmd", "sweep": "sweep", "batch": "batch_cmd",
-    "merge": "merge", "gaps": "gaps",
+    "merge": "merge", "gaps": "gaps", "ack": "ack",
     **{name: name for name in STATE_COMMANDS},
 }
 
