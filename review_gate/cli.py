@@ -356,9 +356,21 @@ def _gaps_command(sub: Subparsers) -> None:
     gaps.add_argument("--all", action="store_true", help="list gaps whose patch was applied too")
     gaps.add_argument("--apply", metavar="ID", help="apply the patch of this gap to the config directory")
     gaps.add_argument("--yes", "-y", action="store_true", help="with --apply: apply without asking")
-    gaps.add_argument("--config", metavar="DIR",
-                      help="config directory to patch, whose review-gate.json names the state_path "
-                           "(default: $REVIEW_GATE_CONFIG, .review-gate/)")
+    gaps.add_argument("--unlinked", action="store_true", help="only gaps no issue was opened for")
+    gaps.add_argument("--limit", type=int, metavar="N", help="at most N gaps, the most recurring first")
+    gaps.add_argument("--drafts", metavar="DIR",
+                      help="write an issue draft (DIR/ID.title, DIR/ID.md) for each open gap a configuration change "
+                           "closes, and print the ids")
+    config_help = ("config directory to patch, whose review-gate.json names the state_path "
+                   "(default: $REVIEW_GATE_CONFIG, .review-gate/)")
+    gaps.add_argument("--config", metavar="DIR", help=config_help)
+    gaps_sub = gaps.add_subparsers(dest="gaps_command", metavar="ACTION")
+    link = gaps_sub.add_parser("link", help="record the issue opened for a gap: it is never opened again")
+    link.add_argument("gap", metavar="ID", help="the gap's id (4 or more of its hex digits)")
+    link.add_argument("url", metavar="URL", help="the issue's URL")
+    link.add_argument("--replace", action="store_true", help="replace the issue a gap is linked to already")
+    # SUPPRESS: the subcommand's default must not wipe a --config given before `link`
+    link.add_argument("--config", metavar="DIR", default=argparse.SUPPRESS, help=config_help)
 
 
 def _hook_command(sub: Subparsers) -> None:

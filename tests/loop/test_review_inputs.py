@@ -29,8 +29,9 @@ def server() -> Iterator[LlmServer]:
 
 def reviewer(server: LlmServer) -> dict[str, Any]:
     return {"id": "task-reviewer", "name": "task reviewer", "description": "an llm reviewer told the task",
-            "kind": "llm", "provider": "openai", "model": "test-model", "instructions": "instructions/build-reviewer.md",
-            "base_url": f"{server.url}/v1", "api_key_env": "TEST_LLM_KEY", "timeout_s": 20, "retries": 0}
+            "kind": "llm", "provider": "openai", "model": "test-model",
+            "instructions": "instructions/build-reviewer.md", "base_url": f"{server.url}/v1",
+            "api_key_env": "TEST_LLM_KEY", "timeout_s": 20, "retries": 0}
 
 
 def answer_by_iteration(request: Recorded) -> Step:
