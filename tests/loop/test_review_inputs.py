@@ -99,11 +99,12 @@ def test_a_go_a_person_decided_says_so(rig: LoopRig, how: str) -> None:
     assert result.code == 0, result.err
     [record] = rig.decisions("mine")
     assert record["decision"] == "GO"
-    assert (record["decided_by"], record["review_decision"]) == ("person", "NO_GO")
+    # the defect: this record read "All criteria met. REVIEW: FAIL | ..." (the reviewer's words)
+    assert "All criteria met" not in record["feedback"]
     assert record["feedback"].startswith("A person decided GO over the review's NO_GO.\n"
                                          "a test fixture, verification is moot")
-    assert "All criteria met" not in record["feedback"]
     assert "The review: REVIEW: FAIL" in record["feedback"]
+    assert (record["decided_by"], record["review_decision"]) == ("person", "NO_GO")
     assert record["overridden"] is (how == "flag")
     log = rig.loop("log", "mine", "--format", "json").json()
     assert log["final_decision"] == "GO" and log["iterations"][0]["decided_by"] == "person"
