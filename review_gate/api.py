@@ -467,7 +467,6 @@ def accept(id_or_fingerprint: str, reason: str, expires: date | str | None = Non
     finding, or its whole fingerprint; ``expires``: the last day it applies (a date or
     ``YYYY-MM-DD``, today or later); ``force``: take a whole fingerprint no recorded run reported;
     ``who``: who accepts it (default: git's user.email, else $USER)."""
-    from review_gate.escape import sanitize
     from review_gate.state import acceptance
     from review_gate.state.store import open_store, state_file
 
@@ -477,11 +476,7 @@ def accept(id_or_fingerprint: str, reason: str, expires: date | str | None = Non
     _typed(texts={"who": who}, paths={"config": config})
     if expires is not None and not isinstance(expires, (date, str)):
         raise UsageError(f"expires {checks.shown(expires)}: not a date", fix="give it as a date or YYYY-MM-DD")
-    given = id_or_fingerprint.strip().lower()
-    if not acceptance.SHORT_ID.match(given):
-        raise UsageError(f"{sanitize(id_or_fingerprint.strip()) or 'the id'} is not a finding id",
-                         fix="give the id a report shows beside the finding (6 or more hex digits), "
-                             "or its whole fingerprint")
+    given = _finding_id(id_or_fingerprint)
     if not reason.strip():
         raise UsageError("the reason is empty", fix="say why the finding is accepted")
     day = _last_day(expires)
@@ -516,18 +511,13 @@ def ack(id_or_fingerprint: str, reason: str, *, cwd: str | Path | None = None, c
     keeps counting, and freshness is untouched: the pair that reported it is reused or reviewed
     again exactly as without the ack. ``id_or_fingerprint``: the short id a report shows, or the
     whole fingerprint."""
-    from review_gate.escape import sanitize
     from review_gate.state import acceptance
     from review_gate.state.store import open_store, state_file
 
     checks.text("id_or_fingerprint", id_or_fingerprint, optional=False)
     checks.text("reason", reason, optional=False)
     _typed(texts={"who": who}, paths={"config": config})
-    given = id_or_fingerprint.strip().lower()
-    if not acceptance.SHORT_ID.match(given):
-        raise UsageError(f"{sanitize(id_or_fingerprint.strip()) or 'the id'} is not a finding id",
-                         fix="give the id a report shows beside the finding (6 or more hex digits), "
-                             "or its whole fingerprint")
+    given = _finding_id(id_or_fingerprint)
     if not reason.strip():
         raise UsageError("the reason is empty", fix="say what you saw, or what will be done about it")
     root = git.repo_root(checks.workdir(cwd))
@@ -540,6 +530,19 @@ def ack(id_or_fingerprint: str, reason: str, *, cwd: str | Path | None = None, c
         fingerprint, pair, _ = _reported(store, given, force=False)
         event = acceptance.ack(store, fingerprint, reason.strip(), who or person(), pair)
     return Acknowledged(fingerprint, event)
+
+
+def _finding_id(given: str) -> str:
+    """The short id or whole fingerprint of a finding a person names, as ids are stored."""
+    from review_gate.escape import sanitize
+    from review_gate.state import acceptance
+
+    found = given.strip().lower()
+    if not acceptance.SHORT_ID.match(found):
+        raise UsageError(f"{sanitize(given.strip()) or 'the id'} is not a finding id",
+                         fix="give the id a report shows beside the finding (6 or more hex digits), "
+                             "or its whole fingerprint")
+    return found
 
 
 def _last_day(value: date | str | None) -> date | None:

@@ -318,13 +318,8 @@ def _state_commands(sub: Subparsers) -> None:
     debt.add_argument("--output", "-o", metavar="FILE", help="write the json or markdown to FILE")
     debt.add_argument("--drafts", metavar="DIR",
                       help="write each item's issue draft to DIR/ID.title and DIR/ID.md and print the ids")
-    debt_sub = debt.add_subparsers(dest="debt_command", metavar="ACTION")
-    link = debt_sub.add_parser("link", help="record the issue opened for a debt item: it is never opened again")
-    link.add_argument("item", metavar="ID", help="the item's number (or its fingerprint, or 6+ of its first digits)")
-    link.add_argument("url", metavar="URL", help="the issue's URL")
-    link.add_argument("--replace", action="store_true", help="replace the issue an item is linked to already")
-    # SUPPRESS: the subcommand's default must not wipe a --config given before `link`
-    link.add_argument("--config", metavar="DIR", default=argparse.SUPPRESS, help=config_help)
+    _link_command(debt, "debt_command", "item", "a debt item",
+                  "the item's number (or its fingerprint, or 6+ of its first digits)", config_help)
     for parser in (history, show, accept, accepted, gc, debt):
         parser.add_argument("--config", metavar="DIR", help=config_help)
 
@@ -364,11 +359,17 @@ def _gaps_command(sub: Subparsers) -> None:
     config_help = ("config directory to patch, whose review-gate.json names the state_path "
                    "(default: $REVIEW_GATE_CONFIG, .review-gate/)")
     gaps.add_argument("--config", metavar="DIR", help=config_help)
-    gaps_sub = gaps.add_subparsers(dest="gaps_command", metavar="ACTION")
-    link = gaps_sub.add_parser("link", help="record the issue opened for a gap: it is never opened again")
-    link.add_argument("gap", metavar="ID", help="the gap's id (4 or more of its hex digits)")
+    _link_command(gaps, "gaps_command", "gap", "a gap", "the gap's id (4 or more of its hex digits)", config_help)
+
+
+def _link_command(parent: argparse.ArgumentParser, dest: str, name: str, what: str, id_help: str,
+                  config_help: str) -> None:
+    """``PARENT link ID URL [--replace]``: the issue opened for ``what``, so that it is opened once."""
+    link = parent.add_subparsers(dest=dest, metavar="ACTION").add_parser(
+        "link", help=f"record the issue opened for {what}: it is never opened again")
+    link.add_argument(name, metavar="ID", help=id_help)
     link.add_argument("url", metavar="URL", help="the issue's URL")
-    link.add_argument("--replace", action="store_true", help="replace the issue a gap is linked to already")
+    link.add_argument("--replace", action="store_true", help=f"replace the issue {what} is linked to already")
     # SUPPRESS: the subcommand's default must not wipe a --config given before `link`
     link.add_argument("--config", metavar="DIR", default=argparse.SUPPRESS, help=config_help)
 

@@ -93,11 +93,9 @@ def mark_fixed(store: Store, gap_id: str, file: str, directory: str, who: str) -
 def link(store: Store, given: str, url: str, who: str, *, replace: bool = False) -> tuple[GapGroup, bool]:
     """Record ``url`` as the issue opened for the gap ``given`` names; whether anything changed
     (a gap linked to that issue already is left as it is; to another, refused unless ``replace``)."""
-    from review_gate.state.debt import URL
+    from review_gate.state.debt import check_url
 
-    if not URL.match(url):
-        raise StateError(f"{url[:200]!r} is not an issue URL", fix="give the http(s) URL the issue tracker gave "
-                                                                  "(e.g. the one `gh issue create` prints)")
+    check_url(url)
     group = find(store, given)
     if group.issue_url == url:
         return group, False

@@ -32,6 +32,13 @@ def load_yaml(path: Path) -> Any:
     return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
+def action_steps(*ids: str) -> dict[str, dict[str, Any]]:
+    """The action's steps with these ids, each with the inputs' defaults (``defaults``) beside it."""
+    action = load_yaml(ACTION_FILE)
+    defaults = {name: spec.get("default", "") for name, spec in action["inputs"].items()}
+    return {s["id"]: {**s, "defaults": defaults} for s in action["runs"]["steps"] if s.get("id") in ids}
+
+
 def workflow_on(workflow: dict[str, Any]) -> Any:
     """YAML 1.1 (PyYAML) reads the bare key ``on`` as the boolean True."""
     return workflow.get("on", workflow.get(True))

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import GitRepo
-from tests.integrations.conftest import ACTION_FILE, calls, git, load_yaml, missing_formats, run, tool_env
+from tests.integrations.conftest import action_steps, calls, git, missing_formats, run, tool_env
 
 RENDERED = missing_formats("github", "markdown")
 pytestmark = pytest.mark.skipif(bool(RENDERED), reason=f"output formats not written yet: {', '.join(RENDERED)}")
@@ -22,9 +22,7 @@ ENV = {"GH_TOKEN": "fake-token", "GH_REPO": "acme/shop"}
 
 @pytest.fixture(scope="module")
 def steps() -> dict[str, dict[str, Any]]:
-    action = load_yaml(ACTION_FILE)
-    defaults = {name: spec.get("default", "") for name, spec in action["inputs"].items()}
-    return {s["id"]: {**s, "defaults": defaults} for s in action["runs"]["steps"] if s.get("id") in ("gate", "gaps")}
+    return action_steps("gate", "gaps")
 
 
 @pytest.fixture
