@@ -44,6 +44,7 @@ import anyio
 import anyio.to_thread
 
 from review_gate import bootstrap, bundle, checks, git, runner
+from review_gate import intent as purpose
 from review_gate.errors import GitError, InputError, ReviewGateError, StateError, UsageError
 from review_gate.models import (
     AgentRequest,
@@ -68,8 +69,8 @@ if TYPE_CHECKING:
     from review_gate.state.store import Store
     from review_gate.sweep import Swept
 
-__all__ = ["Accepted", "BatchCollected", "BatchInfo", "BatchStatus", "BatchSubmitted", "Explanation",
-           "PolicyMatch", "ReviewReport", "accept", "batch_collect", "batch_collect_async", "batch_status",
+__all__ = ["Accepted", "Acknowledged", "BatchCollected", "BatchInfo", "BatchStatus", "BatchSubmitted", "Explanation",
+           "PolicyMatch", "ReviewReport", "accept", "ack", "batch_collect", "batch_collect_async", "batch_status",
            "batch_status_async", "batch_submit", "batch_submit_async", "change", "explain", "merge", "plan",
            "plan_async", "replay", "review", "review_async", "sweep", "sweep_async"]
 
@@ -148,13 +149,13 @@ def _check(*, fail_on: str | None = None, filter_mode: str | None = None, concur
 
 def _setup(request: DiffRequest, *, config: str | Path | None, offline: bool, concurrency: int | None = None,
            timeout: float | None = None, constitution: str | None = None, baseline: str | Path | None = None,
-           use_baseline: bool = True, packing: Packing | None = None) -> bootstrap.Setup:
+           use_baseline: bool = True, packing: Packing | None = None, intent: str | None = None) -> bootstrap.Setup:
     root = Path(request.repo_root) if request.repo_root else None
     loaded = load(config, root)
     return bootstrap.setup(root=root, config=loaded, request=request, offline=offline, concurrency=concurrency,
                            timeout_s=timeout, constitution=constitution,
                            baseline_file=str(baseline) if baseline is not None else None,
-                           no_baseline=not use_baseline, packing=packing)
+                           no_baseline=not use_baseline, packing=packing, intent=intent)
 
 
 def load(config: str | Path | None, root: Path | None) -> ReviewConfig:
@@ -188,7 +189,7 @@ async def review_async(
     packing: Packing | None = None, state: bool = True, cache: bool = True,
     outputs: Sequence[tuple[str | Render, str | Path]] = (), bundle_dir: str | Path | None = None,
     listener: Listener | None = None, shard: tuple[int, int] | None = None,
-    add_agents: Sequence[tuple[str, str]] = (), accepted_before: str | None = None,
+    add_agents: Sequence[tuple[str, str]] = (), accepted_before: str | None = None, intent: str | None = None,
 ) -> ReviewReport:
     """Review a change: all six stages, the run state (cache, acceptances, history) unless
     ``state`` is false, reports written to ``outputs`` (format name or render function, path)
@@ -200,17 +201,21 @@ async def review_async(
     reason) pairs: registry agents to dispatch as well, over the changed files (those GLOB
     selects), each logged as an ``agent_addition`` gap with the reason (docs/gaps.md).
     ``accepted_before``: a UTC time stamp (``2026-11-26T10:00:00Z``); acceptances recorded at or
-    after it waive nothing (a loop session's review: its coder cannot accept its own findings)."""
+    after it waive nothing (a loop session's review: its coder cannot accept its own findings).
+    ``intent``: what the change is for (a task, a pull request's title and description; at most
+    64 KB of text), given to every llm agent as data and judged by them (``criteria_met``)."""
     _check(fail_on=fail_on, filter_mode=filter_mode, concurrency=concurrency, agent_timeout=agent_timeout,
            outputs=outputs, packing=packing, shard=shard)
     _typed(texts={"constitution": constitution}, flags={"offline": offline, "use_baseline": use_baseline,
                                                         "state": state, "cache": cache},
            paths={"config": config, "baseline": baseline, "bundle_dir": bundle_dir})
     checks.utc_stamp("accepted_before", accepted_before)
+    intent = purpose.check(intent)
     _request(request)
     request = request or change(cwd=cwd, base=base, head=head, staged=staged, diff=diff, diff_file=diff_file)
     setup = _setup(request, config=config, offline=offline, concurrency=concurrency, timeout=agent_timeout,
-                   constitution=constitution, baseline=baseline, use_baseline=use_baseline, packing=packing)
+                   constitution=constitution, baseline=baseline, use_baseline=use_baseline, packing=packing,
+                   intent=intent)
     requests = agent_requests(add_agents)
     check_requests(requests, setup.config)  # before the change is read or any agent runs
     target = Path(bundle_dir) if bundle_dir is not None else None
@@ -273,7 +278,7 @@ async def _reviewed(setup: bootstrap.Setup, facts: PRFacts, how: _How, *, state:
         async with connection as http:
             the_plan, report, waivers = await _review(setup, facts, run, http, how)
         written = _write(setup.root, setup.config, report, the_plan, waivers, outputs, target, how.fail_on,
-                         how.filter_mode)
+                         how.filter_mode, setup.options.intent)
         await anyio.to_thread.run_sync(run.record_written, report.run_id, written)
     return report
 
@@ -314,7 +319,7 @@ def _models(setup: bootstrap.Setup, the_plan: Plan) -> str:
 
 def _write(root: Path | None, config: ReviewConfig, report: ReviewReport, the_plan: Plan, waivers: dict[str, str],
            outputs: Sequence[tuple[str | Render, str | Path]], target: Path | None, fail_on: FailOn | None,
-           filter_mode: FilterMode | None) -> list[tuple[str, list[str], str]]:
+           filter_mode: FilterMode | None, intent: str | None = None) -> list[tuple[str, list[str], str]]:
     """The bundle and the report files; what landed inside the repository, for the next run to leave out."""
     from review_gate.outputs import renderer
 
@@ -325,7 +330,8 @@ def _write(root: Path | None, config: ReviewConfig, report: ReviewReport, the_pl
                                  waivers={**waivers, **{f.fingerprint: f.waived for f in report.waived if f.waived}})
         written += [(p, data, "bundle") for p, data in bundle.write(
             target, facts=the_plan.facts, classification=the_plan.classification,
-            manifest=the_plan.manifest.entries, gaps=the_plan.gaps, config=config, report=report, info=info)]
+            manifest=the_plan.manifest.entries, gaps=the_plan.gaps, config=config, report=report, info=info,
+            intent=intent)]
     for fmt, path in outputs:
         render = renderer(fmt) if isinstance(fmt, str) else fmt
         written.append((*write_file(Path(path), render(report)), "report"))
@@ -461,7 +467,6 @@ def accept(id_or_fingerprint: str, reason: str, expires: date | str | None = Non
     finding, or its whole fingerprint; ``expires``: the last day it applies (a date or
     ``YYYY-MM-DD``, today or later); ``force``: take a whole fingerprint no recorded run reported;
     ``who``: who accepts it (default: git's user.email, else $USER)."""
-    from review_gate.escape import sanitize
     from review_gate.state import acceptance
     from review_gate.state.store import open_store, state_file
 
@@ -471,11 +476,7 @@ def accept(id_or_fingerprint: str, reason: str, expires: date | str | None = Non
     _typed(texts={"who": who}, paths={"config": config})
     if expires is not None and not isinstance(expires, (date, str)):
         raise UsageError(f"expires {checks.shown(expires)}: not a date", fix="give it as a date or YYYY-MM-DD")
-    given = id_or_fingerprint.strip().lower()
-    if not acceptance.SHORT_ID.match(given):
-        raise UsageError(f"{sanitize(id_or_fingerprint.strip()) or 'the id'} is not a finding id",
-                         fix="give the id a report shows beside the finding (6 or more hex digits), "
-                             "or its whole fingerprint")
+    given = _finding_id(id_or_fingerprint)
     if not reason.strip():
         raise UsageError("the reason is empty", fix="say why the finding is accepted")
     day = _last_day(expires)
@@ -493,6 +494,55 @@ def accept(id_or_fingerprint: str, reason: str, expires: date | str | None = Non
         event = acceptance.record(store, kind, fingerprint, reason.strip(), who or person(),
                                   day.isoformat() if day else None, pair)
     return Accepted(fingerprint, event, day, kind)
+
+
+@dataclass(frozen=True)
+class Acknowledged:
+    """An ack recorded: the finding's whole fingerprint and the event's id."""
+
+    fingerprint: str
+    event: int
+
+
+def ack(id_or_fingerprint: str, reason: str, *, cwd: str | Path | None = None, config: str | Path | None = None,
+        who: str | None = None) -> Acknowledged:
+    """A person notes that they saw a finding a recorded run reported (seed 003's ``ack``): who,
+    when and why are recorded beside the acceptances, and nothing else changes. The finding
+    keeps counting, and freshness is untouched: the pair that reported it is reused or reviewed
+    again exactly as without the ack. ``id_or_fingerprint``: the short id a report shows, or the
+    whole fingerprint."""
+    from review_gate.state import acceptance
+    from review_gate.state.store import open_store, state_file
+
+    checks.text("id_or_fingerprint", id_or_fingerprint, optional=False)
+    checks.text("reason", reason, optional=False)
+    _typed(texts={"who": who}, paths={"config": config})
+    given = _finding_id(id_or_fingerprint)
+    if not reason.strip():
+        raise UsageError("the reason is empty", fix="say what you saw, or what will be done about it")
+    root = git.repo_root(checks.workdir(cwd))
+    path = state_file(load(config, root), root)
+    store = open_store(path, create=False)
+    if store is None:
+        raise StateError(f"no runs recorded yet ({path} does not exist), so {given} is unknown",
+                         fix="acknowledge a finding a recorded run reported (`review-gate show last`)")
+    with store:
+        fingerprint, pair, _ = _reported(store, given, force=False)
+        event = acceptance.ack(store, fingerprint, reason.strip(), who or person(), pair)
+    return Acknowledged(fingerprint, event)
+
+
+def _finding_id(given: str) -> str:
+    """The short id or whole fingerprint of a finding a person names, as ids are stored."""
+    from review_gate.escape import sanitize
+    from review_gate.state import acceptance
+
+    found = given.strip().lower()
+    if not acceptance.SHORT_ID.match(found):
+        raise UsageError(f"{sanitize(given.strip()) or 'the id'} is not a finding id",
+                         fix="give the id a report shows beside the finding (6 or more hex digits), "
+                             "or its whole fingerprint")
+    return found
 
 
 def _last_day(value: date | str | None) -> date | None:

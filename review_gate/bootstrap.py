@@ -100,21 +100,26 @@ class Setup:
                    for a in self.config.agents.agents)
 
     def extras(self) -> dict[str, str]:
-        """Agent id -> what else its answer depends on: an llm agent's instructions and the
-        Standards. Folded into its freshness key, so editing them reviews again."""
+        """Agent id -> what else its answer depends on: an llm agent's instructions, the
+        Standards and the change's intent. Folded into its freshness key, so editing them
+        reviews again."""
         out = {}
         for agent in self.config.agents.agents:
             if isinstance(agent, LlmAgent):
                 path = find_config_file(agent.instructions, self.config.directory)
                 text = path.read_text(encoding="utf-8", errors="replace") if path is not None else ""
                 # a packed request asks differently: its answers are not those of the agent alone
-                out[agent.id] = "\0".join([text, self.options.standards or "", self.options.packing])
+                parts = [text, self.options.standards or "", self.options.packing]
+                if self.options.intent:  # only then: a run without one keeps the keys it always had
+                    parts.append("intent:" + self.options.intent)
+                out[agent.id] = "\0".join(parts)
         return out
 
 
 def setup(*, root: Path | None, config: ReviewConfig, request: DiffRequest, offline: bool = False,
           concurrency: int | None = None, timeout_s: float | None = None, constitution: str | None = None,
-          baseline_file: str | None = None, no_baseline: bool = False, packing: Packing | None = None) -> Setup:
+          baseline_file: str | None = None, no_baseline: bool = False, packing: Packing | None = None,
+          intent: str | None = None) -> Setup:
     settings = config.settings
     link = state_link(config, root)
     state_path = state_location(config, root) if link is not None else state_file(config, root)
@@ -122,7 +127,7 @@ def setup(*, root: Path | None, config: ReviewConfig, request: DiffRequest, offl
         concurrency=concurrency or settings.concurrency, timeout_s=timeout_s, default_timeout_s=settings.timeout_s,
         offline=offline, repo_root=str(root) if root else None, config_dir=config.directory,
         standards=standards(config, root, constitution), packing=packing or settings.packing,
-        staged=request.mode == "staged", private_paths=private_paths(config, root, state_path))
+        staged=request.mode == "staged", private_paths=private_paths(config, root, state_path), intent=intent)
     return Setup(root=root, config=config, request=request, options=options,
                  state_path=state_path,
                  baselines=baseline.candidates(baseline_file, no_baseline, config.directory, root),

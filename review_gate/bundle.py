@@ -11,6 +11,7 @@
                            agent's instructions, the constitution), so replay needs nothing else
     agents/<id>.json       each AgentResult with its findings and its raw answer
     prompts/<id>.json      what each llm agent sent: a system and a user message a request
+    intent.md              what the change is for, as the run was given it (--intent), when it was
     report.json            the report of the run
 
 ``review-gate replay DIR`` reads it back (``read``) and aggregates again.
@@ -18,6 +19,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -45,6 +47,7 @@ from review_gate.models import (
 from review_gate.models.base import Frozen
 
 MARKER = "bundle.json"
+INTENT = "intent.md"
 PROMPTS_README = ("One file per llm agent that sent requests in this run: a JSON list of the requests, "
                   "each its system and user message. Agents of other kinds send no prompt; a cached "
                   "agent sent nothing this run.\n")
@@ -103,8 +106,10 @@ def result_data(result: AgentResult) -> Any:
 
 
 def write(directory: Path, *, facts: PRFacts, classification: PRClassification, manifest: list[ManifestEntry],
-          gaps: list[Gap], config: ReviewConfig, report: ReviewReport, info: BundleInfo) -> list[tuple[Path, bytes]]:
-    """Write the bundle; returns every file written and its bytes."""
+          gaps: list[Gap], config: ReviewConfig, report: ReviewReport, info: BundleInfo,
+          intent: str | None = None) -> list[tuple[Path, bytes]]:
+    """Write the bundle; returns every file written and its bytes. ``intent``: what the change is
+    for, as the run's llm agents were given it."""
     check_target(directory)
     files: list[tuple[Path, bytes]] = [
         (directory / "facts.json", _json(facts_data(facts))),
@@ -117,10 +122,13 @@ def write(directory: Path, *, facts: PRFacts, classification: PRClassification, 
         *((directory / "agents" / f"{r.id}.json", _json(result_data(r))) for r in report.agents),
         (directory / "prompts" / "README.md", PROMPTS_README.encode("utf-8")),
         *((directory / "prompts" / f"{r.id}.json", _json(r.prompts)) for r in report.agents if r.prompts),
+        *([(directory / INTENT, intent.encode("utf-8", "surrogatepass"))] if intent else []),
         (directory / "report.json", _json(_dump(report))),
         (directory / MARKER, _json(_dump(info))),  # last: a bundle with its marker is complete
     ]
     try:
+        with contextlib.suppress(FileNotFoundError):
+            (directory / INTENT).unlink()  # an earlier bundle's: this run may have had none
         for sub in ("agents", "prompts", "config"):
             shutil.rmtree(directory / sub, ignore_errors=True)  # an earlier bundle's leftovers
         for sub in ("agents", "prompts", "config"):

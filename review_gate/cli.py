@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 COMMANDS = ("run", "plan", "config", "init", "explain", "agents", "meta", "baseline", "replay",
             "history", "show", "accept", "accepted", "gc", "gaps", "debt", "loop", "hook", "mcp", "sweep", "batch",
-            "merge")
+            "merge", "ack")
 STATE_COMMANDS = ("history", "show", "accept", "accepted", "gc", "debt")
 DECISIONS = ("pass_with_warnings", "needs_fixes", "fail", "never")
 FILTER_MODES = ("added", "diff_context", "file", "nofilter")
@@ -101,8 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"review-gate {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for add in (_run_command, _plan_command, _config_commands, _explain_command, _agents_commands,
-                _baseline_command, _replay_command, _state_commands, _gaps_command, _meta_commands, _loop_commands,
-                _hook_command, _mcp_command, _sweep_command, _batch_commands, _merge_command):
+                _baseline_command, _replay_command, _state_commands, _ack_command, _gaps_command, _meta_commands,
+                _loop_commands, _hook_command, _mcp_command, _sweep_command, _batch_commands, _merge_command):
         add(sub)
     return parser
 
@@ -123,6 +123,10 @@ def _run_command(sub: Subparsers) -> None:
                           "packed into shared requests (default: packing in review-gate.json)")
     run.add_argument("--constitution", metavar="FILE",
                      help="Markdown file whose Standards section LLM agents get (overrides review-gate.json)")
+    run.add_argument("--intent", metavar="FILE",
+                     help="what the change is for (a task and its acceptance criteria, a pull request's title and "
+                          "description; - for standard input, at most 64 KB): LLM agents get it as data and judge "
+                          "the change against it")
     run.add_argument("--no-state", action="store_true",
                      help="no run state: no cache, no acceptances, nothing recorded (state_path untouched)")
     run.add_argument("--no-cache", action="store_true", help="review every file again (the run is still recorded)")
@@ -314,15 +318,22 @@ def _state_commands(sub: Subparsers) -> None:
     debt.add_argument("--output", "-o", metavar="FILE", help="write the json or markdown to FILE")
     debt.add_argument("--drafts", metavar="DIR",
                       help="write each item's issue draft to DIR/ID.title and DIR/ID.md and print the ids")
-    debt_sub = debt.add_subparsers(dest="debt_command", metavar="ACTION")
-    link = debt_sub.add_parser("link", help="record the issue opened for a debt item: it is never opened again")
-    link.add_argument("item", metavar="ID", help="the item's number (or its fingerprint, or 6+ of its first digits)")
-    link.add_argument("url", metavar="URL", help="the issue's URL")
-    link.add_argument("--replace", action="store_true", help="replace the issue an item is linked to already")
-    # SUPPRESS: the subcommand's default must not wipe a --config given before `link`
-    link.add_argument("--config", metavar="DIR", default=argparse.SUPPRESS, help=config_help)
+    _link_command(debt, "debt_command", "item", "a debt item",
+                  "the item's number (or its fingerprint, or 6+ of its first digits)", config_help)
     for parser in (history, show, accept, accepted, gc, debt):
         parser.add_argument("--config", metavar="DIR", help=config_help)
+
+
+def _ack_command(sub: Subparsers) -> None:
+    ack = sub.add_parser(
+        "ack", help="note that you saw a finding; it still counts (alone: list the acks)",
+        description="Record that a person saw a finding a recorded run reported (seed 003's ack), with why: it "
+                    "waives nothing (the finding still counts) and changes no freshness (its review pair is "
+                    "reused or reviewed again as before). Without an ID, list the acks recorded.")
+    ack.add_argument("finding", nargs="?", metavar="ID", help="the finding's id as a report shows it, or its "
+                                                               "whole fingerprint")
+    ack.add_argument("--reason", metavar="TEXT", help="what you saw, or what will be done about it")
+    ack.add_argument("--config", metavar="DIR", help="config directory (its review-gate.json names the state_path)")
 
 
 def _gaps_command(sub: Subparsers) -> None:
@@ -340,9 +351,27 @@ def _gaps_command(sub: Subparsers) -> None:
     gaps.add_argument("--all", action="store_true", help="list gaps whose patch was applied too")
     gaps.add_argument("--apply", metavar="ID", help="apply the patch of this gap to the config directory")
     gaps.add_argument("--yes", "-y", action="store_true", help="with --apply: apply without asking")
-    gaps.add_argument("--config", metavar="DIR",
-                      help="config directory to patch, whose review-gate.json names the state_path "
-                           "(default: $REVIEW_GATE_CONFIG, .review-gate/)")
+    gaps.add_argument("--unlinked", action="store_true", help="only gaps no issue was opened for")
+    gaps.add_argument("--limit", type=int, metavar="N", help="at most N gaps, the most recurring first")
+    gaps.add_argument("--drafts", metavar="DIR",
+                      help="write an issue draft (DIR/ID.title, DIR/ID.md) for each open gap a configuration change "
+                           "closes, and print the ids")
+    config_help = ("config directory to patch, whose review-gate.json names the state_path "
+                   "(default: $REVIEW_GATE_CONFIG, .review-gate/)")
+    gaps.add_argument("--config", metavar="DIR", help=config_help)
+    _link_command(gaps, "gaps_command", "gap", "a gap", "the gap's id (4 or more of its hex digits)", config_help)
+
+
+def _link_command(parent: argparse.ArgumentParser, dest: str, name: str, what: str, id_help: str,
+                  config_help: str) -> None:
+    """``PARENT link ID URL [--replace]``: the issue opened for ``what``, so that it is opened once."""
+    link = parent.add_subparsers(dest=dest, metavar="ACTION").add_parser(
+        "link", help=f"record the issue opened for {what}: it is never opened again")
+    link.add_argument(name, metavar="ID", help=id_help)
+    link.add_argument("url", metavar="URL", help="the issue's URL")
+    link.add_argument("--replace", action="store_true", help=f"replace the issue {what} is linked to already")
+    # SUPPRESS: the subcommand's default must not wipe a --config given before `link`
+    link.add_argument("--config", metavar="DIR", default=argparse.SUPPRESS, help=config_help)
 
 
 def _hook_command(sub: Subparsers) -> None:
@@ -605,7 +634,7 @@ HANDLERS = {
     "run": "run", "plan": "plan", "config": "config_cmd", "init": "init", "explain": "explain",
     "agents": "agents_cmd", "meta": "meta_cmd", "baseline": "baseline_cmd", "replay": "replay",
     "loop": "loop_cmd", "hook": "hook_cmd", "mcp": "mcp_cmd", "sweep": "sweep", "batch": "batch_cmd",
-    "merge": "merge", "gaps": "gaps",
+    "merge": "merge", "gaps": "gaps", "ack": "ack",
     **{name: name for name in STATE_COMMANDS},
 }
 

@@ -6,8 +6,8 @@ tool calls ``review_gate.api`` and has typed, described input and output, so a c
 them and a model can call them without reading this page:
 
 - ``review``: the gate on a change (the working tree, ``base``/``head``, ``staged``, or the
-  text of a unified diff; ``add_agents``: agents the caller adds, with why) → verdict, decision,
-  summary line, findings, and the report in a format;
+  text of a unified diff; ``add_agents``: agents the caller adds, with why; ``intent``: what the
+  change is for) → verdict, decision, summary line, findings, and the report in a format;
 - ``plan``: who would review what, and what the configuration misses; no agent runs;
 - ``explain``: the domains, policies and agents a path triggers;
 - ``accept``: a person's acceptance of a reported finding (fingerprint or short id, reason, last day),
@@ -46,6 +46,7 @@ R = TypeVar("R")
 
 MAX_FINDINGS = 200  # findings returned as data; the report in `format` counts the rest
 MAX_FILES = 500
+MAX_INTENT = 64 * 1024  # characters; review_gate.intent bounds its UTF-8 bytes the same
 
 ReportFormat = Literal["agent", "json", "markdown", "sarif", "text", "github", "gitlab", "rdjsonl", "meta"]
 FailOn = Literal["pass_with_warnings", "needs_fixes", "fail", "never"]
@@ -68,6 +69,9 @@ Staged = Annotated[bool, Field(description="Review the staged changes against HE
 DiffText = Annotated[str | None, Field(description="The text of a unified diff to review instead of the repository "
                                                    "(takes no base, head or staged).")]
 Offline = Annotated[bool, Field(description="Run only the agents that need no network (no LLM reviewers).")]
+Intent = Annotated[str | None, Field(max_length=MAX_INTENT, description=(
+    "What the change is for (the task and its acceptance criteria, or the pull request's title and description; at "
+    "most 64 KB): every LLM reviewer gets it as data and judges the change against it (criteria_met)."))]
 
 
 class Output(BaseModel):
@@ -156,7 +160,8 @@ def build(*, allow_accept: bool = False) -> MCPServer:
         "Review a change and decide the gate: the working tree against the default branch by default, or base/head, "
         "staged, or the text of a unified diff. Returns the verdict, the summary line, the counting findings and the "
         "report in `format` (default `agent`: a compact report to act on). `add_agents` adds registry agents the "
-        "policies missed, each with the reason (logged as a gap in the configuration)."))
+        "policies missed, each with the reason (logged as a gap in the configuration). `intent`: what the change "
+        "is for (the task, its acceptance criteria), which LLM reviewers judge it against."))
     server.add_tool(_errors_as_tool_errors(plan), description=(
         "Plan a review without running any agent: the changed files and their domains, the agents that would "
         "review them and why, and the gaps in the configuration."))
@@ -246,11 +251,11 @@ async def review(base: Base = None, head: Head = None, staged: Staged = False, d
                      "Registry agents the policies did not choose that this change needs, each with the reason: "
                      "they review the change like any other (a required one that fails makes it incomplete), and "
                      "each is logged as a gap in the configuration."))] = None,
-                 cwd: Cwd = None, config: Config = None) -> ReviewResult:
+                 intent: Intent = None, cwd: Cwd = None, config: Config = None) -> ReviewResult:
     request = await anyio.to_thread.run_sync(lambda: api.change(
         cwd=cwd, base=base, head=head, staged=staged, diff=diff.encode("utf-8") if diff is not None else None))
     report = await api.review_async(request=request, config=_path(config, cwd), fail_on=fail_on, offline=offline,
-                                    add_agents=[(a.agent, a.reason) for a in add_agents or []])
+                                    add_agents=[(a.agent, a.reason) for a in add_agents or []], intent=intent)
     if format == "agent":
         text = await anyio.to_thread.run_sync(lambda: agent_report.render(report, request, max_chars))
     else:

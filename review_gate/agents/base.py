@@ -56,6 +56,7 @@ class AgentContext:
     repo_root: str | None = None
     prices: Mapping[str, Price] = field(default_factory=dict)
     standards: str | None = None  # the constitution's Standards section, when one is set
+    intent: str | None = None  # what the change is for (review_gate.intent), when the caller said
     governors: Governors | None = None  # the llm endpoints' rate governors, made beside the client
     revision: Revision | None = None  # the files an llm agent's tools read; None: no repository, no tools
 
@@ -99,6 +100,9 @@ class AgentOutput(Frozen):
         default_factory=list, repr=False,
         description="What an llm agent sent, a system and a user message a request; kept for replay bundles.",
     )
+    criteria_met: bool | None = Field(
+        default=None, description="An llm agent's judgement of the change against its intent; None: not judged.")
+    criteria_note: str | None = Field(default=None, description="Why, in the agent's words (bounded).")
 
     @field_validator("raw")
     @classmethod

@@ -52,7 +52,7 @@ def estimate(spec: AgentSpec, task: AgentTask, context: AgentContext) -> tuple[i
         one = lens(spec, task, context.config_dir, context.revision)
     except AgentFault:
         return 0, 0.0
-    return lens_review.estimate([one], context.standards, task.repo_root, context.prices)
+    return lens_review.estimate([one], context.standards, task.repo_root, context.prices, context.intent)
 
 
 def pack_key(spec: AgentSpec) -> Hashable | None:
@@ -82,16 +82,21 @@ async def review_pack(specs: list[AgentSpec], tasks: list[AgentTask], context: A
         results = await lens_review.review(
             lenses, http=context.client, standards=context.standards, prices=context.prices,
             governors=context.governors, deadline=min(deadlines) if deadlines else None,
-            repo_root=tasks[0].repo_root, box=box)
+            repo_root=tasks[0].repo_root, box=box, intent=context.intent)
     except AgentFault as fault:
         if box is not None:  # the calls it made are part of its result, failed or not
             fault.tool_calls = [*fault.tool_calls, *box.calls]
         raise
     calls = box.calls if box is not None else []
     notes = [f"{box.unlisted} more tool calls refused past the budget, not listed"] if box and box.unlisted else []
-    return [AgentOutput(findings=r.findings, **r.usage.rounded().model_dump(), unreviewed=r.unreviewed,
-                        out_of_scope=r.out_of_scope, dropped_findings=r.dropped, notes=[*r.notes, *notes],
-                        raw="\n".join(r.raws) or None, prompts=r.prompts, tool_calls=calls) for r in results]
+    outputs = []
+    for r in results:
+        met, why = r.criteria()
+        outputs.append(AgentOutput(findings=r.findings, **r.usage.rounded().model_dump(), unreviewed=r.unreviewed,
+                                   out_of_scope=r.out_of_scope, dropped_findings=r.dropped, notes=[*r.notes, *notes],
+                                   raw="\n".join(r.raws) or None, prompts=r.prompts, tool_calls=calls,
+                                   criteria_met=met, criteria_note=why))
+    return outputs
 
 
 def _toolbox(lenses: list[lens_review.Lens], revision: Revision | None) -> ToolBox | None:

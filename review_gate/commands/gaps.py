@@ -1,6 +1,10 @@
 """``review-gate gaps``: the gaps recorded runs reported, grouped and counted (docs/gaps.md);
 ``--apply ID`` applies one gap's patch to the config directory, once a person has seen it.
 
+    review-gate gaps --unlinked --drafts DIR   DIR/ID.title and DIR/ID.md per open gap a configuration
+                                               change closes and no issue was opened for
+    review-gate gaps link ID URL               the issue opened for gap ID: it is never opened again
+
 Subjects and reasons come from the changes reviewed (paths, an agent's reason): they are
 escaped in every format, as a report's text is.
 """
@@ -11,6 +15,7 @@ import argparse
 import json
 import re
 import sys
+from pathlib import Path
 from typing import Any
 
 from review_gate import api, console
@@ -35,7 +40,22 @@ NO_PATCH = {
 }
 
 
+# Gaps about one change or one outage, not about what the configuration lacks: no issue for them.
+NO_ISSUE = ("config_changed", "baseline_changed", "state_changed", "gap_detector_failed")
+TITLE_CHARS = 120
+MARKER = "review-gate-gap:"
+
+
 def gaps_command(args: argparse.Namespace) -> int:
+    if getattr(args, "gaps_command", None) == "link":
+        return _link(args)
+    if args.limit is not None and args.limit < 1:
+        raise UsageError(f"--limit {args.limit}: must be at least 1")
+    if args.drafts is not None:
+        if args.apply is not None or args.format is not None or args.output is not None:
+            raise UsageError("--drafts writes the issue drafts; it takes no --apply, --format or --output",
+                             fix="review-gate gaps --unlinked --drafts DIR")
+        return _drafts(args)
     if args.apply is not None:
         if args.format is not None or args.output is not None:
             raise UsageError("--apply shows the patch and applies it; it takes no --format or --output",
@@ -50,7 +70,7 @@ def gaps_command(args: argparse.Namespace) -> int:
     else:
         with store:
             found = gaps.grouped(store)
-    shown = [g for g in found if args.all or g.open]
+    shown = [g for g in found if (args.all or g.open) and not (args.unlinked and g.issue_url)][:args.limit]
     fmt = args.format or "text"
     rendered = {"json": render_json, "markdown": render_markdown, "text": render_text}[fmt](shown)
     if args.output and args.output != "-":
@@ -99,7 +119,7 @@ def as_data(group: GapGroup) -> dict[str, Any]:
             "first_seen": group.first_seen, "last_seen": group.last_seen, "last_run": group.last_run,
             "reason": group.reason, "suggestion": group.suggestion,
             "patch": {"file": group.patch.file, "operations": group.patch.as_json()} if group.patch else None,
-            "applicable": _applicable(group), "applied_at": group.fixed_at}
+            "applicable": _applicable(group), "applied_at": group.fixed_at, "issue_url": group.issue_url}
 
 
 def render_json(found: list[GapGroup]) -> str:
@@ -114,9 +134,22 @@ def render_markdown(found: list[GapGroup]) -> str:
 
 
 def _draft(g: GapGroup) -> str:
+    return f"## review-gate gap: {md(g.kind, limit=100)} {md(g.subject, limit=300)}\n\n" + body(g).rstrip("\n")
+
+
+def title(g: GapGroup) -> str:
+    """One line of plain text for an issue tracker: control characters shown, mentions broken, bounded."""
+    line = sanitize(" ".join(f"Review configuration gap ({g.kind}): {g.subject}".split()))
+    if len(line) > TITLE_CHARS:
+        line = line[:TITLE_CHARS - 1].rstrip() + "…"
+    return line.replace("@", "@\u200d")
+
+
+def body(g: GapGroup) -> str:
+    """The issue's body: a hidden marker naming the gap (so that an issue opened for it can be
+    found again), the evidence, the suggestion, and the patch with the command that applies it."""
     seen = f"{g.runs} recorded run{'s' if g.runs != 1 else ''}"
-    lines = [f"## review-gate gap: {md(g.kind, limit=100)} {md(g.subject, limit=300)}", "",
-             f"<!-- review-gate gap {g.id} -->",
+    lines = [f"<!-- {MARKER}{g.id} -->",
              f"The review configuration missed this in {seen} (first {g.first_seen}, last {g.last_seen}, latest "
              f"run {md(g.last_run, limit=100)}).", "",
              f"- **Kind:** {md(g.kind, limit=100)}",
@@ -125,14 +158,48 @@ def _draft(g: GapGroup) -> str:
              f"- **Suggested change:** {md(g.suggestion)}", ""]
     if g.patch is None:
         why = NO_PATCH.get(g.kind, "no single configuration entry closes it")
-        return "\n".join([*lines, f"No patch: {why}."])
-    body = json.dumps(g.patch.as_json(), indent=2, ensure_ascii=True)
-    fence = "`" * max(3, max((len(run) for run in re.findall(r"`+", body)), default=0) + 1)
+        return "\n".join([*lines, f"No patch: {why}."]) + "\n"
+    patch = json.dumps(g.patch.as_json(), indent=2, ensure_ascii=True)
+    fence = "`" * max(3, max((len(run) for run in re.findall(r"`+", patch)), default=0) + 1)
     return "\n".join([
         *lines,
         f"Patch of {md(g.patch.file, limit=100)} (JSON Patch, RFC 6902). `review-gate gaps --apply {g.id}` shows it "
         "as a diff, checks the configuration with it and applies it:", "",
-        f"{fence}json", body, fence])
+        f"{fence}json", patch, fence]) + "\n"
+
+
+def _drafts(args: argparse.Namespace) -> int:
+    """One ``ID.title`` (one line) and ``ID.md`` (the body) per open gap a configuration change
+    closes (with --unlinked: that no issue was opened for), the most recurring first; the ids on
+    standard output, one a line, for a script to open issues from."""
+    directory = Path(args.drafts)
+    _, store = open_existing(args)
+    found: list[GapGroup] = []
+    if store is not None:
+        with store:
+            found = gaps.grouped(store)
+    chosen = [g for g in found if g.open and g.kind not in NO_ISSUE and not (args.unlinked and g.issue_url)]
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        for g in chosen[:args.limit]:
+            (directory / f"{g.id}.title").write_text(title(g) + "\n", encoding="utf-8")
+            (directory / f"{g.id}.md").write_text(body(g), encoding="utf-8")
+            console.out(g.id)
+    except OSError as exc:
+        raise UsageError(f"--drafts {directory}: {exc.strerror}", fix="name a directory that can be written") from exc
+    return 0
+
+
+def _link(args: argparse.Namespace) -> int:
+    path, store = open_existing(args)
+    if store is None:
+        raise StateError(f"no runs recorded yet ({path} does not exist), so no gap {args.gap} either",
+                         fix="run `review-gate` first; `review-gate gaps` lists what runs recorded")
+    with store:
+        group, changed = gaps.link(store, args.gap, args.url, api.person(), replace=args.replace)
+    console.out(f"linked gap {group.id} to {group.issue_url}" if changed
+                else f"gap {group.id} is linked to {group.issue_url} already")
+    return 0
 
 
 def _apply(args: argparse.Namespace) -> int:

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from review_gate import console
 from review_gate.commands.common import config_for, find_repo_root, load_config_dir
@@ -278,6 +279,22 @@ def _status(args: argparse.Namespace) -> int:
     return 0
 
 
+def _review_log(root: Path, session: Session, decisions: list[dict[str, Any]]) -> dict[str, Any]:
+    """Seed 001's review log of the session, read from the decision log it appends
+    (``.review-gate/review-logs/<task>.jsonl``); when a write to that file failed (it is
+    observability, not state), from the run state's copy of the records, and it says so."""
+    from review_gate.loop import log
+    from review_gate.loop.files import Files
+
+    path = Files(root, session.task).log
+    found = log.review_log(session.task, log.read(path), session.session_id)
+    source = Files(root, session.task).shown(path)
+    if len(found["iterations"]) < len(decisions):
+        found = log.review_log(session.task, decisions, session.session_id)
+        source = f"run state ({source} lacks some of the session's records)"
+    return {**found, "review_log": source}
+
+
 def _log(args: argparse.Namespace) -> int:
     task = _task(args.task)
     with _opened(args, create=False) as opened:
@@ -287,7 +304,7 @@ def _log(args: argparse.Namespace) -> int:
         events = sessions.events(opened.store, task)
     decisions = [e.detail for e in events if e.kind == "decision" and e.detail]
     if args.format == "json":
-        console.out(json.dumps({"task": task, "decisions": decisions,
+        console.out(json.dumps({**_review_log(opened.root, session, decisions), "task": task, "decisions": decisions,
                                 "events": [{"at": e.at, "iteration": e.iteration, "phase": e.phase, "stage": e.stage,
                                             "kind": e.kind, "actor": e.actor, "file": e.file, "sha256": e.sha256,
                                             "feedback": e.feedback} for e in events]},

@@ -9,6 +9,7 @@ import sys
 import anyio
 
 from review_gate import agent_report, api, console, shard
+from review_gate import intent as purpose
 from review_gate.commands.common import check_concurrency, check_timeout, diff_request, find_repo_root, output_targets
 from review_gate.commands.emit import show
 from review_gate.commands.progress import Progress
@@ -26,9 +27,13 @@ def run_command(args: argparse.Namespace) -> int:
     if args.baseline is not None and args.no_baseline:
         raise UsageError("--baseline and --no-baseline contradict each other", fix="give one of them")
     check_timeout(args.timeout)
+    if args.intent == "-" and args.diff == "-":
+        raise UsageError("--intent - and --diff - both read standard input",
+                         fix="give one of them as a file (--intent FILE or --diff FILE)")
     added = added_agents(args.add_agents)
     targets = output_targets(args)
     check_max_chars(args.max_chars, [fmt for fmt, _ in targets])
+    intent = purpose.read(args.intent) if args.intent is not None else None  # refused before anything runs
     request = diff_request(args, find_repo_root())  # checked with the flags' own words
     # The agent format quotes the lines its findings flag, read again from this change.
     renderers: dict[str, api.Render] = {
@@ -46,7 +51,7 @@ def run_command(args: argparse.Namespace) -> int:
                 offline=args.offline, concurrency=args.concurrency, agent_timeout=args.timeout,
                 constitution=args.constitution, baseline=args.baseline, use_baseline=not args.no_baseline,
                 packing=args.packing, state=not args.no_state, cache=not args.no_cache, outputs=files,
-                bundle_dir=args.bundle, listener=progress, shard=share, add_agents=added))
+                bundle_dir=args.bundle, listener=progress, shard=share, add_agents=added, intent=intent))
 
     anyio.run(main)
     [report] = reports

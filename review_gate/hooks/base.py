@@ -41,6 +41,7 @@ class Payload:
     tool_name: str | None = None
     command: str | None = None
     file_path: str | None = None  # the file an edit tool writes
+    transcript: str | None = None  # transcript_path: the session's transcript (Claude Code: JSONL)
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,8 @@ def read_payload(data: bytes) -> Payload:
     return Payload(event=_text(raw.get("hook_event_name")) or "", session=_text(raw.get("session_id")) or "",
                    cwd=_text(raw.get("cwd")), stop_hook_active=raw.get("stop_hook_active") is True,
                    tool_name=_text(raw.get("tool_name")), command=_text(given.get("command")),
-                   file_path=_text(given.get("file_path")) or _text(given.get("notebook_path")))
+                   file_path=_text(given.get("file_path")) or _text(given.get("notebook_path")),
+                   transcript=_text(raw.get("transcript_path")))
 
 
 def _text(value: object) -> str | None:

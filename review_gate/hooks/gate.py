@@ -54,6 +54,8 @@ from review_gate.hooks.base import (
     gates_for,
     persons_step,
 )
+from review_gate.hooks.claude_code import NAME as CLAUDE_CODE
+from review_gate.hooks.task import session_task
 from review_gate.models import FailOn, ReviewConfig
 from review_gate.models.report import summary_line
 from review_gate.outputs.agent import MAX_CHARS
@@ -113,7 +115,7 @@ def decide(host: str, payload: Payload, options: Options) -> Outcome:
     root = git.repo_root(cwd) if cwd.is_dir() else None
     if root is None:
         return Outcome("allow", note=f"review-gate: {cwd} is not inside a git repository; nothing was reviewed")
-    verdict = review(gates, root, options)
+    verdict = review(gates, root, options, intent=session_task(payload.transcript) if host == CLAUDE_CODE else None)
     if gates != ("stop",):
         return Outcome("allow") if verdict.passed else Outcome("deny", reason=verdict.reason)
     return _stop(host, payload, verdict, root, options)
@@ -144,15 +146,16 @@ def _shown(path: Path, payload: Payload) -> str:
     return str(path)
 
 
-def review(gates: tuple[Gate, ...], root: Path, options: Options) -> Verdict:
+def review(gates: tuple[Gate, ...], root: Path, options: Options, *, intent: str | None = None) -> Verdict:
     """The gate on each change ``gates`` stand for, within the budget; the first that fails
-    decides; an error is a failing verdict."""
+    decides; an error is a failing verdict. ``intent``: what the session was asked to do, for
+    the LLM reviewers (``hooks.task``)."""
     started = time.monotonic()
     out: list[Verdict] = []
 
     async def main() -> None:
         for request, heading in _changes(gates, root, options.base):
-            verdict = await _review(request, root, options, started)
+            verdict = await _review(request, root, options, started, intent)
             if not verdict.passed:
                 out.append(Verdict(False, _headed(verdict.reason, heading), verdict.summary))
                 return
@@ -210,13 +213,15 @@ def _changes(gates: tuple[Gate, ...], root: Path, base: str | None) -> list[tupl
     return unique
 
 
-async def _review(request: DiffRequest, root: Path, options: Options, started: float) -> Verdict:
+async def _review(request: DiffRequest, root: Path, options: Options, started: float,
+                  intent: str | None = None) -> Verdict:
     config = api.load(options.config, root)
     offline, agent_timeout, notes = _plan_time(config, options.budget_s)
     left = options.budget_s - (time.monotonic() - started)
     with anyio.move_on_after(max(left, 1.0)) as scope:
         report = await api.review_async(request=request, config=options.config, fail_on=options.fail_on,
-                                        offline=offline, agent_timeout=agent_timeout)
+                                        offline=offline, agent_timeout=agent_timeout,
+                                        intent=None if offline else intent)
     if scope.cancelled_caught:
         return Verdict(False, f"review-gate did not finish the review within the hook's budget of "
                               f"{options.budget_s:g} s, so nothing was decided and the gate fails closed. "

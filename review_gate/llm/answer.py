@@ -36,6 +36,8 @@ class ParsedAnswer:
     dropped: int = 0  # findings too malformed to keep
     owners: list[str] = field(default_factory=list)  # a packed review: the lens of each finding
     failed: list[str] = field(default_factory=list)  # an agent judging dimensions: those that failed
+    criteria_met: bool | None = None  # asked to judge the change against its intent: the answer
+    criteria_note: str | None = None
 
 
 _FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n(.*?)```", re.DOTALL)
@@ -67,9 +69,11 @@ def extract_json(text: str) -> Any:
     raise UnusableAnswer(f"the answer is not valid JSON ({last_error})")
 
 
-def parse_answer(answer: str | dict[str, Any] | list[Any], lenses: list[str] | None = None) -> ParsedAnswer:
+def parse_answer(answer: str | dict[str, Any] | list[Any], lenses: list[str] | None = None, *,
+                 criteria: bool = False) -> ParsedAnswer:
     """Findings from an answer: text to search for JSON, or JSON already decoded (a tool call).
-    ``lenses``: a packed review's reviewers; each finding must name one in ``agent``."""
+    ``lenses``: a packed review's reviewers; each finding must name one in ``agent``.
+    ``criteria``: the answer was asked to judge the change against its intent (``judgement``)."""
     data = extract_json(answer) if isinstance(answer, str) else answer
     if isinstance(data, list):
         data = {"findings": data}
@@ -103,7 +107,19 @@ def parse_answer(answer: str | dict[str, Any] | list[Any], lenses: list[str] | N
         more = f" (and {len(reasons) - 1} more findings like it)" if len(reasons) > 1 else ""
         raise UnusableAnswer(f"no finding is usable: {reasons[0]}{more}")
     dropped = len(items) - len(findings)
-    return ParsedAnswer(findings, bounded_notes(notes), dropped, owners)
+    met, note = judgement(data, notes) if criteria else (None, None)
+    return ParsedAnswer(findings, bounded_notes(notes), dropped, owners, criteria_met=met, criteria_note=note)
+
+
+def judgement(data: dict[str, Any], notes: list[str]) -> tuple[bool | None, str | None]:
+    """``criteria_met`` and ``criteria_note`` of an answer; a wrong-typed one is dropped (None,
+    not judged) with a note, never the answer: the findings stand on their own."""
+    met = data.get("criteria_met")
+    if met is not None and not isinstance(met, bool):
+        notes.append(f"criteria_met dropped: {_kind(met)}, not true, false or null")
+        met = None
+    note = _field("criteria_note", "message", data.get("criteria_note"), notes)
+    return met, note
 
 
 def parse_dimensions(answer: str | dict[str, Any] | list[Any], mapping: DimensionMapping) -> ParsedAnswer:

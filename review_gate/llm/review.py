@@ -63,6 +63,16 @@ class LensResult:
     raws: list[str] = field(default_factory=list)
     prompts: list[dict[str, str]] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)  # judging dimensions: those that failed, over every chunk
+    judged: list[tuple[bool | None, str | None]] = field(default_factory=list)  # each chunk's criteria judgement
+
+    def criteria(self) -> tuple[bool | None, str | None]:
+        """The judgement over every chunk: false when one chunk found the intent not met, true
+        when at least one found it met and none not, None (not judged) otherwise."""
+        for met, note in self.judged:
+            if met is False:
+                return False, note
+        met_notes = [note for met, note in self.judged if met]
+        return (True, met_notes[0]) if met_notes else (None, None)
 
 
 @dataclass
@@ -75,24 +85,25 @@ class Requests:
     files: list[list[str]]  # the files of each chunk
     unreviewed: list[str]  # files no chunk can hold
     lenses: list[str] | None  # packed: the lens ids findings name; None for one lens
+    criteria: bool = False  # the answer judges the change against its intent
 
     @property
     def schema(self) -> dict[str, Any] | None:
         if self.spec.dimensions is not None:
             return dimensions_schema(self.spec.dimensions.names)
-        return findings_schema(lenses=self.lenses) if self.lenses else None
+        return findings_schema(lenses=self.lenses, criteria=self.criteria) if self.lenses or self.criteria else None
 
     @property
     def tool(self) -> str | None:
         """The answer's tool (Anthropic) or schema (OpenAI) name, when not the findings' default one."""
         if self.spec.dimensions is not None:
             return DIMENSIONS_TOOL
-        return TOOL_NAME if self.lenses else None
+        return TOOL_NAME if self.lenses or self.criteria else None
 
     def parse(self, answer: str | dict[str, Any]) -> ParsedAnswer:
         if self.spec.dimensions is not None:
             return parse_dimensions(answer, self.spec.dimensions)
-        return parse_answer(answer, self.lenses)
+        return parse_answer(answer, self.lenses, criteria=self.criteria)
 
 
 def packed_spec(lenses: list[Lens]) -> LlmAgent:
@@ -107,25 +118,30 @@ def packed_spec(lenses: list[Lens]) -> LlmAgent:
                                     "max_output_tokens": max(lens.spec.max_output_tokens for lens in lenses)})
 
 
-def plan_requests(lenses: list[Lens], standards: str | None, repo_root: str | None) -> Requests:
+def plan_requests(lenses: list[Lens], standards: str | None, repo_root: str | None,
+                  intent: str | None = None) -> Requests:
+    """``intent``: what the change is for (``review_gate.intent``), in every request's system
+    message; the answer then judges the change against it too (not an agent judging dimensions)."""
     spec = packed_spec(lenses)
     packed = len(lenses) > 1
+    criteria = bool(intent) and spec.dimensions is None
     if packed:
         system = prompt.packed_system_message([(lens.spec.id, lens.instructions, lens.rules) for lens in lenses],
-                                              standards)
+                                              standards, intent)
     else:
         only = lenses[0]
         tools = prompt.tools_guide(list(only.spec.tools), only.spec.max_tool_calls) if only.tools else None
         answer = (prompt.dimensions_guide(spec.dimensions.names) if spec.dimensions is not None
-                  else prompt.ANSWER_GUIDE)
-        system = prompt.system_message(only.instructions, only.rules, standards, tools, answer)
+                  else prompt.with_criteria(prompt.ANSWER_GUIDE, intent))
+        system = prompt.system_message(only.instructions, only.rules, standards, tools, answer, intent)
     ids = [lens.spec.id for lens in lenses] if packed else None
-    schema = dimensions_schema(spec.dimensions.names) if spec.dimensions is not None else findings_schema(lenses=ids)
+    schema = (dimensions_schema(spec.dimensions.names) if spec.dimensions is not None
+              else findings_schema(lenses=ids, criteria=criteria))
     # json_object and none: the provider adds the schema to the system message
     added = 0 if spec.answer_format == "json_schema" else len(format_note(schema)) + 2
     fixed = chunking.estimate_tokens(len(system) + added + prompt.preamble_size()) + client.MARGIN_TOKENS
     if fixed >= spec.max_input_tokens:
-        raise AgentFault(f"its instructions, rules and standards alone take about {fixed} tokens, "
+        raise AgentFault(f"its instructions, rules, standards and intent alone take about {fixed} tokens, "
                          f"more than max_input_tokens ({spec.max_input_tokens})")
     files: dict[str, FileChange] = {}
     readers: dict[str, list[str]] = {}
@@ -138,14 +154,14 @@ def plan_requests(lenses: list[Lens], standards: str | None, repo_root: str | No
     plan = chunking.split(scope, spec.max_input_tokens - fixed, widen(scope, repo_root), notes)
     users = [prompt.user_message(c.sections, prompt.boundary(c.sections)) for c in plan.chunks]
     return Requests(spec=spec, system=system, users=users, files=[c.files for c in plan.chunks],
-                    unreviewed=plan.unreviewed, lenses=ids)
+                    unreviewed=plan.unreviewed, lenses=ids, criteria=criteria)
 
 
 def estimate(lenses: list[Lens], standards: str | None, repo_root: str | None,
-             prices: Mapping[str, Price]) -> tuple[int, float]:
+             prices: Mapping[str, Price], intent: str | None = None) -> tuple[int, float]:
     """The most tokens (and their cost) the review may spend: every prompt plus a full answer each."""
     try:
-        requests = plan_requests(lenses, standards, repo_root)
+        requests = plan_requests(lenses, standards, repo_root, intent)
     except AgentFault:
         return 0, 0.0
     prompts = [chunking.estimate_tokens(len(requests.system) + len(u)) for u in requests.users]
@@ -175,11 +191,11 @@ class Answered:
 
 async def review(lenses: list[Lens], *, http: httpx.AsyncClient, standards: str | None,
                  prices: Mapping[str, Price], governors: Governors | None, deadline: float | None,
-                 repo_root: str | None, box: ToolBox | None = None) -> list[LensResult]:
+                 repo_root: str | None, box: ToolBox | None = None, intent: str | None = None) -> list[LensResult]:
     """One result a lens, in order; a fault of any request fails the review (every lens), carrying
     the tokens spent. ``box``: the repository tools of a lone lens, shared by its chunks; a
-    finding about a file it read through them is its own."""
-    requests = plan_requests(lenses, standards, repo_root)
+    finding about a file it read through them is its own. ``intent``: what the change is for."""
+    requests = plan_requests(lenses, standards, repo_root, intent)
     spec = requests.spec
     key = client.api_key(spec)
     pacing = client.pace(governors, spec, deadline)
@@ -248,6 +264,8 @@ def lens_results(lenses: list[Lens], requests: Requests, chunks: list[Answered |
             results[lens_id].dropped += chunk.parsed.dropped
             results[lens_id].notes += chunk.parsed.notes
             results[lens_id].failed += chunk.parsed.failed
+            if requests.criteria:
+                results[lens_id].judged.append((chunk.parsed.criteria_met, chunk.parsed.criteria_note))
     for lens in lenses:  # dimensions fail over the whole scope: escalate once, over every chunk's verdicts
         if lens.spec.dimensions is not None:
             result = results[lens.spec.id]

@@ -38,17 +38,25 @@ FINDING_PROPERTIES: dict[str, Any] = {
 }
 
 
-def findings_schema(*, strict: bool = True, lenses: list[str] | None = None) -> dict[str, Any]:
+CRITERIA_PROPERTIES: dict[str, Any] = {
+    "criteria_met": {"type": ["boolean", "null"]},
+    "criteria_note": _nullable("string", maxLength=MAX_MESSAGE),
+}
+
+
+def findings_schema(*, strict: bool = True, lenses: list[str] | None = None, criteria: bool = False) -> dict[str, Any]:
     """The answer's JSON Schema; ``strict=False`` requires only severity and message. ``lenses``:
-    the reviewers of a packed review, whose id each finding names in ``agent``."""
+    the reviewers of a packed review, whose id each finding names in ``agent``. ``criteria``: the
+    answer also judges the change against its intent (``criteria_met``, ``criteria_note``)."""
     properties = dict(FINDING_PROPERTIES)
     if lenses:
         properties = {"agent": {"type": "string", "enum": list(lenses)}, **properties}
     required = list(properties) if strict else ["severity", "message", *(["agent"] if lenses else [])]
+    judged = CRITERIA_PROPERTIES if criteria else {}
     return {
         "type": "object",
         "additionalProperties": False,
-        "required": ["findings"],
+        "required": ["findings", *(judged if strict else ())],
         "properties": {
             "findings": {
                 "type": "array",
@@ -60,6 +68,7 @@ def findings_schema(*, strict: bool = True, lenses: list[str] | None = None) -> 
                     "properties": properties,
                 },
             },
+            **judged,  # after the findings: the judgement comes once the change was read
         },
     }
 

@@ -26,13 +26,22 @@ from review_gate.errors import AgentFault, InputError, MetaError, UsageError
 from review_gate.loop import agents, hil, log, pin, prompts, templates
 from review_gate.loop import store as sessions
 from review_gate.loop.files import Files, no_file, read_text, sha256, write_text
+from review_gate.loop.intent import review_intent
 from review_gate.loop.model import WAITING, Session, StartPhase, Verdict, after_approval
-from review_gate.loop.review import config_changed, findings_of, run_gate, save, why_incomplete
+from review_gate.loop.review import (
+    config_changed,
+    findings_of,
+    gate_fail_on,
+    run_gate,
+    save,
+    verdict_of_gate,
+    why_incomplete,
+)
 from review_gate.loop.store import Event
 from review_gate.loop.tree import changed_paths, tree_hash
 from review_gate.loop.verdict import MetaVerdict, update_review, verdict_of
 from review_gate.models import CommandAgent, LlmAgent, ReviewConfig
-from review_gate.models.loop import GATE, MANUAL, SKIP, LoopSettings
+from review_gate.models.loop import CRITERIA_CHECK, GATE, MANUAL, SKIP, LoopSettings
 from review_gate.review_meta import parse_meta
 from review_gate.state.store import Store
 from review_gate.state.times import utc_now
@@ -172,7 +181,8 @@ class Loop:
                              detail={"run_id": None, "decision": "fail", "config_changed": names})
                 return self._commit(s, {"step": "judge", "run_id": None, "incomplete": 0}, [made])
         self.reporter.info(f"{s.task}: review (iteration {s.iteration}): running the gate")
-        report = await run_gate(self.root, s, cache=s.feedback is None and s.attempt == 0)
+        intent = review_intent(read_text(self.content(s, "prompt")), s.task_prompt, self.decisions(s.task))
+        report = await run_gate(self.root, s, cache=s.feedback is None and s.attempt == 0, intent=intent)
         if report.decision == "incomplete":
             if s.incomplete == 0:
                 self.reporter.warn(f"{s.task}: the review was incomplete (run {report.run_id}); reviewing once more")
@@ -241,11 +251,18 @@ class Loop:
         earlier = self.decisions(s.task)
         handoff = verdict == "NO_GO" and override is None and s.iteration >= settings.max_iterations
         findings = findings_of(self.files(s), s.iteration)
+        # The gate's own verdict, as it wrote the review: a verdict that differs from it (approve
+        # --complete or --revise, or the review file edited) is a person's, and the record says so.
+        reviewed = verdict_of_gate(findings)
+        person = reviewed != verdict if reviewed is not None else override is not None
+        checks = log.quality_checks(findings, settings.quality_checks)
         record = {
             "task_id": s.task, "session_id": s.session_id, "coder_agent": self._coder_of(s), "reviewer_agent": GATE,
             "approver": event.actor, "iteration": s.iteration, "decision": verdict,
-            "feedback": prompts.feedback_text(findings, feedback, verdict),
-            "quality_checks": log.checks(findings.get("findings") or [], settings.quality_checks),
+            "decided_by": "person" if person else GATE, "review_decision": reviewed,
+            "feedback": prompts.feedback_text(findings, feedback, verdict, person=person, reviewed=reviewed,
+                                              criteria=checks[CRITERIA_CHECK]),
+            "quality_checks": checks,
             "timestamp": utc_now(), "run_id": s.run_id, "summary": meta.summary_line(),
             "overridden": override is not None, "final": verdict == "GO" or handoff,
         }
@@ -413,7 +430,7 @@ class Loop:
             "findings": findings, "history": prompts.history_section(earlier),
             "base": (s.base or "the merge-base with the default branch")
             + (f" (commit {s.base_commit[:12]}, pinned when the session started)" if s.base_commit else ""),
-            "fail_on": s.fail_on or self.config.settings.gate.fail_on,
+            "fail_on": gate_fail_on(s) or self.config.settings.gate.fail_on,
         }
 
     def _edited_review(self, s: Session, review_file: Path) -> str:

@@ -62,14 +62,26 @@ def history_section(decisions: list[dict[str, Any]]) -> str:
     return section("Earlier reviews that said NO_GO", "\n\n".join(entries))
 
 
-def feedback_text(record: dict[str, Any], given: str | None, verdict: str) -> str:
-    """The decision record's feedback: what a person or an approver said, then the review's gist."""
+def feedback_text(record: dict[str, Any], given: str | None, verdict: str, *, person: bool = False,
+                  reviewed: str | None = None, criteria: bool | str | None = None) -> str:
+    """The decision record's feedback: who decided (a person over the review, when ``person``),
+    what a person or an approver said, then the review's gist: its summary line, and on NO_GO
+    its findings. "All criteria met" only when the llm reviewers judged the task's acceptance
+    criteria met (``criteria``) and the gate passed the change."""
     parts = [given.strip()] if given and given.strip() else []
-    findings = ordered(record.get("findings") or [])
-    if verdict == "GO":
-        parts.append(f"All criteria met. {record.get('summary', '')}".strip())
+    summary = str(record.get("summary", ""))
+    if person:
+        over = f" over the review's {reviewed}" if reviewed else ""
+        parts.insert(0, f"A person decided {verdict}{over}.")
+        parts.append(f"The review: {summary}" if summary else "")
+    elif verdict == "GO":
+        judged = ("All criteria met." if criteria is True else "The gate passed the change; its reviewers judged "
+                  "the task's acceptance criteria not met." if criteria is False else "The gate passed the change.")
+        parts.append(f"{judged} {summary}".strip())
     else:
-        parts.append(str(record.get("summary", "")))
+        parts.append(summary)
+    if verdict != "GO":
+        findings = ordered(record.get("findings") or [])
         parts += [f"- {f.get('severity')} {sanitize(where(f))}: {_one_line(str(f.get('message', '')))}"
                   + (f" Fix: {_one_line(str(f['recommendation']))}" if f.get("recommendation") else "")
                   for f in findings[:20]]

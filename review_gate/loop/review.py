@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from review_gate import api
+from review_gate.intent import clip
 from review_gate.loop.files import Files, read_text, write_text
-from review_gate.loop.model import Session
+from review_gate.loop.model import Session, Verdict
 from review_gate.models import FailOn, ReviewReport
 from review_gate.models.report import summary_line
 from review_gate.outputs import renderer
@@ -20,16 +21,27 @@ FINDING_FIELDS = ("severity", "category", "file", "line", "end_line", "message",
                   "agent", "fingerprint")
 
 
-async def run_gate(root: Path, session: Session, *, cache: bool) -> ReviewReport:
-    """The gate on the working tree, against the session's pinned base commit itself (a session
-    of an older schema has none: against ``--base`` or the default branch, as it was)."""
+def gate_fail_on(session: Session) -> FailOn | None:
+    """The ``--fail-on`` of the session's reviews: with the exit condition ``review.warnings ==
+    0``, a GO needs a gate that decided pass, so a warning already fails (``pass_with_warnings``)."""
+    if session.settings.no_warning:
+        return "pass_with_warnings"
     fail_on: FailOn | None = session.fail_on  # type: ignore[assignment]  # checked at loop start
+    return fail_on
+
+
+async def run_gate(root: Path, session: Session, *, cache: bool, intent: str | None = None) -> ReviewReport:
+    """The gate on the working tree, against the session's pinned base commit itself (a session
+    of an older schema has none: against ``--base`` or the default branch, as it was).
+    ``intent``: what the llm reviewers are told the change is for (``loop.intent``)."""
+    fail_on = gate_fail_on(session)
+    told = clip(intent) if intent else None
     if session.base_commit is None:
         return await api.review_async(cwd=root, base=session.base, config=session.config_dir, fail_on=fail_on,
-                                      cache=cache, accepted_before=session.created_at)
+                                      cache=cache, accepted_before=session.created_at, intent=told)
     request = api.change(cwd=root, base=session.base_commit).model_copy(update={"exact_base": True})
     return await api.review_async(request=request, config=session.config_dir, fail_on=fail_on, cache=cache,
-                                  accepted_before=session.created_at)
+                                  accepted_before=session.created_at, intent=told)
 
 
 def config_changed(files: Files, session: Session, names: list[str], error: str | None) -> Path:
@@ -71,11 +83,28 @@ def save(files: Files, session: Session, report: ReviewReport) -> Path:
         "summary": summary_line(report.verdict, report.metrics.total, report.metrics.critical,
                                 report.metrics.missing_inputs),
         "findings": [{k: getattr(f, k) for k in FINDING_FIELDS} for f in report.findings],
+        "criteria": criteria(report),
     }
     write_text(files, files.findings(session.iteration), json.dumps(record, indent=1, ensure_ascii=False) + "\n")
     response = files.content(session.iteration, "review", "response")
     write_text(files, response, renderer("meta")(report))
     return response
+
+
+def criteria(report: ReviewReport) -> dict[str, Any]:
+    """The llm reviewers' judgement of the change against the task: false when one found it not
+    met, true when those that judged found it met, None when none judged (no llm reviewer ran,
+    none was given the task, or every one was reused from the cache); who judged, and why."""
+    judged = [a for a in report.agents if a.status == "completed" and a.criteria_met is not None]
+    met = None if not judged else all(a.criteria_met for a in judged)
+    return {"met": met, "by": [a.id for a in judged],
+            "notes": [f"{a.id}: {a.criteria_note}" for a in judged if a.criteria_note]}
+
+
+def verdict_of_gate(record: dict[str, Any]) -> Verdict | None:
+    """The verdict the gate itself gave (its findings record), before any person's edit or override."""
+    verdicts: dict[str, Verdict] = {"PASS": "GO", "FAIL": "NO_GO"}
+    return verdicts.get(str(record.get("verdict")))
 
 
 def findings_of(files: Files, iteration: int) -> dict[str, Any]:

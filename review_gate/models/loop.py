@@ -25,10 +25,15 @@ SKIP = "skip"
 MANUAL = "manual"
 GATE = "review-gate"  # the review phase's AI: the gate's own six stages
 
+CRITERIA_CHECK = "acceptance_criteria_met"  # the llm reviewers' judgement against the task, never categories
+NOT_JUDGED = "not judged"  # its value when no llm reviewer judged the change against the task
+ExitCondition = Literal["review.decision == GO", "review.warnings == 0"]
+EXIT_ON_GO: ExitCondition = "review.decision == GO"  # seed 001's exit condition, always in force
+EXIT_ON_NO_WARNING: ExitCondition = "review.warnings == 0"  # listed: a GO only when the gate decided pass
+
 DEFAULT_QUALITY_CHECKS: dict[str, list[str]] = {
-    "acceptance_criteria_met": ["*"],
-    "code_standards_met": ["correctness", "error-handling", "maintainability", "debug-leftover", "configuration",
-                           "compatibility", "reliability", "locking", "performance"],
+    "code_standards_met": ["build", "type-safety", "correctness", "error-handling", "maintainability",
+                           "debug-leftover", "configuration", "compatibility", "reliability", "locking", "performance"],
     "test_coverage_adequate": ["testing"],
     "security_review_passed": ["secrets", "injection", "authentication", "access-control", "cryptography",
                                "transport-security", "data-exposure", "permissions", "filesystem", "network",
@@ -133,9 +138,33 @@ class LoopSettings(Frozen):
     quality_checks: dict[str, list[str]] = Field(
         default_factory=lambda: {name: list(categories) for name, categories in DEFAULT_QUALITY_CHECKS.items()},
         description="Decision-log check -> finding categories ('*': any) that make it false when the review has a "
-                    "counted finding of major severity or worse in one of them.",
+                    "counted finding of major severity or worse in one of them. acceptance_criteria_met is not one "
+                    "of them: it is the llm reviewers' judgement of the change against the task ('not judged' when "
+                    "none judged it).",
+    )
+    exit_conditions: list[ExitCondition] = Field(
+        default_factory=lambda: [EXIT_ON_GO], min_length=1, max_length=2,
+        description="When the loop ends (seed 001): 'review.decision == GO' (always), and 'review.warnings == 0' "
+                    "to end only on a gate that decided pass: a warning (or a skipped agent, an inline waiver) is "
+                    "then NO_GO, and the coder revises it.",
     )
 
+    @model_validator(mode="after")
+    def _checks_and_exits(self) -> LoopSettings:
+        if CRITERIA_CHECK in self.quality_checks:
+            raise ValueError(f"quality_checks.{CRITERIA_CHECK}: it is the llm reviewers' judgement of the change "
+                             "against the task, not a mapping of finding categories; remove the key")
+        if EXIT_ON_GO not in self.exit_conditions:
+            raise ValueError(f"exit_conditions must hold {EXIT_ON_GO!r}: the loop ends on GO, and "
+                             f"{EXIT_ON_NO_WARNING!r} narrows it")
+        return self
 
-__all__ = ["GATE", "MANUAL", "SKIP", "LoopPhases", "LoopSettings", "Mode", "PhaseName", "PhaseSettings",
-           "StageApprovers", "StageName", "named_agents", "role_problem"]
+    @property
+    def no_warning(self) -> bool:
+        """A GO needs a gate that decided pass (``review.warnings == 0``)."""
+        return EXIT_ON_NO_WARNING in self.exit_conditions
+
+
+__all__ = ["CRITERIA_CHECK", "EXIT_ON_GO", "EXIT_ON_NO_WARNING", "GATE", "MANUAL", "NOT_JUDGED", "SKIP",
+           "ExitCondition", "LoopPhases", "LoopSettings", "Mode", "PhaseName", "PhaseSettings", "StageApprovers",
+           "StageName", "named_agents", "role_problem"]

@@ -89,6 +89,12 @@ class AgentResult(Frozen):
         default_factory=list,
         description="What an llm agent with tools asked to read and what it was answered, in order.",
     )
+    criteria_met: bool | None = Field(
+        default=None,
+        description="Given the change's intent (--intent; a loop's task), an llm agent's judgement whether the "
+                    "change does what it says: true, false, or null when it was not asked or could not tell.",
+    )
+    criteria_note: UntrustedText | None = Field(default=None, description="Why, in the agent's words (bounded).")
     findings: list[Finding] = Field(default_factory=list, exclude=True)
     raw: str | None = Field(
         default=None, exclude=True, repr=False,

@@ -68,6 +68,7 @@ class DispatchOptions(Frozen):
     repo_root: str | None = None
     config_dir: str | None = None
     standards: str | None = None  # the constitution's Standards section (resolved by the bootstrap)
+    intent: str | None = None  # what the change is for (review_gate.intent), for every llm agent
     packing: Packing = "agent_packed"  # agents that can share requests run as one unit (per_agent: never)
     staged: bool = False  # the change is the index's: an llm agent's tools read the staged files
     private_paths: tuple[str, ...] = ()  # globs an llm agent's tools never read (config and the run state)
@@ -113,7 +114,7 @@ async def dispatch(
     async with _client(manifest, config, options, http) as client:
         context = AgentContext(client=client, offline=options.offline, config_dir=options.config_dir,
                                repo_root=options.repo_root, prices=config.settings.prices,
-                               standards=options.standards,
+                               standards=options.standards, intent=options.intent,
                                governors=Governors(config.agents.agents) if client is not None else None,
                                revision=revision(facts, options))
 
@@ -267,7 +268,8 @@ def agent_result(entry: ManifestEntry, status: AgentStatus, attempts: int = 0, d
         out_of_scope=output.out_of_scope if output else 0,
         dropped_findings=output.dropped_findings if output else 0, notes=output.notes if output else [],
         raw=output.raw if output else None, prompts=output.prompts if output else [],
-        tool_calls=[*(tool_calls or []), *(output.tool_calls if output else [])])
+        tool_calls=[*(tool_calls or []), *(output.tool_calls if output else [])],
+        criteria_met=output.criteria_met if output else None, criteria_note=output.criteria_note if output else None)
 
 
 async def _run_unit(unit: list[_Member], options: DispatchOptions, limiter: anyio.CapacityLimiter,

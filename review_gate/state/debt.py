@@ -196,12 +196,17 @@ def find(store: Store, ref: str) -> DebtItem:
                      fix="see the items and their numbers with `review-gate debt --all`")
 
 
-def link(store: Store, ref: str, url: str, who: str, *, replace: bool = False) -> tuple[DebtItem, bool]:
-    """Record that the issue at ``url`` was opened for item ``ref``; False when it already was.
-    An item linked to another issue is refused unless ``replace``: it must never be opened twice."""
+def check_url(url: str) -> None:
+    """An issue's URL as an issue tracker gives it (http or https, no space or quote in it)."""
     if not URL.match(url):
         raise StateError(f"{url[:200]!r} is not an issue URL", fix="give the http(s) URL the issue tracker gave "
                                                                   "(e.g. the one `gh issue create` prints)")
+
+
+def link(store: Store, ref: str, url: str, who: str, *, replace: bool = False) -> tuple[DebtItem, bool]:
+    """Record that the issue at ``url`` was opened for item ``ref``; False when it already was.
+    An item linked to another issue is refused unless ``replace``: it must never be opened twice."""
+    check_url(url)
     item = find(store, ref)
     if item.issue_url == url:
         return item, False

@@ -2,7 +2,8 @@
 
 A gap's id (``Gap.id``) hashes its kind and subject, so the same unrouted path or missing agent
 has the same id in every run. ``grouped`` counts the runs that reported each one; ``mark_fixed``
-records that its patch was applied, which closes it until a later run reports it again.
+records that its patch was applied, which closes it until a later run reports it again; ``link``
+records the issue opened for it (the Action's ``open-gap-issues``), so that it is opened once.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ class GapGroup:
     suggestion: str
     patch: ConfigPatch | None
     fixed_at: str | None  # when its patch was applied, while no later run reported it again
+    issue_url: str | None = None  # the issue opened for it, whatever became of the gap since
 
     @property
     def open(self) -> bool:
@@ -54,14 +56,15 @@ def grouped(store: Store) -> list[GapGroup]:
     """Every gap recorded, most runs first, then the most recently seen."""
     rows = store.db.execute(
         "SELECT g.gap_id, g.kind, g.subject, c.runs, c.first_seen, c.last_seen, g.run_id, g.reason, g.suggestion, "
-        "g.patch, CASE WHEN f.last_row >= c.newest THEN f.applied_at END "
+        "g.patch, CASE WHEN f.last_row >= c.newest THEN f.applied_at END, i.issue_url "
         "FROM (SELECT gap_id, COUNT(DISTINCT run_id) AS runs, MIN(recorded_at) AS first_seen, "
         "      MAX(recorded_at) AS last_seen, MAX(id) AS newest FROM review_gaps GROUP BY gap_id) c "
         "JOIN review_gaps g ON g.id = c.newest LEFT JOIN gap_fixes f ON f.gap_id = c.gap_id "
+        "LEFT JOIN gap_issues i ON i.gap_id = c.gap_id "
         "ORDER BY c.runs DESC, c.last_seen DESC, g.gap_id").fetchall()
     return [GapGroup(gap_id, kind, subject, runs, first, last, run, reason, suggestion,
-                     ConfigPatch.model_validate_json(patch) if patch is not None else None, fixed)
-            for gap_id, kind, subject, runs, first, last, run, reason, suggestion, patch, fixed in rows]
+                     ConfigPatch.model_validate_json(patch) if patch is not None else None, fixed, issue)
+            for gap_id, kind, subject, runs, first, last, run, reason, suggestion, patch, fixed, issue in rows]
 
 
 def find(store: Store, given: str) -> GapGroup:
@@ -85,3 +88,21 @@ def mark_fixed(store: Store, gap_id: str, file: str, directory: str, who: str) -
         newest = db.execute("SELECT COALESCE(MAX(id), 0) FROM review_gaps").fetchone()[0]
         db.execute("INSERT OR REPLACE INTO gap_fixes (gap_id, applied_at, last_row, file, directory, who) "
                    "VALUES (?, ?, ?, ?, ?, ?)", (gap_id, utc_now(), newest, file, directory, who))
+
+
+def link(store: Store, given: str, url: str, who: str, *, replace: bool = False) -> tuple[GapGroup, bool]:
+    """Record ``url`` as the issue opened for the gap ``given`` names; whether anything changed
+    (a gap linked to that issue already is left as it is; to another, refused unless ``replace``)."""
+    from review_gate.state.debt import check_url
+
+    check_url(url)
+    group = find(store, given)
+    if group.issue_url == url:
+        return group, False
+    if group.issue_url is not None and not replace:
+        raise StateError(f"gap {group.id} is linked to {group.issue_url} already",
+                         fix=f"keep it, or link another issue with `review-gate gaps link {group.id} URL --replace`")
+    with store.write() as db:
+        db.execute("INSERT OR REPLACE INTO gap_issues (gap_id, issue_url, linked_at, linked_by) VALUES (?, ?, ?, ?)",
+                   (group.id, url, utc_now(), who))
+    return find(store, group.id), True

@@ -20,7 +20,7 @@ from review_gate.models import ReviewConfig
 from review_gate.userdirs import cache_dir
 
 APPLICATION = "review-gate"
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 BUSY_TIMEOUT_MS = 10_000
 SQLITE_HEADER = b"SQLite format 3\x00"
 SIDE_FILES = ("-wal", "-shm", "-journal")
@@ -166,6 +166,18 @@ MIGRATION_PINS: tuple[str, ...] = (
     "ALTER TABLE loop_sessions ADD COLUMN coder_mark TEXT",
 )
 
+# The issue opened for a gap (the Action's open-gap-issues, `review-gate gaps link`), so that a
+# gap is opened as an issue once. Keyed by the gap's id, which is the same in every run, and not
+# tied to a run row: runs are pruned, the link is kept.
+MIGRATION_GAP_ISSUES: tuple[str, ...] = (
+    """CREATE TABLE gap_issues (
+        gap_id TEXT PRIMARY KEY,
+        issue_url TEXT NOT NULL,
+        linked_at TEXT NOT NULL,
+        linked_by TEXT NOT NULL
+    )""",
+)
+
 # Each version's statements take the schema from the version before it to this one.
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: (
@@ -301,6 +313,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     7: MIGRATION_GAPS,
     8: MIGRATION_DEBT,
     9: MIGRATION_PINS,
+    10: MIGRATION_GAP_ISSUES,
 }
 
 # The run state's .gitignore, in its two forms. The store writes one into a directory it

@@ -58,7 +58,7 @@ def test_docs_tests_and_other_code_get_neither(cli: Any, path: str) -> None:
     assert "finance-sme" not in agents and "design-auditor" not in agents
 
 
-def test_design_auditor_maps_fifteen_dimensions_and_finance_sme_has_eight_rules() -> None:
+def test_design_auditor_maps_fifteen_dimensions_and_finance_sme_has_its_rules() -> None:
     config = load_config(None)
     auditor = config.agent("design-auditor")
     assert isinstance(auditor, LlmAgent) and auditor.dimensions is not None
@@ -68,7 +68,10 @@ def test_design_auditor_maps_fifteen_dimensions_and_finance_sme_has_eight_rules(
     assert auditor.dimensions.escalate is not None
     assert (auditor.dimensions.escalate.failed_at_least, auditor.dimensions.escalate.to) == (3, "critical")
     assert {r.category for r in config.rules_for("design-auditor")} == set(auditor.dimensions.names)
-    assert len(config.rules_for("finance-sme")) == 8
+    # the seed's eight checks, and its example rule fin-bigjs-01 (JavaScript's form of fin-decimal-01)
+    assert len(config.rules_for("finance-sme")) == 9
+    assert {"fin-decimal-01", "fin-bigjs-01"} <= {r.id for r in config.rules_for("finance-sme")}
+    assert "br-type-safety-01" in {r.id for r in config.rules_for("build-reviewer")}
     for agent_id in ("finance-sme", "design-auditor"):
         spec = config.agent(agent_id)
         assert isinstance(spec, LlmAgent) and spec.required is False and spec.capabilities

@@ -60,7 +60,7 @@ def commit(clone: Path, path: str, text: str) -> None:
 
 @pytest.fixture
 def run_step(gate_step: dict[str, Any], tmp_path: Path):
-    def run(cwd: Path, event: str = "pull_request", **inputs: str) -> StepResult:
+    def run(cwd: Path, event: str = "pull_request", given: dict[str, str] | None = None, **inputs: str) -> StepResult:
         runner = tmp_path / "runner"
         runner.mkdir(exist_ok=True)
         output, summary, temp = runner / "output", runner / "summary.md", runner / "temp"
@@ -80,7 +80,7 @@ def run_step(gate_step: dict[str, Any], tmp_path: Path):
             elif var == "DEFAULT_BRANCH":
                 env[var] = "main"
             else:
-                env[var] = ""  # REVIEW_GATE_BIN_DIR: review-gate is already on PATH
+                env[var] = (given or {}).get(var, "")  # REVIEW_GATE_BIN_DIR: review-gate is already on PATH
         assert not inputs, f"not inputs of the action: {inputs}"
         script = runner / "gate.sh"
         script.write_text(gate_step["run"], encoding="utf-8")
@@ -197,3 +197,23 @@ def test_the_base_branch_configuration_is_used_when_it_has_one(repo: GitRepo, tm
     result = run_step(clone)
     assert result.code == 0, result.err  # the base's own (lenient) policy decides, not the built-in one
     assert "review-gate-config." in result.err  # --config names the copy taken from the base
+
+
+@needs_formats
+def test_the_pull_requests_title_and_body_reach_the_reviewers_as_data(pr: Path, run_step, tmp_path: Path) -> None:
+    commit(pr, "app.py", "def total(a, b):\n    return a + b + 1\n")
+    pwned = tmp_path / "pwned"
+    title = f"Fix totals $(touch {pwned})"
+    body = f"Totals were off by one.\n\n`touch {pwned}` ${{{{ github.token }}}} \"'; touch {pwned}\n" + "é" * 40_000
+    bundle = tmp_path / "bundle"
+    result = run_step(pr, given={"PR_TITLE": title, "PR_BODY": body}, args=f"--bundle {bundle}")
+    assert result.code == 0, result.err
+    intent = (bundle / "intent.md").read_text(encoding="utf-8")
+    assert intent.startswith(f"# {title}\n\nTotals were off by one.\n\n`touch {pwned}`")
+    assert len(intent.encode("utf-8")) <= 64 * 1024  # a long body is cut to what an intent may hold
+    assert not pwned.exists(), "the pull request's text ran as shell code"
+    assert not list((tmp_path / "runner" / "temp").glob("review-gate-intent.*"))  # the file is removed
+    off = run_step(pr, given={"PR_TITLE": title, "PR_BODY": body}, args=f"--bundle {bundle}", pr_description="false")
+    assert off.code == 0 and not (bundle / "intent.md").exists()
+    push = run_step(pr, event="push", args=f"--bundle {bundle}")
+    assert push.code == 0 and not (bundle / "intent.md").exists()  # no pull request, no intent

@@ -687,6 +687,16 @@ CASES: dict[str, Case] = {
              "elapsed = float(td.total_seconds())"),
         miss("tests/test_cart.py", "total = float(order.total_price)"),
     ),
+    "hyg-ts-any-01": case(
+        hit("src/api.ts", "export function parse(input: any): Result {", "  const body = (await res.json()) as any;",
+            "const rows: any[] = [];", "let cache = new Map<any, string>();"),
+        hit("web/view.tsx", "  const props = p as any as Props; // any: third-party typing"),
+        miss("src/api.ts", "export function parse(input: unknown): Result {", "const anything = company;",
+             "// cast as any here only if the SDK typing is wrong", " * @param x: any value the caller likes",
+             "const many: number[] = [];", "type Box = { anyOf: string[] };"),
+        miss("src/api.test.ts", "const fake = {} as any;"),
+        miss("src/api.py", "def parse(x: any) -> None:"),
+    ),
     "hyg-focused-test-01": case(
         hit("src/app.test.ts", "it.only('renders', () => {", "fdescribe('App', () => {"),
         miss("src/app.test.ts", "it('renders', () => {", "describe('App', () => {", "model.fit(data);"),
@@ -1021,7 +1031,7 @@ def test_rules_doc_counts_match_the_config() -> None:
     assert rows == expected
     patterns = sum(1 for rule in RULES_BY_ID.values() if rule.get("pattern"))
     assert f"ships {patterns} RE2 rules" in doc
-    assert f"and {len(RULES_BY_ID) - patterns} checklist rules of two LLM agents" in doc
+    assert f"and {len(RULES_BY_ID) - patterns} checklist rules of three LLM agents" in doc
 
 
 def test_the_secret_rules_find_nothing_in_the_built_in_configuration() -> None:

@@ -67,7 +67,7 @@ def test_markdown_is_one_issue_draft_per_gap_with_its_evidence_and_patch(cli: An
     gaps = listed(cli)
     drafts = cli("gaps", "--format", "markdown").out.split("\n## ")
     assert len(drafts) == len(gaps)
-    [draft] = [d for d in drafts if f"<!-- review-gate gap {gaps[XYZ]['id']} -->" in d]
+    [draft] = [d for d in drafts if f"<!-- review-gate-gap:{gaps[XYZ]['id']} -->" in d]
     assert draft.lstrip("# ").startswith("review-gate gap: unclassified\\_file \\*\\*/\\*.xyz")
     assert "missed this in 2 recorded runs" in draft and "notes.xyz" in draft
     assert f"`review-gate gaps --apply {gaps[XYZ]['id']}`" in draft
@@ -229,3 +229,32 @@ def test_no_runs_recorded_lists_nothing(cli: Any, repo: GitRepo) -> None:
     assert result.code == 0 and result.json() == {"gaps": []}
     assert "no runs recorded yet" in result.err
     assert cli("gaps", "--yes").code == 2  # --yes confirms --apply only
+
+
+def test_issue_drafts_leave_out_gaps_about_the_change_and_linked_ones(cli: Any, repo: GitRepo,
+                                                                      tmp_path: Path) -> None:
+    repo.write("notes.xyz", "some notes\n")
+    repo.write(".review-gate/review-rules.json", '{"version": 1, "rules": []}\n')  # a config_changed gap
+    record(cli, 1)
+    gaps = listed(cli)
+    assert any(kind == "config_changed" for kind, _ in gaps)
+    drafts = tmp_path / "drafts"
+    result = cli("gaps", "--unlinked", "--drafts", str(drafts))
+    assert result.code == 0, result.err
+    xyz = gaps[XYZ]["id"]
+    assert result.out.split() == [xyz]  # config_changed is about this change: no issue for it
+    assert (drafts / f"{xyz}.title").read_text() == "Review configuration gap (unclassified_file): **/*.xyz\n"
+    assert (drafts / f"{xyz}.md").read_text().startswith(f"<!-- review-gate-gap:{xyz} -->\n")
+    url = "https://github.com/acme/shop/issues/7"
+    linked = cli("gaps", "link", xyz, url)
+    assert linked.code == 0 and f"linked gap {xyz} to {url}" in linked.out
+    assert cli("gaps", "link", xyz, url).out.strip().endswith("already")
+    assert listed(cli)[XYZ]["issue_url"] == url
+    assert cli("gaps", "--unlinked", "--drafts", str(tmp_path / "again")).out == ""
+    other = cli("gaps", "link", xyz, "https://github.com/acme/shop/issues/8")
+    assert other.code == 2 and "linked to" in other.err and "--replace" in other.err
+    assert cli("gaps", "link", xyz, "https://github.com/acme/shop/issues/8", "--replace").code == 0
+    bad = cli("gaps", "link", xyz, "javascript:alert(1)")
+    assert bad.code == 2 and "is not an issue URL" in bad.err and "Traceback" not in bad.err
+    record(cli, 1)  # the next run reports the gap again: its link stays
+    assert listed(cli)[XYZ]["issue_url"] == "https://github.com/acme/shop/issues/8"
