@@ -25,6 +25,7 @@ class Scope:
     items: tuple[Item, ...]
     text: str  # its command line, as ``Script.text`` is the line's
     nested: bool = False  # a substitution's command line: one level deeper (hooks.shell.MAX_DEPTH)
+    bodies: tuple[str, ...] = ()  # a substitution's here-document bodies, as written
 
 
 @dataclass(frozen=True)
@@ -50,18 +51,17 @@ Item: TypeAlias = Command | Scope | Function | Comment | Unread
 class Script:
     items: tuple[Item, ...]
     text: str
-    bodies: tuple[str, ...]  # here-document bodies, as written
+    bodies: tuple[str, ...]  # here-document bodies, as written (not those of its substitutions: Scope.bodies)
     broken: bool  # the grammar reported an ERROR or a MISSING node: the line is not read as bash reads it
     substitutions: int  # command lines nested in words, at any depth
 
-    def commands(self) -> Iterator[Command]:
-        """Every simple command of the line, in scopes and function bodies too."""
-        return _commands(self.items)
 
 
-def _commands(items: tuple[Item, ...]) -> Iterator[Command]:
+def commands(items: tuple[Item, ...]) -> Iterator[Command]:
+    """The simple commands of a line itself (``items``): in subshells, pipelines and function
+    bodies too, not in the command lines of its substitutions (each a line of its own)."""
     for item in items:
         if isinstance(item, Command):
             yield item
-        elif isinstance(item, (Scope, Function)):
-            yield from _commands(item.items if isinstance(item, Scope) else item.body)
+        elif isinstance(item, Function) or (isinstance(item, Scope) and not item.nested):
+            yield from commands(item.items if isinstance(item, Scope) else item.body)

@@ -125,9 +125,10 @@ def gates(command: str, cwd: Path | None = None, protected: Sequence[Path] = (),
     {'waive'}
     """
     reader = Reader(cwd if cwd is not None else Path.cwd(), protected, exempt)
-    reader.configured = bool(_CONFIG_ENV.search(command))
-    reader.foreign = bool(_FOREIGN_ENV.search(command))
-    reader.protected.mentioned = reader.protected.named_in(command)
+    joined = command.replace("\\\n", "")  # bash joins a line ending in a backslash to the next
+    reader.configured = any(_CONFIG_ENV.search(text) for text in (command, joined))
+    reader.foreign = any(_FOREIGN_ENV.search(text) for text in (command, joined))
+    reader.protected.mentioned = any(reader.protected.named_in(text) for text in (command, joined))
     return reader.line(command, 0)
 
 
@@ -169,13 +170,20 @@ class Reader:
             return self.loose(text)
         # a line bash would not read as the grammar did: loosely too (bash runs the lines before the error)
         found = self.loose(text) | self.loose(script.text) if script.broken else set()
-        found |= self.items(script.items, depth, script.text)
-        if any(program(c.words) not in SINKS for c in script.commands() if c.words):  # cat <<EOF | bash
-            for body in script.bodies:
-                found |= self.line(body, depth + 1)
+        runs = _runs(script.items)
+        found |= self.items(script.items, depth, script.text, runs)
+        return found | self.bodies(script.bodies, depth, runs)
+
+    def bodies(self, bodies: Sequence[str], depth: int, runs: bool) -> set[Gated]:
+        """Here-documents are data, unless a program on their line (or on a line their
+        substitution is in) may run them: ``cat <<EOF | bash``, ``x=$(python3 - <<EOF)``."""
+        found: set[Gated] = set()
+        for body in bodies if runs else ():
+            found |= self.line(body, depth + 1)
         return found
 
-    def items(self, items: Sequence[script.Item], depth: int, context: str) -> set[Gated]:
+    def items(self, items: Sequence[script.Item], depth: int, context: str, runs: bool) -> set[Gated]:
+        """``runs``: a program on the line, or on a line it is nested in, may run a here-document."""
         found: set[Gated] = set()
         for item in items:
             if isinstance(item, script.Command):
@@ -185,14 +193,16 @@ class Reader:
                     found |= self.simple(self.resolved(item.words), depth, context)
             elif isinstance(item, script.Scope):
                 if not item.nested:  # a subshell, a pipeline's element: part of the line (`echo x | sh`)
-                    found |= self.within(item.items, depth, context)
+                    found |= self.within(item.items, depth, context, runs)
                 elif depth + 1 > MAX_DEPTH:
-                    found |= self.loose(item.text)
+                    found |= self.loose(item.text) | {g for body in item.bodies for g in self.loose(body)}
                 else:  # a substitution's command line: a line of its own
-                    found |= self.within(item.items, depth + 1, item.text)
+                    inside = runs or _runs(item.items)
+                    found |= self.within(item.items, depth + 1, item.text, inside)
+                    found |= self.bodies(item.bodies, depth + 1, inside)
             elif isinstance(item, script.Function):
                 self.functions[item.name] = item.body  # read here too: what it does counts, called or not
-                found |= self.within(item.body, depth, context)
+                found |= self.within(item.body, depth, context, runs)
             elif isinstance(item, script.Comment):
                 if _CODE_IN_COMMENT.search(item.text) and GIT_WORD.search(item.text):
                     found |= self.line(item.text[1:], depth + 1)
@@ -200,11 +210,11 @@ class Reader:
                 found |= self.loose(item.text)
         return found
 
-    def within(self, items: Sequence[script.Item], depth: int, context: str) -> set[Gated]:
+    def within(self, items: Sequence[script.Item], depth: int, context: str, runs: bool) -> set[Gated]:
         """Items whose ``cd`` stays inside them."""
         here, stack = self.here, list(self.stack)
         try:
-            return self.items(items, depth, context)
+            return self.items(items, depth, context, runs)
         finally:
             self.here, self.stack = here, stack
 
@@ -253,7 +263,7 @@ class Reader:
         found: set[Gated] = set()
         if word in self.functions:  # its body runs here, its cd too (and the program it names is read as well)
             if depth < MAX_DEPTH:
-                found = self.items(self.functions[word], depth + 1, context)
+                found = self.items(self.functions[word], depth + 1, context, runs=False)
             else:
                 self.here = None  # where a body read too deep leaves the line is not known
         if not literal(word):  # `$CMD` alone may expand to a whole command: as if fed its words
@@ -380,3 +390,8 @@ class Reader:
         if self.gh is None:
             self.gh = git_commands.gh_aliases()
         return self.gh
+
+
+def _runs(items: Sequence[script.Item]) -> bool:
+    """Whether a program of the line ``items`` may run a here-document: one that is not a sink."""
+    return any(program(c.words) not in SINKS for c in script.commands(tuple(items)) if c.words)

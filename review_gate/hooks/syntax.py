@@ -28,6 +28,7 @@ decoded: what the loose reading searches.
 
 from __future__ import annotations
 
+import bisect
 import re
 import threading
 import time
@@ -51,9 +52,40 @@ def read(text: str, level: int = 0) -> Script | None:
     again on its own), which counts toward ``MAX_NESTING``."""
     source = text.encode("utf-8", "surrogatepass")
     tree = _parse(source) if level <= MAX_NESTING else None
+    if tree is not None and b"\\\n" in source:
+        joined = _join_lines(source, tree)
+        if joined != source:
+            source, tree = joined, _parse(joined)
     if tree is None:
         return None
     return _Walk(source, tree, level).script()
+
+
+_CONTINUED = re.compile(rb"(?<!\\)((?:\\\\)*)\\\n")  # an odd run of backslashes before a newline
+_LITERAL = frozenset({"raw_string", "ansi_c_string", "comment", "heredoc_body"})  # where a `\` newline stays
+
+
+def _join_lines(source: bytes, root: Node) -> bytes:
+    """``source`` with each backslash-newline outside single quotes, comments and here-document
+    bodies taken out, as bash takes them out before it splits words: ``git pu\\`` then ``sh`` on
+    the next line is ``git push`` (the grammar reads the two halves as two words)."""
+    kept: list[tuple[int, int]] = []  # none holds another: the walk stops at each
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in _LITERAL:
+            kept.append((node.start_byte, node.end_byte))
+        else:
+            stack.extend(node.children)
+    kept.sort()
+    starts = [start for start, _ in kept]
+
+    def join(match: re.Match[bytes]) -> bytes:
+        at = match.end() - 2
+        index = bisect.bisect_right(starts, at) - 1
+        return match.group(0) if index >= 0 and at < kept[index][1] else match.group(1)
+
+    return _CONTINUED.sub(join, source)
 
 
 # ------------------------------------------------------------------------------------- parsing
@@ -236,13 +268,15 @@ class _Walk:
         inner_end = node.children[-1].start_byte if len(node.children) > 1 else node.end_byte
         items: list[Item] = []
         inner = self.source[inner_start:inner_end]
+        outer, self.bodies = self.bodies, []  # its here-documents are its own
         if opening is not None and opening.type == "`" and b"\\" in inner:
             # `echo \`git push\``: bash undoes these escapes, then reads the line
             again = read(quoting.backticks(inner), level + 1)
             self.merge(again, items, quoting.text(inner))
         else:
             self.children(node, items, level)
-        out.append(Scope(tuple(items), self.plain(inner_start, inner_end), nested=True))
+        out.append(Scope(tuple(items), self.plain(inner_start, inner_end), nested=True, bodies=tuple(self.bodies)))
+        self.bodies = outer
 
     def merge(self, again: Script | None, out: list[Item], text: str) -> None:
         """A part read again on its own (``again``; None: it could not be): its items, but for

@@ -260,6 +260,11 @@ ELSEWHERE_PUSHES = [
     "(cd {other} && git push origin feat)", 'sh -c "cd {other} && git push origin feat"',
     'cd "$OTHER" && git push origin feat', "cd ~ && git push", "GIT_INDEX_FILE=/tmp/index git commit -m x",
     "cd {other} && gh pr create --fill", "git -C ../other -c alias.p=push p",
+    # read as bash reads it (`was allowed`: the shell-like splitter's answer where it differed)
+    'cd {other} && git -C "$(pwd)" push origin feat',  # was allowed: $(pwd) is where the cd went
+    'cd {other} && git -C "$(git rev-parse --show-toplevel)" push origin feat',  # was allowed
+    "cd {other}\ngit push origin feat\necho 'unbalanced",  # was allowed: bash runs the lines before the error
+    "f() {{ cd {other}; }}; f; git push origin feat", "deploy() {{ cd {other} && git push origin feat; }}; deploy",
 ]
 
 
@@ -281,6 +286,11 @@ def test_a_push_or_commit_for_another_repository_is_denied(cli: Any, two_repos: 
     'cd "$PWD" && git commit -m x', "cd `git rev-parse --show-toplevel` && git push origin main",
     '(cd "$D" && npm test); git commit -m x', '(cd "$D" && npm test)\ngit commit -m x',
     'for d in packages/*; do (cd "$d" && git add .); done; git commit -m x',
+    # read as bash reads it (`was denied`: the shell-like splitter's answer where it differed)
+    "f() {{ cd {other}; }}; git push origin main",  # was denied: the function is never called
+    "x=$(cd {other} && pwd); git push origin main",  # was denied: the cd stays in the substitution
+    "cd {other} | cat; git push origin main",  # was denied: ... and in a pipeline's element
+    "echo '$(cd {other})'; git push origin main",  # was denied: single quotes hold no substitution
 ])
 def test_a_command_in_the_same_repository_or_that_gates_nothing_is_allowed(
         cli: Any, two_repos: tuple[GitRepo, Path], command: str) -> None:
