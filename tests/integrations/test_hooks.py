@@ -412,7 +412,7 @@ NOT_PERSONS_STEPS = [
     "echo 'Turned TLS verification back on.' > .review-gate/sessions/client/2/revise.response.md",
     # read as bash reads it (`was denied`: the shell-like splitter's answer where it differed)
     '[[ -n "$CI" && -d .review-gate ]] && echo configured',  # was denied
-    "if [[ -f .review-gate/review-rules.json ]]; then cat .review-gate/review-rules.json; fi",  # was denied
+    'if [[ -f .review-gate/review-rules.json && -n "$CI" ]]; then cat .review-gate/review-rules.json; fi',  # was denied
     "echo '$(rm -rf .review-gate)'",  # was denied: single quotes hold no substitution
     "echo 'run `review-gate accept ID --reason TEXT` in a terminal'",  # was denied
     "x=$(cd .review-gate && pwd); rm -f review-rules.json",  # was denied: the cd stays in the substitution
