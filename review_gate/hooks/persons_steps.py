@@ -80,8 +80,8 @@ class Protected:
         write a protected path: it is not one that only reads (the caller checks), and a word
         names one."""
         if name == "find":
-            base = here if here is not None else self.cwd
-            return paths.find_writes(args, str(base), self.protected, self.exempt, READERS, MAX_WALK)
+            return any(paths.find_writes(args, str(base), self.protected, self.exempt, READERS, MAX_WALK)
+                       for base in {here or self.cwd, self.cwd})
         written = targets(name, args)
         # code given inline (python -c "open('.review-gate/x', 'w')") names the path inside a word
         return self.named(written, here) or any(n in t for t in written for n in self.names if t != n)
@@ -89,9 +89,15 @@ class Protected:
     def named(self, words: Sequence[str], here: Path | None) -> bool:
         """Whether a word names a file in (or is) a protected directory; an option's value too
         (``--output=.review-gate/x``); as the path is written and with its links resolved; a
-        glob that could match one. After a ``cd`` to a directory not known (``here`` None), a
-        relative path is also looked for in the protected directories."""
-        bases = [here] if here is not None else [self.cwd, *(Path(d) for d in self.protected if os.path.isdir(d))]
+        glob that could match one. A relative path is read from ``here`` and from where the line
+        started: a ``cd`` before it may not have run (``true || cd /tmp``, an ``if`` branch, a
+        ``case`` arm, ``cd /tmp &``). After a ``cd`` to a directory not known (``here`` None),
+        it is also looked for in the protected directories."""
+        if here is None:
+            bases, certain = [self.cwd, *(Path(d) for d in self.protected if os.path.isdir(d))], 1
+        else:
+            bases = [here] if here == self.cwd else [here, self.cwd]
+            certain = len(bases)
         for word in words:
             for candidate in {word, word.partition("=")[2]}:
                 if not candidate or candidate.startswith("-"):
@@ -100,7 +106,7 @@ class Protected:
                     return True  # `D=.review-gate; echo x > $D/baseline.json`: where it goes is not on the line
                 for number, base in enumerate(bases):
                     path = os.path.join(base, os.path.expanduser(candidate))
-                    if number and not os.path.isabs(candidate) and not os.path.lexists(path) and \
+                    if number >= certain and not os.path.isabs(candidate) and not os.path.lexists(path) and \
                             not paths.is_glob(candidate):
                         continue  # a guess at where an unknown `cd` went: only what is there
                     if self._names(path):

@@ -26,6 +26,7 @@ class Scope:
     text: str  # its command line, as ``Script.text`` is the line's
     nested: bool = False  # a substitution's command line: one level deeper (hooks.shell.MAX_DEPTH)
     bodies: tuple[str, ...] = ()  # a substitution's here-document bodies, as written
+    piped: bool = False  # a pipeline: its items are its elements' scopes, after which a cd may or may not last
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ class Script:
 
 
 def commands(items: tuple[Item, ...]) -> Iterator[Command]:
-    """The simple commands of a line itself (``items``): in subshells, pipelines and function
+    """The simple commands of a line itself (``items``): in subshells, lists and function
     bodies too, not in the command lines of its substitutions (each a line of its own)."""
     for item in items:
         if isinstance(item, Command):

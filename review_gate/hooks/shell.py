@@ -19,8 +19,8 @@ simple command in it is looked at:
   --exec``, ``git submodule foreach``, a function's body (where it is defined and where it is
   called);
 - through aliases (``hooks.git_commands``); a ``!`` alias is read as a line;
-- where it runs: ``cd``/``pushd``/``popd`` earlier on the line (a subshell's, a substitution's
-  or a pipeline element's stays in it), ``git -C``; a commit, push or pull request for a
+- where it runs: ``cd``/``pushd``/``popd`` earlier on the line (a subshell's or a
+  substitution's stays in it), ``git -C``; a commit, push or pull request for a
   repository other than the payload's directory's (or for one the line does not name: ``cd
   "$D"``, ``--git-dir``, ``--work-tree``, ``GIT_DIR=``, ``GIT_INDEX_FILE=``) is ``elsewhere``:
   the hook reviews one repository and would pass another's push.
@@ -129,7 +129,7 @@ def gates(command: str, cwd: Path | None = None, protected: Sequence[Path] = (),
     reader.configured = any(_CONFIG_ENV.search(text) for text in (command, joined))
     reader.foreign = any(_FOREIGN_ENV.search(text) for text in (command, joined))
     reader.protected.mentioned = any(reader.protected.named_in(text) for text in (command, joined))
-    return reader.line(command, 0)
+    return reader.read(command, 0)
 
 
 def writes_into(path: str, cwd: Path, protected: Sequence[Path], exempt: Sequence[Path] = ()) -> bool:
@@ -162,6 +162,16 @@ class Reader:
     # ------------------------------------------------------------------ the line and its items
 
     def line(self, text: str, depth: int) -> set[Gated]:
+        """A command line a child process runs (``sh -c``, an alias, a value read as a line):
+        where its ``cd`` goes is its own."""
+        here, stack = self.here, list(self.stack)
+        try:
+            return self.read(text, depth)
+        finally:
+            self.here, self.stack = here, stack
+
+    def read(self, text: str, depth: int) -> set[Gated]:
+        """A command line this shell runs (the payload's, ``eval``'s)."""
         self.parsed += len(text)
         if depth > MAX_DEPTH or len(text) > MAX_TEXT or self.parsed > MAX_PARSED:
             return self.loose(text)
@@ -192,7 +202,9 @@ class Reader:
                 if item.words:
                     found |= self.simple(self.resolved(item.words), depth, context)
             elif isinstance(item, script.Scope):
-                if not item.nested:  # a subshell, a pipeline's element: part of the line (`echo x | sh`)
+                if item.piped:
+                    found |= self.pipeline(item, depth, context, runs)
+                elif not item.nested:  # a subshell: part of the line (`(echo x) | sh`)
                     found |= self.within(item.items, depth, context, runs)
                 elif depth + 1 > MAX_DEPTH:
                     found |= self.loose(item.text) | {g for body in item.bodies for g in self.loose(body)}
@@ -205,9 +217,23 @@ class Reader:
                 found |= self.within(item.body, depth, context, runs)
             elif isinstance(item, script.Comment):
                 if _CODE_IN_COMMENT.search(item.text) and GIT_WORD.search(item.text):
-                    found |= self.line(item.text[1:], depth + 1)
+                    found |= self.read(item.text[1:], depth + 1)
             else:
                 found |= self.loose(item.text)
+        return found
+
+    def pipeline(self, piped: script.Scope, depth: int, context: str, runs: bool) -> set[Gated]:
+        """Each element starts where the pipeline does. bash runs them in subshells, zsh the
+        last in the shell itself: after a ``cd`` in one, where the line is is not known."""
+        found: set[Gated] = set()
+        start, stack = self.here, list(self.stack)
+        moved = False
+        for element in piped.items:
+            self.here, self.stack = start, list(stack)
+            inside = element.items if isinstance(element, script.Scope) else (element,)
+            found |= self.items(inside, depth, context, runs)
+            moved |= self.here != start or self.stack != stack
+        self.here, self.stack = (None if moved else start), stack
         return found
 
     def within(self, items: Sequence[script.Item], depth: int, context: str, runs: bool) -> set[Gated]:
@@ -278,7 +304,7 @@ class Reader:
         if name in SHELLS:
             return found | self.shell(args, depth, context)
         if name == "eval":
-            return found | self.line(" ".join(args), depth + 1)
+            return found | self.read(" ".join(args), depth + 1)
         if name in REVIEW_GATE:
             return found | ({"waive"} if review_gate_step(args, fed=fed) else set())
         if name in CD:

@@ -11,11 +11,13 @@ A line becomes a ``Script``: a list of items in the order bash meets them.
   word is not literal; a substitution is the word ``UNKNOWN`` (``HERE`` for ``$(pwd)``,
   ``$PWD``; ``TOP`` for ``$(git rev-parse --show-toplevel)``). ``writes``: the files its
   redirections write (``>``, ``>>``, ``&>``, ``>|``, ``<>``, ``>&`` to a file).
-- ``Scope``: commands whose ``cd`` stays inside: a subshell ``( )``, each element of a pipeline
-  but the last (zsh runs the last in the shell itself), and, ``nested``, the command line of a
-  substitution (``$( )``, backticks, ``<( )``, ``>( )``), wherever it is: in double quotes, in
-  an expansion's default, in a ``[[ ]]`` test, in a ``for`` list, in a here-document that
-  expands (``<<EOF``, not ``<<'EOF'``), in a ``case`` pattern.
+- ``Scope``: commands whose ``cd`` stays inside: a subshell ``( )`` and, ``nested``, the
+  command line of a substitution (``$( )``, backticks, ``<( )``, ``>( )``), wherever it is: in
+  double quotes, in an expansion's default, in a ``[[ ]]`` test, in a ``for`` list, in a
+  here-document that expands (``<<EOF``, not ``<<'EOF'``), in a ``case`` pattern. A pipeline's
+  elements are not scopes, though bash runs each in a subshell: the grammar groups a list
+  before a redirection into the element (``cd x && make 2>&1 | tee log`` puts the ``cd`` in the
+  pipeline), so their ``cd`` is followed, which fails closed.
 - ``Function``: a function's body, by name (it runs where the function is called).
 - ``Comment``, and ``Unread``: the text of a part the grammar reported as an error.
 
@@ -208,11 +210,7 @@ class _Walk:
         elif kind == "subshell":
             out.append(self.scope(node, level))
         elif kind == "pipeline":
-            elements = node.named_children
-            for element in elements[:-1]:  # each runs in a subshell of its own
-                out.append(self.scope(element, level, whole=True))
-            if elements:
-                self.visit(elements[-1], out, level + 1)
+            self.pipeline(node, out, level)
         elif kind == "list":
             for element in self._flat(node):  # `a && b || c`: nested to the left, walked flat
                 self.visit(element, out, level + 1)
@@ -252,12 +250,9 @@ class _Walk:
                 elements.append(current)
         return elements
 
-    def scope(self, node: Node, level: int, *, whole: bool = False) -> Scope:
+    def scope(self, node: Node, level: int) -> Scope:
         items: list[Item] = []
-        if whole:
-            self.visit(node, items, level + 1)
-        else:
-            self.children(node, items, level)
+        self.children(node, items, level)
         return Scope(tuple(items), self.plain(node.start_byte, node.end_byte))
 
     def substitution(self, node: Node, out: list[Item], level: int) -> None:
@@ -340,12 +335,38 @@ class _Walk:
             return text + " ".join(self.word(element, out, level) for element in value.named_children)
         return text + self.word(value, out, level)
 
-    def redirected(self, node: Node, out: list[Item], level: int) -> None:
+    def pipeline(self, node: Node, out: list[Item], level: int) -> None:
+        """Each element a scope of its own (bash runs each in a subshell), together a piped one."""
+        elements: list[Item] = []
+        for element in node.named_children:
+            items: list[Item] = []
+            if element.type == "redirected_statement":
+                for before in self._misgrouped(element)[0]:  # not in the pipeline: before it
+                    self.visit(before, out, level + 1)
+            self.visit(element, items, level + 1)
+            elements.append(Scope(tuple(items), self.plain(element.start_byte, element.end_byte)))
+        out.append(Scope(tuple(elements), self.plain(node.start_byte, node.end_byte), piped=True))
+
+    def _misgrouped(self, node: Node) -> tuple[list[Node], Node | None]:
+        """A redirection after a list's last command (``a && b 2>&1 | c``) is that command's,
+        but the grammar gives it the list (and puts the list in the pipeline): the list's other
+        commands, and the one the redirection is for."""
         body = node.child_by_field_name("body")
+        if body is None or body.type != "list":
+            return [], body
+        elements = self._flat(body)
+        return elements[:-1], elements[-1]
+
+    def redirected(self, node: Node, out: list[Item], level: int) -> None:
+        before, body = self._misgrouped(node)
+        if node.parent is None or node.parent.type != "pipeline":  # pipeline() has read them
+            for element in before:
+                self.visit(element, out, level + 1)
         writes: list[str] = []
         for child in node.children:
-            if child == body:
-                self.visit(child, out, level + 1)
+            if child == node.child_by_field_name("body"):
+                if body is not None:
+                    self.visit(body, out, level + 1)
             elif child.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
                 writes += self.redirect(child, out, level)
             elif child.is_named or child.is_missing:

@@ -265,6 +265,7 @@ ELSEWHERE_PUSHES = [
     'cd {other} && git -C "$(git rev-parse --show-toplevel)" push origin feat',  # was allowed
     "cd {other}\ngit push origin feat\necho 'unbalanced",  # was allowed: bash runs the lines before the error
     "f() {{ cd {other}; }}; f; git push origin feat", "deploy() {{ cd {other} && git push origin feat; }}; deploy",
+    "cd {other} && X='cd ../repo' && git push origin feat",  # was allowed: a value read as a line moves nothing
 ]
 
 
@@ -289,8 +290,8 @@ def test_a_push_or_commit_for_another_repository_is_denied(cli: Any, two_repos: 
     # read as bash reads it (`was denied`: the shell-like splitter's answer where it differed)
     "f() {{ cd {other}; }}; git push origin main",  # was denied: the function is never called
     "x=$(cd {other} && pwd); git push origin main",  # was denied: the cd stays in the substitution
-    "cd {other} | cat; git push origin main",  # was denied: ... and in a pipeline's element
     "echo '$(cd {other})'; git push origin main",  # was denied: single quotes hold no substitution
+    "sh -c 'cd {other}'; git push origin main",  # was denied: a child shell's cd is its own
 ])
 def test_a_command_in_the_same_repository_or_that_gates_nothing_is_allowed(
         cli: Any, two_repos: tuple[GitRepo, Path], command: str) -> None:

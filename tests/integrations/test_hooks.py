@@ -399,6 +399,8 @@ PERSONS_STEPS = [
     "cat <<EOF\n$(review-gate accept 4f2a9c --reason x)\nEOF",  # was allowed: the body expands
     "echo x > .review-g\\\nate/review-rules.json", "f() { rm -rf .review-gate; }",
     "echo \"`review-gate accept 4f2a9c --reason x`\"",
+    "sh -c 'cd /tmp'; echo x > .review-gate/review-rules.json",  # was allowed: a child shell's cd is its own
+    "true || cd /tmp; rm -rf .review-gate",  # was allowed: the cd may not run (nor in `if`, `case`, `&`)
 ]
 NOT_PERSONS_STEPS = [
     "review-gate", "review-gate --format agent", "review-gate accepted", "review-gate gaps",
@@ -416,7 +418,6 @@ NOT_PERSONS_STEPS = [
     "echo '$(rm -rf .review-gate)'",  # was denied: single quotes hold no substitution
     "echo 'run `review-gate accept ID --reason TEXT` in a terminal'",  # was denied
     "x=$(cd .review-gate && pwd); rm -f review-rules.json",  # was denied: the cd stays in the substitution
-    "cd .review-gate | true; rm -f review-rules.json",  # was denied: ... and in a pipeline's element
     "cat <<'EOF'\n$(review-gate accept 4f2a9c --reason x)\nEOF", "test -d .review-gate && ls .review-gate",
 ]
 
