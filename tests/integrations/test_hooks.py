@@ -339,6 +339,9 @@ READ_AS_BASH_READS = [
     ("diff <(git show HEAD:a) <(git show HEAD~1:a)", None), ("tee >(git push) < /dev/null", "push"),
     ("cat <(git commit -m x)", "commit"), ("x=$(git rev-parse HEAD) && echo \"$x\"", None),
     ("git pu\\\nsh origin feat", "push"), ('git "pu\\\nsh" origin feat', "push"),
+    # a pull request's body as coding agents write it: was commit push pr (and denied as a person's step)
+    ("gh pr create --title 'Add the parser' --body \"$(cat <<'EOF'\n## Summary\n- don't git push --force to main\n"
+     "- handles `$(...)` in strings\nEOF\n)\"", "pr"),
 ]
 
 
