@@ -19,8 +19,9 @@ simple command in it is looked at:
   --exec``, ``git submodule foreach``, a function's body (where it is defined and where it is
   called);
 - through aliases (``hooks.git_commands``); a ``!`` alias is read as a line;
-- where it runs: ``cd``/``pushd``/``popd`` earlier on the line (a subshell's or a
-  substitution's stays in it), ``git -C``; a commit, push or pull request for a
+- where it runs: ``cd``/``pushd``/``popd`` earlier on the line (a subshell's, a
+  substitution's or a child shell's stays in it; after one in a pipeline's element, where the
+  line is is not known), ``git -C``; a commit, push or pull request for a
   repository other than the payload's directory's (or for one the line does not name: ``cd
   "$D"``, ``--git-dir``, ``--work-tree``, ``GIT_DIR=``, ``GIT_INDEX_FILE=``) is ``elsewhere``:
   the hook reviews one repository and would pass another's push.

@@ -143,7 +143,8 @@ class _Walk:
         self.bodies: list[str] = []
         self.broken = False
         self.substitutions = 0
-        self.edits = sorted(self._edits(root))
+        # a line with no `#`, `<<` or `$'` has none (most lines): the tree is not walked for them
+        self.edits = sorted(self._edits(root)) if any(mark in source for mark in (b"#", b"<<", b"$'")) else []
 
     def script(self) -> Script:
         items: list[Item] = []
