@@ -123,6 +123,22 @@ def test_a_push_or_commit_behind_a_wrapper_is_denied(cli: Any, pushed_key: GitRe
         assert denied(cli, pushed_key, command) == "", command
 
 
+@pytest.mark.parametrize("command", [
+    "{ " * 3000 + "git push origin feat; " + "} " * 3000,  # nested past what is walked
+    "$(" * 3000 + "echo hi" + ")" * 3000 + "; git push origin feat",  # substitutions past the depth read
+    "cat <<EOF | sh\n" + "`cat <<E\n" * 2000 + "git push origin feat",  # bodies in bodies: each a line to read
+    "git status && " * 4000 + "git push origin feat",  # a list of 4,000 commands
+    "echo " + "x" * 70_000 + "; git push origin feat",  # longer than a line parsed
+    "f() { f; f; }; f; git push origin feat",  # a function that calls itself
+])
+def test_a_line_built_to_exhaust_the_reading_is_still_reviewed(cli: Any, pushed_key: GitRepo, command: str) -> None:
+    """The reading is bounded (depth, nesting, characters parsed): such a line is answered, and
+    what it cannot read to the end is read loosely, so the push is still reviewed (or denied
+    outright: a person's step, or a place the line cannot tell)."""
+    reason = denied(cli, pushed_key, command)
+    assert any(why in reason for why in ("sec-aws-key-01", "Only a person may do that", "another repository"))
+
+
 def test_a_secret_staged_then_undone_in_the_file_is_denied_at_commit(cli: Any, repo: GitRepo) -> None:
     """`git commit` records the index: a key staged and then removed from the file alone was let through."""
     repo.write("a.py", "x = 1\n")
