@@ -8,9 +8,10 @@ it cannot read (or a bad flag) is a usage error, exit 2, which a host takes for 
 
 - ``base``: the payload a host sends, which events and which shell commands need a review;
 - ``shell``: what a shell command line would commit, push or open, read and never run
-  (``syntax`` parses it with tree-sitter's bash grammar into the items of ``script``, decoded by
-  ``quoting``; ``programs``, ``git_commands``, ``persons_steps`` and ``loose`` hold the
-  judgement's tables and rules; ``paths`` which paths a word may name);
+  (``syntax`` walks the tree of tree-sitter's bash grammar (``bash_grammar``) into the items of
+  ``script``, decoded by ``quoting``; ``programs``, ``git_commands``, ``persons_steps`` and
+  ``loose`` hold the judgement's tables and rules; ``repositories`` what git says about where a
+  command runs; ``paths`` which paths a word may name);
 - ``gate``: the review under the hook's time budget, and the decision (allow, block, deny)
   with the count of blocked stops that keeps an agent from being trapped;
 - ``claude_code``, ``codex``: one module per host: how an answer is written, where the

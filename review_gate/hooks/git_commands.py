@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,8 +17,6 @@ from review_gate.hooks.programs import ANY, ANY_GIT, GATES, SPACE, Gated, litera
 
 if TYPE_CHECKING:
     from review_gate.hooks.shell import Reader
-
-LOOKUP_TIMEOUT_S = 5.0
 
 # git subcommands that run nothing given to them (builtins cannot be aliased, so none is looked up)
 _GIT_DATA = frozenset({
@@ -85,7 +82,7 @@ def _git(reader: Reader, args: list[str], depth: int, context: str, hub: bool, f
                 if SPACE.search(meaning):  # core.pager='git push', core.sshCommand=...
                     found |= reader.line(meaning, depth + 1)
     gated = found | _subcommand(reader, args[index:], depth, context, hub, fed, where, foreign, local, configured)
-    if gated & ANY and (foreign or not reader.home(where)):
+    if gated & ANY and (foreign or not reader.repositories.home(where)):
         gated.add("elsewhere")
     return gated
 
@@ -116,7 +113,7 @@ def _subcommand(reader: Reader, words: list[str], depth: int, context: str, hub:
         return set()
     if sub.lower() not in local and (configured or where is None or foreign):
         return reader.loose(context) | unknown  # an alias the line's configuration may define, or not known where
-    expansion = local[sub.lower()] if sub.lower() in local else reader.git_alias(directory, sub)
+    expansion = local[sub.lower()] if sub.lower() in local else reader.repositories.git_alias(directory, sub)
     if expansion is None or depth >= reader.max_depth:
         return reader.loose(context)  # git-SUB on the PATH, a typo, or aliases too deep: not known
     if expansion.startswith("!"):
@@ -145,7 +142,7 @@ def gh(reader: Reader, args: list[str], depth: int, context: str, *, fed: bool =
         return {"pr"} if fed else set()
     index, command = positional[0]
     second = positional[1][1] if len(positional) > 1 else ("$" if fed else "")
-    gated: set[Gated] = {"pr"} if reader.home(reader.here) else {"pr", "elsewhere"}
+    gated: set[Gated] = {"pr"} if reader.repositories.home(reader.here) else {"pr", "elsewhere"}
     if not literal(command):
         return gated
     if command == ("mr" if lab else "pr"):
@@ -157,7 +154,7 @@ def gh(reader: Reader, args: list[str], depth: int, context: str, *, fed: bool =
         return set() if command in _GLAB_BUILTINS else reader.loose(context)
     if command in _GH_BUILTINS:
         return set()
-    expansion = reader.gh_aliases().get(command)
+    expansion = reader.repositories.gh_aliases().get(command)
     if expansion is None or depth >= reader.max_depth:
         return reader.loose(context)  # an extension, or a typo: not known
     rest = args[:index] + args[index + 1:]
@@ -194,59 +191,3 @@ def api_writes(args: list[str]) -> bool:
     if method != "GET" or not literal(method) or "$" in endpoint or "`" in endpoint:
         return True
     return bool(re.search(r"/(?:git/refs|merges|pulls|merge_requests)\b", endpoint)) or "createPullRequest" in endpoint
-
-
-def _git_env() -> dict[str, str]:
-    return {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
-
-
-def repo_root(directory: Path) -> str | None:
-    """The top of the work tree ``directory`` is in, None outside one or when git cannot tell."""
-    try:
-        done = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=directory, env=_git_env(),
-                              capture_output=True, timeout=LOOKUP_TIMEOUT_S, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    top = done.stdout.decode("utf-8", "replace").strip()
-    return os.path.realpath(top) if done.returncode == 0 and top else None
-
-
-def git_alias(directory: Path, name: str) -> str | None:
-    """git's expansion of the alias ``name`` in ``directory``, None if there is none or git
-    cannot tell. Only git's configuration is read (argv, never a shell, no command run)."""
-    try:
-        done = subprocess.run(["git", "config", "--get", f"alias.{name}"], cwd=directory, env=_git_env(),
-                              capture_output=True, timeout=LOOKUP_TIMEOUT_S, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    value = done.stdout.decode("utf-8", "replace").strip()
-    return value if done.returncode == 0 and value else None
-
-
-def gh_aliases() -> dict[str, str]:
-    """gh's aliases (``aliases:`` in its ``config.yml``), as simple ``name: expansion`` lines."""
-    base = os.environ.get("GH_CONFIG_DIR") or os.path.join(
-        os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config"), "gh")
-    try:
-        with open(os.path.join(base, "config.yml"), encoding="utf-8", errors="replace") as handle:
-            text = handle.read(1_000_000)
-    except OSError:
-        return {}
-    aliases: dict[str, str] = {}
-    inside = False
-    for line in text.splitlines():
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        if not line[:1].isspace():
-            inside = line.rstrip() == "aliases:"
-        elif inside:
-            name, colon, value = line.strip().partition(":")
-            if colon:
-                aliases[_unquote(name.strip())] = _unquote(value.strip())
-    return aliases
-
-
-def _unquote(text: str) -> str:
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        return text[1:-1]
-    return text

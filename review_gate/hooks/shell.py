@@ -86,13 +86,13 @@ from review_gate.hooks.programs import (
     literal,
     program,
 )
+from review_gate.hooks.repositories import Repositories
 
 __all__ = ["MAX_DEPTH", "Gated", "gates", "loose", "writes_into"]
 
 MAX_DEPTH = 4  # command lines inside command lines (sh -c, eval, $( ), aliases) read at most
 MAX_TEXT = 64 * 1024  # characters parsed; a longer line is judged by the loose pattern
 MAX_SUBSTITUTIONS = 64  # $( ) and backticks read in one line
-MAX_LOOKUPS = 16  # git calls for one payload
 MAX_PARSED = 256 * 1024  # characters parsed for one payload (lines in lines: bodies, sh -c, aliases); then loosely
 
 # configuration given to one git command through its environment (aliases, includes) and a
@@ -148,13 +148,10 @@ class Reader:
     def __init__(self, cwd: Path, protected: Sequence[Path] = (), exempt: Sequence[Path] = ()) -> None:
         self.cwd = cwd
         self.protected = Protected(cwd, protected, exempt)
-        self.lookups = 0
+        self.repositories = Repositories(cwd)
         self.parsed = 0
-        self.known: dict[tuple[str, str], str | None] = {}
-        self.roots: dict[str, str | None] = {}
         self.defined: dict[str, str] = {}  # git aliases the line sets with `git config alias.X V`
         self.functions: dict[str, tuple[script.Item, ...]] = {}  # the line's shell functions
-        self.gh: dict[str, str] | None = None
         self.here: Path | None = cwd  # where the line's next command runs (a `cd` moves it; None: not known)
         self.stack: list[Path | None] = []  # pushd's
         self.configured = False  # git configuration in the line's environment (GIT_CONFIG_COUNT...)
@@ -253,7 +250,7 @@ class Reader:
             if script.HERE in word:
                 word = word.replace(script.HERE, str(self.here) if self.here is not None else "$PWD")
             if script.TOP in word:
-                top = self.root(self.here) if self.here is not None else None
+                top = self.repositories.root(self.here) if self.here is not None else None
                 word = word.replace(script.TOP, top or script.UNKNOWN)
             out.append(word)
         return out
@@ -385,38 +382,6 @@ class Reader:
             self.here = None
         else:
             self.here = Path(os.path.normpath(self.here / os.path.expanduser(target)))
-
-    def home(self, where: Path | None) -> bool:
-        """Whether ``where`` is in the repository of the payload's directory (the one reviewed)."""
-        if where is None:
-            return False
-        if os.path.realpath(where) == os.path.realpath(self.cwd):
-            return True
-        root = self.root(where)
-        return root is not None and root == self.root(self.cwd)
-
-    def root(self, directory: Path) -> str | None:
-        key = os.path.realpath(directory)
-        if key not in self.roots:
-            if self.lookups >= MAX_LOOKUPS or not os.path.isdir(key):
-                return None
-            self.lookups += 1
-            self.roots[key] = git_commands.repo_root(Path(key))
-        return self.roots[key]
-
-    def git_alias(self, directory: Path, name: str) -> str | None:
-        key = (str(directory), name.lower())
-        if key not in self.known:
-            if self.lookups >= MAX_LOOKUPS or not directory.is_dir():
-                return None
-            self.lookups += 1
-            self.known[key] = git_commands.git_alias(directory, name)
-        return self.known[key]
-
-    def gh_aliases(self) -> dict[str, str]:
-        if self.gh is None:
-            self.gh = git_commands.gh_aliases()
-        return self.gh
 
 
 def _runs(items: Sequence[script.Item]) -> bool:
