@@ -7,7 +7,11 @@ and the agent carries on. So the hook always answers in that protocol and exits 
 it cannot read (or a bad flag) is a usage error, exit 2, which a host takes for a block:
 
 - ``base``: the payload a host sends, which events and which shell commands need a review;
-- ``shell``: what a shell command line would commit, push or open, read and never run;
+- ``shell``: what a shell command line would commit, push or open, read and never run
+  (``syntax`` walks the tree of tree-sitter's bash grammar (``bash_grammar``) into the items of
+  ``script``, decoded by ``quoting``; ``programs``, ``git_commands``, ``persons_steps`` and
+  ``loose`` hold the judgement's tables and rules; ``repositories`` what git says about where a
+  command runs; ``paths`` which paths a word may name);
 - ``gate``: the review under the hook's time budget, and the decision (allow, block, deny)
   with the count of blocked stops that keeps an agent from being trapped;
 - ``claude_code``, ``codex``: one module per host: how an answer is written, where the

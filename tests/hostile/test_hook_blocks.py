@@ -123,6 +123,22 @@ def test_a_push_or_commit_behind_a_wrapper_is_denied(cli: Any, pushed_key: GitRe
         assert denied(cli, pushed_key, command) == "", command
 
 
+@pytest.mark.parametrize("command", [
+    "{ " * 3000 + "git push origin feat; " + "} " * 3000,  # nested past what is walked
+    "$(" * 3000 + "echo hi" + ")" * 3000 + "; git push origin feat",  # substitutions past the depth read
+    "cat <<EOF | sh\n" + "`cat <<E\n" * 2000 + "git push origin feat",  # bodies in bodies: each a line to read
+    "git status && " * 4000 + "git push origin feat",  # a list of 4,000 commands
+    "echo " + "x" * 70_000 + "; git push origin feat",  # longer than a line parsed
+    "f() { f; f; }; f; git push origin feat",  # a function that calls itself
+])
+def test_a_line_built_to_exhaust_the_reading_is_still_reviewed(cli: Any, pushed_key: GitRepo, command: str) -> None:
+    """The reading is bounded (depth, nesting, characters parsed): such a line is answered, and
+    what it cannot read to the end is read loosely, so the push is still reviewed (or denied
+    outright: a person's step, or a place the line cannot tell)."""
+    reason = denied(cli, pushed_key, command)
+    assert any(why in reason for why in ("sec-aws-key-01", "Only a person may do that", "another repository"))
+
+
 def test_a_secret_staged_then_undone_in_the_file_is_denied_at_commit(cli: Any, repo: GitRepo) -> None:
     """`git commit` records the index: a key staged and then removed from the file alone was let through."""
     repo.write("a.py", "x = 1\n")
@@ -260,6 +276,12 @@ ELSEWHERE_PUSHES = [
     "(cd {other} && git push origin feat)", 'sh -c "cd {other} && git push origin feat"',
     'cd "$OTHER" && git push origin feat', "cd ~ && git push", "GIT_INDEX_FILE=/tmp/index git commit -m x",
     "cd {other} && gh pr create --fill", "git -C ../other -c alias.p=push p",
+    # read as bash reads it (`was allowed`: the shell-like splitter's answer where it differed)
+    'cd {other} && git -C "$(pwd)" push origin feat',  # was allowed: $(pwd) is where the cd went
+    'cd {other} && git -C "$(git rev-parse --show-toplevel)" push origin feat',  # was allowed
+    "cd {other}\ngit push origin feat\necho 'unbalanced",  # was allowed: bash runs the lines before the error
+    "f() {{ cd {other}; }}; f; git push origin feat", "deploy() {{ cd {other} && git push origin feat; }}; deploy",
+    "cd {other} && X='cd ../repo' && git push origin feat",  # was allowed: a value read as a line moves nothing
 ]
 
 
@@ -281,6 +303,11 @@ def test_a_push_or_commit_for_another_repository_is_denied(cli: Any, two_repos: 
     'cd "$PWD" && git commit -m x', "cd `git rev-parse --show-toplevel` && git push origin main",
     '(cd "$D" && npm test); git commit -m x', '(cd "$D" && npm test)\ngit commit -m x',
     'for d in packages/*; do (cd "$d" && git add .); done; git commit -m x',
+    # read as bash reads it (`was denied`: the shell-like splitter's answer where it differed)
+    "f() {{ cd {other}; }}; git push origin main",  # was denied: the function is never called
+    "x=$(cd {other} && pwd); git push origin main",  # was denied: the cd stays in the substitution
+    "echo '$(cd {other})'; git push origin main",  # was denied: single quotes hold no substitution
+    "sh -c 'cd {other}'; git push origin main",  # was denied: a child shell's cd is its own
 ])
 def test_a_command_in_the_same_repository_or_that_gates_nothing_is_allowed(
         cli: Any, two_repos: tuple[GitRepo, Path], command: str) -> None:

@@ -304,6 +304,52 @@ def test_a_subcommand_or_program_not_on_the_line_is_reviewed(command: str, gate:
     assert gated(command, tmp_path) == gate
 
 
+# The line as bash reads it (tree-sitter's grammar): here-documents (a body that expands runs its
+# substitutions and backticks; a quoted one is data), quotes nested in substitutions, `case` arms,
+# functions, if/while bodies, substitutions in double quotes and never in single quotes, backticks
+# (escaped, nested), here-strings, process substitution, lines continued with a backslash. `was`:
+# the answer of the shell-like splitter this replaced, where it differed.
+READ_AS_BASH_READS = [
+    ("cat <<EOF\n$(git push)\nEOF", "push"),  # was None
+    ("cat << EOF\n$(git commit -m x)\nEOF", "commit"),  # was None
+    ("cat > notes.md <<EOF\nRun `git push` when it is done\nEOF", "push"),  # was None
+    ("cat <<'EOF'\n$(git push)\nEOF", None), ('cat <<"EOF"\n$(git commit -m x)\nEOF', None),
+    ("cat <<-EOF | sh\n\tgit push\n\tEOF", "push"),
+    ("python3 - <<'EOF'\nimport subprocess\nsubprocess.run(['git', 'push'])\nEOF", "push"),
+    ("git commit -F - <<'EOF'\nfix: do not git push yet\nEOF", "commit"),
+    ("echo \"$(printf ')'; git push)\"", "push"),  # was None
+    ('echo "$(echo "(") git push"', None),  # was push
+    ('git commit -m "$(echo "it\'s done")"', "commit"),
+    ("git commit -m \"fix: handle ')' in $(echo names)\"", "commit"),
+    ('echo "$(case x in x) git push;; esac)"', "push"),  # was None
+    ('case $1 in\n  git) echo "run: push" ;;\nesac', None),  # was push
+    ('case "$f" in *.py) python3 -m pytest;; *) echo "skip git push";; esac', None),  # was commit push pr
+    ('case "$1" in (deploy) git push;; esac', "push"), ("case $x in push) git status;; esac", None),
+    ("deploy() {\n  git push origin feat\n}\ndeploy", "push"),
+    ("function ship { git commit -am wip; }; ship", "commit"),
+    ("if git diff --quiet; then echo clean; else git commit -am wip; fi", "commit"),
+    ('while read -r f; do git add "$f"; done < <(git ls-files -m)', None),
+    ('if [[ "$(git branch --show-current)" == main ]]; then echo on main; fi', None),
+    ('echo "result: $(git push 2>&1)"', "push"), ('echo "${x:-$(git push)}"', "push"),
+    ("echo '$(git push)'", None),  # was push
+    ("echo 'use `git push` later'", None),  # was push
+    ('echo "\\`git push\\`"', None),  # was push
+    ("echo `echo \\`git push\\``", "push"),  # was None
+    ('cat <<< "$(git push)"', "push"), ('grep -c push <<< "$(git log -1)"', None), ("read -r msg <<< 'git push'", None),
+    ("diff <(git show HEAD:a) <(git show HEAD~1:a)", None), ("tee >(git push) < /dev/null", "push"),
+    ("cat <(git commit -m x)", "commit"), ("x=$(git rev-parse HEAD) && echo \"$x\"", None),
+    ("git pu\\\nsh origin feat", "push"), ('git "pu\\\nsh" origin feat', "push"),
+    # a pull request's body as coding agents write it: was commit push pr (and denied as a person's step)
+    ("gh pr create --title 'Add the parser' --body \"$(cat <<'EOF'\n## Summary\n- don't git push --force to main\n"
+     "- handles `$(...)` in strings\nEOF\n)\"", "pr"),
+]
+
+
+@pytest.mark.parametrize(("command", "gate"), READ_AS_BASH_READS)
+def test_a_line_is_read_as_bash_reads_it(command: str, gate: str | None, tmp_path: Path) -> None:
+    assert gated(command, tmp_path) == gate
+
+
 @pytest.mark.parametrize(("command", "gate"), [
     ("git ci -m x", "commit"), ("git pu origin feat", "push"), ("git -C . ci -m x", "commit"),
     ("timeout 30 git ci -m x", "commit"), ("git st", None), ("git nope origin", None),
@@ -352,6 +398,12 @@ PERSONS_STEPS = [
     "sqlite3 .review-gate/state.db 'DELETE FROM review_runs'", "printf x | tee .claude/settings.json",
     "cat > .review-gate/review-gate.json <<'EOF'\n{}\nEOF", "mv /tmp/x.json ./.review-gate/review-rules.json",
     "python3 -c \"open('.review-gate/review-rules.json', 'w').write('{}')\"",
+    # read as bash reads it (`was allowed`: the shell-like splitter's answer where it differed)
+    "cat <<EOF\n$(review-gate accept 4f2a9c --reason x)\nEOF",  # was allowed: the body expands
+    "echo x > .review-g\\\nate/review-rules.json", "f() { rm -rf .review-gate; }",
+    "echo \"`review-gate accept 4f2a9c --reason x`\"",
+    "sh -c 'cd /tmp'; echo x > .review-gate/review-rules.json",  # was allowed: a child shell's cd is its own
+    "true || cd /tmp; rm -rf .review-gate",  # was allowed: the cd may not run (nor in `if`, `case`, `&`)
 ]
 NOT_PERSONS_STEPS = [
     "review-gate", "review-gate --format agent", "review-gate accepted", "review-gate gaps",
@@ -363,6 +415,13 @@ NOT_PERSONS_STEPS = [
     "ls -la .review-gate", "jq . .review-gate/review-rules.json > /tmp/rules.json",
     # a coder in the loop writes its responses into the session's files
     "echo 'Turned TLS verification back on.' > .review-gate/sessions/client/2/revise.response.md",
+    # read as bash reads it (`was denied`: the shell-like splitter's answer where it differed)
+    '[[ -n "$CI" && -d .review-gate ]] && echo configured',  # was denied
+    'if [[ -f .review-gate/review-rules.json && -n "$CI" ]]; then cat .review-gate/review-rules.json; fi',  # was denied
+    "echo '$(rm -rf .review-gate)'",  # was denied: single quotes hold no substitution
+    "echo 'run `review-gate accept ID --reason TEXT` in a terminal'",  # was denied
+    "x=$(cd .review-gate && pwd); rm -f review-rules.json",  # was denied: the cd stays in the substitution
+    "cat <<'EOF'\n$(review-gate accept 4f2a9c --reason x)\nEOF", "test -d .review-gate && ls .review-gate",
 ]
 
 
