@@ -73,6 +73,7 @@ __all__ = ["Accepted", "BatchCollected", "BatchInfo", "BatchStatus", "BatchSubmi
            "batch_status_async", "batch_submit", "batch_submit_async", "change", "explain", "merge", "plan",
            "plan_async", "replay", "review", "review_async", "sweep", "sweep_async"]
 
+MAX_EXPLAIN_PATHS = 1000  # paths explained at once: each is classified against every policy
 MAX_REASON = 2000  # characters of an added agent's reason (it is logged in every report and the gap log)
 Render = Callable[[ReviewReport], str]
 """A format's ``render``, for a format whose options its caller sets (``--max-chars`` of ``agent``)."""
@@ -85,8 +86,9 @@ def change(*, cwd: str | Path | None = None, base: str | None = None, head: str 
            pushed: str | None = None, remote: str | None = None) -> DiffRequest:
     """What to review, checked: the arguments that name a change must not clash. ``pushed``: a
     ref being pushed to ``remote`` with no range known (everything the remote lacks)."""
-    _typed(texts={"base": base, "head": head, "pushed": pushed, "remote": remote}, flags={"staged": staged},
-           paths={"diff_file": diff_file})
+    _typed(texts={"pushed": pushed, "remote": remote}, flags={"staged": staged}, paths={"diff_file": diff_file})
+    for name, value in (("base", base), ("head", head), ("pushed", pushed), ("remote", remote)):
+        checks.ref(name, value)
     if diff is not None and not isinstance(diff, (bytes, bytearray)):
         raise UsageError(f"diff {checks.shown(diff)}: not bytes", fix="give diff as the bytes of a unified diff "
                                                                        "(text.encode())")
@@ -203,9 +205,8 @@ async def review_async(
     after it waive nothing (a loop session's review: its coder cannot accept its own findings)."""
     _check(fail_on=fail_on, filter_mode=filter_mode, concurrency=concurrency, agent_timeout=agent_timeout,
            outputs=outputs, packing=packing, shard=shard)
-    _typed(texts={"constitution": constitution}, flags={"offline": offline, "use_baseline": use_baseline,
-                                                        "state": state, "cache": cache},
-           paths={"config": config, "baseline": baseline, "bundle_dir": bundle_dir})
+    _typed(flags={"offline": offline, "use_baseline": use_baseline, "state": state, "cache": cache},
+           paths={"config": config, "baseline": baseline, "bundle_dir": bundle_dir, "constitution": constitution})
     checks.utc_stamp("accepted_before", accepted_before)
     _request(request)
     request = request or change(cwd=cwd, base=base, head=head, staged=staged, diff=diff, diff_file=diff_file)
@@ -382,6 +383,11 @@ def explain(paths: Sequence[str], *, cwd: str | Path | None = None,
     from review_gate.shebang import of_file
 
     checks.texts("paths", paths, empty=False)
+    if len(paths) > MAX_EXPLAIN_PATHS:
+        raise UsageError(f"explain: {len(paths):,} paths, more than {MAX_EXPLAIN_PATHS:,} at once",
+                         fix="explain fewer paths at a time (`review-gate plan` shows the whole change)")
+    for raw in paths:
+        checks.path_size("explain path", raw)
     _typed(paths={"config": config})
     where = checks.workdir(cwd)
     root = git.repo_root(where)
@@ -567,9 +573,9 @@ async def sweep_async(
     _check(fail_on=fail_on, filter_mode=filter_mode, concurrency=concurrency, agent_timeout=agent_timeout,
            outputs=outputs, packing=packing, shard=shard)
     checks.texts("paths", paths)
-    _typed(texts={"since": since, "constitution": constitution},
-           flags={"offline": offline, "use_baseline": use_baseline, "state": state, "cache": cache},
-           paths={"config": config, "baseline": baseline, "bundle_dir": bundle_dir})
+    checks.ref("since", since)
+    _typed(flags={"offline": offline, "use_baseline": use_baseline, "state": state, "cache": cache},
+           paths={"config": config, "baseline": baseline, "bundle_dir": bundle_dir, "constitution": constitution})
     setup, swept = await _swept(paths, since=since, cwd=cwd, max_file_bytes=max_file_bytes, config=config,
                                 offline=offline, concurrency=concurrency, agent_timeout=agent_timeout,
                                 constitution=constitution, baseline=baseline, use_baseline=use_baseline,
@@ -677,8 +683,9 @@ async def batch_submit_async(
            outputs=outputs, packing=packing)
     if sweep is not None:
         checks.texts("sweep", sweep)
-    _typed(texts={"since": since, "constitution": constitution}, flags={"use_baseline": use_baseline, "cache": cache},
-           paths={"config": config, "baseline": baseline, "bundle_dir": bundle_dir})
+    checks.ref("since", since)
+    _typed(flags={"use_baseline": use_baseline, "cache": cache},
+           paths={"config": config, "baseline": baseline, "bundle_dir": bundle_dir, "constitution": constitution})
     _request(request)
     commit = None
     if sweep is not None:

@@ -499,6 +499,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     terminated: list[int] = []
     try:
+        _check_paths(args)
         with _sigterm_as_interrupt(terminated):
             return _dispatch(args)
     except ReviewGateError as exc:
@@ -516,11 +517,61 @@ def main(argv: Sequence[str] | None = None) -> int:
             # cut short, and not 3, since nothing went wrong inside; no crash log, no more output.
             _quiet_standard_streams()
             return 141
+        named = _path_argument(exc, args)
+        if named is not None:  # the OS refused a path the user gave (no permission, a loop of links...)
+            console.err(f"review-gate: error: {console.sanitize(named[0])} {console.sanitize(named[1])}: "
+                        f"{console.sanitize(str(exc.strerror))}\n  fix: give {console.sanitize(named[0])} a path "
+                        "that can be used")
+            return 2
         log = _crash_log(traceback.format_exc())
         where = f"details in {log}" if log else "its details could not be saved"
         with contextlib.suppress(OSError):  # stderr may be the thing that broke
             console.err(f"review-gate: internal error, nothing was decided (exit 3); {where}")
         return 3
+
+
+# The arguments that name a file or a directory, by their argparse dest, as a message names them.
+PATH_ARGUMENTS = {"config": "--config", "diff": "--diff", "constitution": "--constitution", "bundle": "--bundle",
+                  "baseline": "--baseline", "output": "--output", "dir": "--dir", "drafts": "--drafts",
+                  "prompt": "--prompt", "file": "meta check FILE", "reports": "merge REPORT", "outputs": "--output"}
+PATH_POSITIONALS = {("replay", "bundle"): "replay DIR", ("explain", "paths"): "explain PATH"}
+
+
+def _given_paths(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """(how the argument is named, the path given) for every path argument of the command."""
+    found = []
+    for dest in {*PATH_ARGUMENTS, "paths"}:
+        value = getattr(args, dest, None)
+        name = PATH_POSITIONALS.get((args.command, dest)) or PATH_ARGUMENTS.get(dest)
+        if value is None or name is None:
+            continue
+        if dest == "outputs":
+            found += [(name, str(path)) for _, path in value if path is not None and path != "-"]
+        elif isinstance(value, list):
+            found += [(name, str(v)) for v in value]
+        elif isinstance(value, str) and value != "-":
+            found.append((name, value))
+    return found
+
+
+def _check_paths(args: argparse.Namespace) -> None:
+    """Refuse a path the OS would refuse (too long, a NUL byte) before anything reads it."""
+    from review_gate.checks import path_size
+
+    for name, value in _given_paths(args):
+        path_size(name, value)
+
+
+def _path_argument(exc: BaseException, args: argparse.Namespace) -> tuple[str, str] | None:
+    """(name, value) of the path argument an OSError is about, when it is about one."""
+    if not isinstance(exc, OSError) or exc.filename is None:
+        return None
+    failed = os.fsdecode(exc.filename) if isinstance(exc.filename, (str, bytes, os.PathLike)) else ""
+    for name, value in _given_paths(args):
+        if failed == value or failed.startswith(value.rstrip("/") + "/") or os.path.abspath(failed) == \
+                os.path.abspath(value):
+            return name, value
+    return None
 
 
 def _closed_pipe(exc: BaseException) -> bool:
