@@ -151,8 +151,11 @@ def _check(*, fail_on: str | None = None, filter_mode: str | None = None, concur
 def _setup(request: DiffRequest, *, config: str | Path | None, offline: bool, concurrency: int | None = None,
            timeout: float | None = None, constitution: str | None = None, baseline: str | Path | None = None,
            use_baseline: bool = True, packing: Packing | None = None) -> bootstrap.Setup:
+    from review_gate.agents import program
+
     root = Path(request.repo_root) if request.repo_root else None
     loaded = load(config, root)
+    program.check(loaded, root)  # a configuration from outside the working tree runs only what it holds
     return bootstrap.setup(root=root, config=loaded, request=request, offline=offline, concurrency=concurrency,
                            timeout_s=timeout, constitution=constitution,
                            baseline_file=str(baseline) if baseline is not None else None,
@@ -292,8 +295,9 @@ async def _review(setup: bootstrap.Setup, facts: PRFacts, run: NoState, http: ht
     work, info = shard.share(the_plan, setup.config, *how.shard) if how.shard else (the_plan, None)
     waivers = setup.waivers(facts)
     run_id = runner.new_run_id()
+    extras = await anyio.to_thread.run_sync(setup.extras, {e.agent for e in work.manifest.entries})
     reuse = await anyio.to_thread.run_sync(functools.partial(
-        run.start, work, run_id, setup.extras(), setup.options.packing, kind=how.kind, model=_models(setup, work),
+        run.start, work, run_id, extras, setup.options.packing, kind=how.kind, model=_models(setup, work),
         commit=how.commit, accepted_before=how.accepted_before))
     report = await runner.review(
         work, setup.config, setup.options, filter_mode=how.filter_mode, fail_on=how.fail_on, listener=how.listener,

@@ -519,9 +519,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 141
         named = _path_argument(exc, args)
         if named is not None:  # the OS refused a path the user gave (no permission, a loop of links...)
-            console.err(f"review-gate: error: {console.sanitize(named[0])} {console.sanitize(named[1])}: "
-                        f"{console.sanitize(str(exc.strerror))}\n  fix: give {console.sanitize(named[0])} a path "
-                        "that can be used")
+            why = console.sanitize(str(getattr(exc, "strerror", exc)))
+            console.err(f"review-gate: error: {console.sanitize(named[0])} {console.sanitize(named[1])}: {why}\n"
+                        f"  fix: give {console.sanitize(named[0])} a path that can be used")
             return 2
         log = _crash_log(traceback.format_exc())
         where = f"details in {log}" if log else "its details could not be saved"
