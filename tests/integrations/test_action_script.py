@@ -197,3 +197,26 @@ def test_the_base_branch_configuration_is_used_when_it_has_one(repo: GitRepo, tm
     result = run_step(clone)
     assert result.code == 0, result.err  # the base's own (lenient) policy decides, not the built-in one
     assert "review-gate-config." in result.err  # --config names the copy taken from the base
+
+
+@needs_formats
+def test_a_pull_request_that_rewrites_the_script_judging_it_runs_nothing_of_its_own(
+        repo: GitRepo, tmp_path: Path, run_step) -> None:
+    """config-from-base: the base branch's lint agent (["python3", ".review-gate/lint.py"], cwd repo,
+    as the docs write it) runs the base's copy of lint.py, never the pull request's rewrite."""
+    from tests.hostile.lint_config import FORBIDDEN, NO_OP, write_lint_config
+
+    write_lint_config(repo.root / ".review-gate")
+    repo.commit("the team's lint, reviewed and merged")
+    clone = tmp_path / "workspace"
+    git(tmp_path, "clone", "-q", str(repo.root), str(clone))
+    git(clone, "checkout", "-q", "-b", "feature")
+    marker = tmp_path / "the-pull-request-ran"
+    commit(clone, ".review-gate/lint.py", f"import pathlib; pathlib.Path({str(marker)!r}).write_text('ran')\n"
+                                          + NO_OP)
+    commit(clone, "app.py", FORBIDDEN)
+    result = run_step(clone)
+    assert result.code == 1, result.err
+    assert result.outputs["decision"] == "fail"
+    assert "app.py" in result.out and "FORBIDDEN on an added line" in result.out
+    assert not marker.exists(), "the pull request's lint.py ran with the job's environment"
