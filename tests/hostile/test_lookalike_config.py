@@ -17,7 +17,8 @@ from tests.conftest import GitRepo
 from tests.hostile.lint_config import FORBIDDEN, GOOD_RGLIB, LINT, NO_OP, lint_agent, look_alike, write_lint_config
 
 # A coder that does not fix app.py. "lookalike DIR": records passing pairs with a look-alike
-# configuration in DIR; "rewrite FILE TEXT": rewrites a file of the configuration and touches
+# configuration in DIR; "rewrite KEY TEXT": rewrites a file of the configuration (named by a key,
+# not by its path: an argv word naming it would be pinned for that reason alone) and touches
 # app.py, so that the gate has to run the (rewritten) agent again.
 CODER = r'''
 import json, pathlib, shutil, subprocess, sys
@@ -32,7 +33,8 @@ if how == "lookalike":
                           capture_output=True, text=True)
     print(f"reviewed with a look-alike configuration: exit {done.returncode}")
 else:
-    pathlib.Path(sys.argv[2]).write_text(sys.argv[3])
+    target = {"module": "rglib.py", "package": "rgpkg/__main__.py"}[sys.argv[2]]
+    pathlib.Path(".review-gate", target).write_text(sys.argv[3])
     app = pathlib.Path("app.py")
     app.write_text(app.read_text() + "# reviewed\n")
     print(f"rewrote {sys.argv[2]}")
@@ -51,9 +53,12 @@ def decisions(repo: GitRepo, task: str) -> list[str]:
     return [json.loads(line)["decision"] for line in path.read_text().splitlines()]
 
 
+BESIDE = lint_agent(["python3", "lint.py"], cwd="config")  # a look-alike directory runs its own lint.py
+
+
 def test_pairs_of_a_look_alike_configuration_are_not_reused_by_the_real_one(cli: Any, repo: GitRepo,
                                                                            tmp_path: Path) -> None:
-    real = write_lint_config(repo.root / ".review-gate")
+    real = write_lint_config(repo.root / ".review-gate", BESIDE)
     repo.commit("the team's lint")
     repo.write("app.py", FORBIDDEN)
     evil = look_alike(real, tmp_path / "EVIL")
@@ -81,8 +86,8 @@ def test_editing_the_program_a_command_agent_runs_reviews_again(cli: Any, repo: 
 
 def test_a_coder_that_records_passing_pairs_with_a_look_alike_never_gets_go(cli: Any, repo: GitRepo,
                                                                            tmp_path: Path) -> None:
-    write_lint_config(repo.root / ".review-gate", extra_agents=[coder(tmp_path, "lookalike", str(tmp_path / "EVIL"),
-                                                                      NO_OP)])
+    write_lint_config(repo.root / ".review-gate", BESIDE,
+                      extra_agents=[coder(tmp_path, "lookalike", str(tmp_path / "EVIL"), NO_OP)])
     repo.commit("the team's lint and a coder")
     repo.write("app.py", FORBIDDEN)
     result = cli("loop", "start", "evil", "--coder", "steerer", "--mode", "automated", "--max-iterations", "2")
@@ -92,14 +97,14 @@ def test_a_coder_that_records_passing_pairs_with_a_look_alike_never_gets_go(cli:
     assert cli().code == 1  # and a plain run afterwards still fails
 
 
-@pytest.mark.parametrize(("argv", "cwd", "rewritten", "text"), [
-    (["python3", ".review-gate/lint.py"], "repo", ".review-gate/rglib.py", GOOD_RGLIB),
-    (["python3", "-m", "rgpkg"], "config", ".review-gate/rgpkg/__main__.py", NO_OP),
+@pytest.mark.parametrize(("argv", "cwd", "key", "rewritten", "text"), [
+    (["python3", ".review-gate/lint.py"], "repo", "module", "rglib.py", GOOD_RGLIB),
+    (["python3", "-m", "rgpkg"], "config", "package", "rgpkg/__main__.py", NO_OP),
 ], ids=["a module the script imports", "a package run with -m"])
 def test_the_pin_covers_what_a_pinned_program_imports(cli: Any, repo: GitRepo, tmp_path: Path, argv: list[str],
-                                                      cwd: str, rewritten: str, text: str) -> None:
+                                                      cwd: str, key: str, rewritten: str, text: str) -> None:
     config = write_lint_config(repo.root / ".review-gate", lint_agent(argv, cwd=cwd),
-                               extra_agents=[coder(tmp_path, "rewrite", rewritten, text)])
+                               extra_agents=[coder(tmp_path, "rewrite", key, text)])
     (config / "rgpkg").mkdir()
     (config / "rgpkg" / "__main__.py").write_text(LINT)
     repo.commit("the team's lint and a coder")
@@ -108,4 +113,4 @@ def test_the_pin_covers_what_a_pinned_program_imports(cli: Any, repo: GitRepo, t
     assert result.code == 4, result.err
     assert decisions(repo, "pin") == ["NO_GO", "NO_GO"]
     review = (repo.root / ".review-gate" / "sessions" / "pin" / "2" / "review.response.md").read_text()
-    assert "not the one this loop session started with" in review and rewritten.split("/", 1)[1] in review
+    assert "not the one this loop session started with" in review and rewritten in review
