@@ -194,6 +194,7 @@ async def review_async(
     outputs: Sequence[tuple[str | Render, str | Path]] = (), bundle_dir: str | Path | None = None,
     listener: Listener | None = None, shard: tuple[int, int] | None = None,
     add_agents: Sequence[tuple[str, str]] = (), accepted_before: str | None = None,
+    reuse_only: Sequence[str] | None = None,
 ) -> ReviewReport:
     """Review a change: all six stages, the run state (cache, acceptances, history) unless
     ``state`` is false, reports written to ``outputs`` (format name or render function, path)
@@ -205,12 +206,16 @@ async def review_async(
     reason) pairs: registry agents to dispatch as well, over the changed files (those GLOB
     selects), each logged as an ``agent_addition`` gap with the reason (docs/gaps.md).
     ``accepted_before``: a UTC time stamp (``2026-11-26T10:00:00Z``); acceptances recorded at or
-    after it waive nothing (a loop session's review: its coder cannot accept its own findings)."""
+    after it waive nothing (a loop session's review: its coder cannot accept its own findings).
+    ``reuse_only``: run ids whose review pairs may be reused (a loop session's own reviews: a run
+    its coder made, in whatever environment, never stands in for the session's); None: any run's."""
     _check(fail_on=fail_on, filter_mode=filter_mode, concurrency=concurrency, agent_timeout=agent_timeout,
            outputs=outputs, packing=packing, shard=shard)
     _typed(flags={"offline": offline, "use_baseline": use_baseline, "state": state, "cache": cache},
            paths={"config": config, "baseline": baseline, "bundle_dir": bundle_dir, "constitution": constitution})
     checks.utc_stamp("accepted_before", accepted_before)
+    if reuse_only is not None:
+        checks.texts("reuse_only", reuse_only)
     _request(request)
     request = request or change(cwd=cwd, base=base, head=head, staged=staged, diff=diff, diff_file=diff_file)
     setup = _setup(request, config=config, offline=offline, concurrency=concurrency, timeout=agent_timeout,
@@ -222,7 +227,7 @@ async def review_async(
         bundle.check_target(target)  # before any agent runs
     facts = await runner.read_change(setup.request)
     how = _How(fail_on=fail_on, filter_mode=filter_mode, listener=listener, shard=shard, requests=tuple(requests),
-               accepted_before=accepted_before)
+               accepted_before=accepted_before, reuse_only=tuple(reuse_only) if reuse_only is not None else None)
     return await _reviewed(setup, facts, how, state=state, cache=cache, outputs=outputs, target=target)
 
 
@@ -240,6 +245,7 @@ class _How:
     requests: tuple[AgentRequest, ...] = ()  # agents the caller adds, with why
     accepted_before: str | None = None  # acceptances recorded since do not waive (a loop session's)
     left_out: int = 0  # the gate's own files left out before planning (a sweep's), counted in the report
+    reuse_only: tuple[str, ...] | None = None  # the runs whose pairs may be reused (a loop session's own)
 
 
 def _request(request: object) -> None:
@@ -298,7 +304,7 @@ async def _review(setup: bootstrap.Setup, facts: PRFacts, run: NoState, http: ht
     extras = await anyio.to_thread.run_sync(setup.extras, {e.agent for e in work.manifest.entries})
     reuse = await anyio.to_thread.run_sync(functools.partial(
         run.start, work, run_id, extras, setup.options.packing, kind=how.kind, model=_models(setup, work),
-        commit=how.commit, accepted_before=how.accepted_before))
+        commit=how.commit, accepted_before=how.accepted_before, reuse_only=how.reuse_only))
     report = await runner.review(
         work, setup.config, setup.options, filter_mode=how.filter_mode, fail_on=how.fail_on, listener=how.listener,
         waivers={**waivers, **run.waivers}, run_id=run_id, reuse=reuse, http=http)

@@ -98,7 +98,8 @@ def _claimed(opened: _Opened, task: str) -> Session:
 
 def _finish(opened: _Opened, loop: Loop, session: Session) -> int:
     sessions.release(opened.store, session.task)
-    info = describe.state(session, loop.files(session), decisions=loop.decisions(session.task))
+    info = describe.state(session, loop.files(session), decisions=loop.decisions(session.task),
+                          made=describe.made_by_gate(opened.store, session, loop.files(session)))
     console.out("\n".join(describe.lines(info)))
     return exit_code(session)
 

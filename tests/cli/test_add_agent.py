@@ -33,7 +33,7 @@ def config(tmp_path: Path) -> Path:
         {"id": "base", "name": "base", "description": "baseline", "kind": "pattern"},
         {"id": "sec", "name": "sec", "description": "finds eval calls", "kind": "pattern"},
         {"id": "broken", "name": "broken", "description": "always fails", "kind": "command",
-         "command": [sys.executable, "-c", "import sys; sys.exit(1)"], "timeout_s": 20, "retries": 0},
+         "command": [sys.executable, "-P", "-c", "import sys; sys.exit(1)"], "timeout_s": 20, "retries": 0},
         {"id": "off", "name": "off", "description": "disabled", "kind": "pattern", "enabled": False},
     ]
     files = {
