@@ -372,11 +372,22 @@ def _mcp_command(sub: Subparsers) -> None:
                                     "accept, loop_status)",
                          description="Serve review-gate's tools over the Model Context Protocol on standard input "
                                      "and output, for an MCP client such as a coding agent. Needs the mcp extra: "
-                                     "pip install 'review-gate[mcp]'. The accept tool refuses unless started "
+                                     "pip install 'review-gate[mcp]'. The configuration, the repository and "
+                                     "fail_on are fixed when it starts; the accept tool refuses unless started "
                                      "with --allow-accept: the client is usually the agent whose findings they are.")
+    mcp.add_argument("--config", metavar="DIR",
+                     help="the config directory every call uses (default: $REVIEW_GATE_CONFIG, the repository's "
+                          ".review-gate/, else the built-in configuration, as found when the server starts)")
     mcp.add_argument("--allow-accept", action="store_true",
                      help="let the client record acceptances of findings (only for a client a person drives: "
                           "an agent must not waive its own findings)")
+    mcp.add_argument("--allow-other-config", action="store_true",
+                     help="let a call name another config directory (it decides which programs run: only for a "
+                          "client a person drives)")
+    mcp.add_argument("--allow-other-repo", action="store_true",
+                     help="let a call review another repository (cwd) than the one the server started in")
+    mcp.add_argument("--allow-weaker-fail-on", action="store_true",
+                     help="let a call ask for a weaker fail_on than the configuration's")
 
 
 def _shard_option(parser: argparse.ArgumentParser) -> None:

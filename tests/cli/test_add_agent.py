@@ -170,8 +170,8 @@ def test_the_mcp_review_tool_takes_added_agents(repo: GitRepo, tmp_path: Path) -
 
     cfg = config(tmp_path)
     repo.write("app.py", "x = eval(input())\n")
-    params = StdioServerParameters(command=sys.executable, args=["-m", "review_gate", "mcp"], env=dict(os.environ),
-                                   cwd=str(repo.root))
+    params = StdioServerParameters(command=sys.executable, args=["-m", "review_gate", "mcp", "--config", str(cfg)],
+                                   env=dict(os.environ), cwd=str(repo.root))
 
     async def main() -> None:
         with anyio.fail_after(120):
