@@ -9,7 +9,8 @@ its shipped files.
 
 Left out, because they are not configuration and change with every run: the run state's files
 (``skip``: the state file and its companions, never opened beside their connection, see
-``held``), and the loop's per-machine folders (``sessions/``, ``hil/``, ``review-logs/``).
+``held``), the loop's per-machine folders (``sessions/``, ``hil/``, ``review-logs/``) and any
+``.git``.
 Files are opened without blocking and read only when regular (a FIFO never blocks), hashed in
 pieces; a directory reached twice through links is walked once. A directory of more than
 MAX_FILES files is refused (ConfigError): a configuration is a handful of files, and hashing a
@@ -81,8 +82,8 @@ def _walk(top: Path, skip: frozenset[str]) -> dict[str, str]:
             continue  # gone, or not readable: nothing the gate can read from it either
         for entry in entries:
             name = prefix + entry.name
-            if not prefix and entry.name in LOOP_FOLDERS:
-                continue
+            if (not prefix and entry.name in LOOP_FOLDERS) or entry.name == ".git":
+                continue  # the loop's per-machine files; git's own database (a configuration at a repository's root)
             try:
                 mode = entry.stat().st_mode  # through a link: what the gate would read
             except OSError:
