@@ -388,6 +388,8 @@ def _mcp_command(sub: Subparsers) -> None:
                      help="let a call review another repository (cwd) than the one the server started in")
     mcp.add_argument("--allow-weaker-fail-on", action="store_true",
                      help="let a call ask for a weaker fail_on than the configuration's")
+    mcp.add_argument("--allow-offline", action="store_true",
+                     help="let a review call skip the llm reviewers that can run (offline: true)")
 
 
 def _shard_option(parser: argparse.ArgumentParser) -> None:

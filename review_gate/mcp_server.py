@@ -19,9 +19,10 @@ The client is usually the coding agent whose change is judged, and the server ru
 host's sandbox: so the configuration, the repository and ``fail_on`` are fixed when the server
 starts (``Fixed``: ``review-gate mcp --config DIR``, else the one found for the repository it
 starts in; that configuration's ``fail_on``). A call may name them again, never another
-configuration (it could run any command agent), another repository or a weaker ``fail_on``,
-unless the person who started the server allowed it (``--allow-other-config``,
-``--allow-other-repo``, ``--allow-weaker-fail-on``). Every argument's size is bounded in the
+configuration (it could run any command agent), another repository, a weaker ``fail_on`` or
+``offline`` that skips reviewers that can run, unless the person who started the server allowed
+it (``--allow-other-config``, ``--allow-other-repo``, ``--allow-weaker-fail-on``,
+``--allow-offline``). Every argument's size is bounded in the
 input schema (refs, paths, lists, texts).
 
 A user error (an unknown ref, a malformed diff, a broken config, a bad ``cwd``) comes back as a
@@ -178,10 +179,11 @@ class Fixed:
     other_config: bool = False
     other_repo: bool = False
     weaker_fail_on: bool = False
+    offline: bool = False
 
     @classmethod
     def at_start(cls, config: str | None = None, *, other_config: bool = False, other_repo: bool = False,
-                 weaker_fail_on: bool = False) -> Fixed:
+                 weaker_fail_on: bool = False, offline: bool = False) -> Fixed:
         """Found once, where the server starts: ``--config DIR``, else $REVIEW_GATE_CONFIG, else
         the repository's .review-gate/, else the built-in configuration (a configuration a call's
         agent creates later never replaces it). A configuration that does not load is refused."""
@@ -195,7 +197,7 @@ class Fixed:
         directory = Path(loaded.directory) if loaded.directory is not None else builtin_dir("config")
         return cls(root=root.resolve() if root is not None else None, config=str(directory.resolve()),
                    fail_on=loaded.settings.gate.fail_on, other_config=other_config, other_repo=other_repo,
-                   weaker_fail_on=weaker_fail_on)
+                   weaker_fail_on=weaker_fail_on, offline=offline)
 
     def where(self, cwd: str | None) -> str | None:
         """The ``cwd`` a call gives, checked: inside the server's repository (unless allowed)."""
@@ -243,6 +245,27 @@ class Fixed:
                              fix="leave fail_on out or ask for a stricter one; a person who means a weaker gate "
                                  "starts the server with --allow-weaker-fail-on")
         return wanted  # type: ignore[return-value]  # one of FAIL_ON, checked by the schema and above
+
+    def offline_for(self, offline: bool, directory: str, cwd: str | None) -> bool:
+        """``offline`` when it leaves out no reviewer that would run (none of the configuration's
+        llm agents has its key set), or the server allows it: skipping reviewers that can run is
+        a weaker gate too (the skipped agents' findings would not count)."""
+        if not offline or self.offline:
+            return offline
+        from review_gate import git
+        from review_gate.errors import UsageError
+        from review_gate.llm.client import missing_key
+        from review_gate.models import LlmAgent
+
+        config = api.load(directory, git.repo_root(checks.workdir(cwd)))
+        running = sorted(a.id for a in config.agents.agents
+                         if isinstance(a, LlmAgent) and a.enabled and missing_key(a) is None)
+        if running:
+            raise UsageError(f"offline: it would skip reviewers that can run ({', '.join(running[:3])}"
+                             f"{', ...' if len(running) > 3 else ''})",
+                             fix="leave offline out; a person who means an offline gate starts the server with "
+                                 "--allow-offline")
+        return offline
 
 
 _FIXED: Fixed | None = None  # set by build(): one server per process
@@ -362,6 +385,7 @@ async def review(base: Base = None, head: Head = None, staged: Staged = False, d
                  cwd: Cwd = None, config: Config = None) -> ReviewResult:
     fixed = _fixed()
     where, directory, gate = fixed.where(cwd), fixed.config_for(config, cwd), fixed.fail_on_for(fail_on)
+    offline = await anyio.to_thread.run_sync(fixed.offline_for, offline, directory, where)
     request = await anyio.to_thread.run_sync(lambda: api.change(
         cwd=where, base=base, head=head, staged=staged, diff=diff.encode("utf-8") if diff is not None else None))
     report = await api.review_async(request=request, config=directory, fail_on=gate, offline=offline,

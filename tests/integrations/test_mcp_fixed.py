@@ -101,7 +101,7 @@ def test_the_person_who_starts_the_server_may_allow_what_a_call_names(repo: GitR
         assert not named.is_error, named.content
         assert marker.exists()
 
-    session(repo, check, "--allow-weaker-fail-on", "--allow-other-config")
+    session(repo, check, "--allow-weaker-fail-on", "--allow-other-config", "--allow-offline")
 
 
 def test_a_call_cannot_review_another_repository(repo: GitRepo, tmp_path: Path) -> None:
@@ -148,3 +148,16 @@ def test_a_configuration_that_does_not_load_stops_the_server_at_start(cli: Any, 
                                                                       tmp_path: Path) -> None:
     result = cli("mcp", "--config", str(tmp_path / "missing"))
     assert result.code == 2 and "--config" in result.err and "no such directory" in result.err
+
+
+def test_offline_that_would_skip_reviewers_that_can_run_is_refused(repo: GitRepo,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a key set, the built-in llm reviewers would run: offline would lower the gate."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-used")
+    repo.write("app.py", "x = 1\n")
+
+    async def check(client: ClientSession) -> None:
+        refused(await client.call_tool("review", {"offline": True}), "offline: it would skip reviewers that can run",
+                "--allow-offline")
+
+    session(repo, check)
