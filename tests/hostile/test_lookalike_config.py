@@ -33,8 +33,9 @@ if how == "lookalike":
                           capture_output=True, text=True)
     print(f"reviewed with a look-alike configuration: exit {done.returncode}")
 else:
-    target = {"module": "rglib.py", "package": "rgpkg/__main__.py"}[sys.argv[2]]
-    pathlib.Path(".review-gate", target).write_text(sys.argv[3])
+    target = {"module": ".review-gate/rglib.py", "package": ".review-gate/rgpkg/__main__.py",
+              "tools": "tools/lint.py"}[sys.argv[2]]
+    pathlib.Path(target).write_text(sys.argv[3])
     app = pathlib.Path("app.py")
     app.write_text(app.read_text() + "# reviewed\n")
     print(f"rewrote {sys.argv[2]}")
@@ -100,13 +101,16 @@ def test_a_coder_that_records_passing_pairs_with_a_look_alike_never_gets_go(cli:
 @pytest.mark.parametrize(("argv", "cwd", "key", "rewritten", "text"), [
     (["python3", ".review-gate/lint.py"], "repo", "module", "rglib.py", GOOD_RGLIB),
     (["python3", "-m", "rgpkg"], "config", "package", "rgpkg/__main__.py", NO_OP),
-], ids=["a module the script imports", "a package run with -m"])
+    (["python3", "tools/lint.py"], "repo", "tools", "tools/lint.py", NO_OP),
+], ids=["a module the script imports", "a package run with -m", "a script of the working tree"])
 def test_the_pin_covers_what_a_pinned_program_imports(cli: Any, repo: GitRepo, tmp_path: Path, argv: list[str],
                                                       cwd: str, key: str, rewritten: str, text: str) -> None:
     config = write_lint_config(repo.root / ".review-gate", lint_agent(argv, cwd=cwd),
                                extra_agents=[coder(tmp_path, "rewrite", key, text)])
     (config / "rgpkg").mkdir()
     (config / "rgpkg" / "__main__.py").write_text(LINT)
+    repo.write("tools/lint.py", LINT)
+    repo.write("tools/rglib.py", (config / "rglib.py").read_text())
     repo.commit("the team's lint and a coder")
     repo.write("app.py", FORBIDDEN)
     result = cli("loop", "start", "pin", "--coder", "steerer", "--mode", "automated", "--max-iterations", "2")
