@@ -118,3 +118,20 @@ def test_the_pin_covers_what_a_pinned_program_imports(cli: Any, repo: GitRepo, t
     assert decisions(repo, "pin") == ["NO_GO", "NO_GO"]
     review = (repo.root / ".review-gate" / "sessions" / "pin" / "2" / "review.response.md").read_text()
     assert "not the one this loop session started with" in review and rewritten in review
+
+
+def test_pairs_recorded_in_an_environment_that_steers_the_program_are_not_reused(
+        cli: Any, repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PYTHONPATH put first a json module of the coder's: the lint script then prints nothing."""
+    write_lint_config(repo.root / ".review-gate")
+    repo.commit("the team's lint")
+    repo.write("app.py", FORBIDDEN)
+    evil = tmp_path / "evil"
+    evil.mkdir()
+    (evil / "json.py").write_text("def dumps(value):\n    return '{\"findings\": []}'\n")
+    monkeypatch.setenv("PYTHONPATH", str(evil))
+    assert cli().code == 0  # steered: the lint script's json is the coder's
+    monkeypatch.delenv("PYTHONPATH")
+    again = cli("--format", "json")
+    assert again.code == 1, again.err
+    assert again.json()["agents"][0]["status"] == "completed"
