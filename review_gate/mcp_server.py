@@ -35,9 +35,7 @@ Standard output is the protocol's channel: nothing else may write to it while th
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from datetime import date
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec, TypeVar
 
 import anyio.to_thread
@@ -46,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from review_gate import __version__, agent_report, api, checks
 from review_gate.errors import ReviewGateError
 from review_gate.escape import sanitize
+from review_gate.mcp_fixed import Fixed
 from review_gate.models import Finding, Gap
 from review_gate.outputs.agent import MAX_CHARS, MIN_CHARS
 
@@ -166,108 +165,6 @@ class AcceptResult(Output):
     expires: str | None = Field(description="The last day it applies (YYYY-MM-DD), or null.")
 
 
-@dataclass(frozen=True)
-class Fixed:
-    """What the server was started with, which a call cannot change: the repository (``root``,
-    None when it started outside one), the configuration directory every call uses (the
-    built-in configuration's own directory when none was found) and its ``fail_on``; and what
-    the person who started it allowed a call to name instead."""
-
-    root: Path | None
-    config: str
-    fail_on: str
-    other_config: bool = False
-    other_repo: bool = False
-    weaker_fail_on: bool = False
-    offline: bool = False
-
-    @classmethod
-    def at_start(cls, config: str | None = None, *, other_config: bool = False, other_repo: bool = False,
-                 weaker_fail_on: bool = False, offline: bool = False) -> Fixed:
-        """Found once, where the server starts: ``--config DIR``, else $REVIEW_GATE_CONFIG, else
-        the repository's .review-gate/, else the built-in configuration (a configuration a call's
-        agent creates later never replaces it). A configuration that does not load is refused."""
-        from review_gate import git
-        from review_gate.config.locations import builtin_dir
-
-        if config is not None:
-            checks.pathlike("--config", config)
-        root = git.repo_root(Path.cwd())
-        loaded = api.load(config, root)
-        directory = Path(loaded.directory) if loaded.directory is not None else builtin_dir("config")
-        return cls(root=root.resolve() if root is not None else None, config=str(directory.resolve()),
-                   fail_on=loaded.settings.gate.fail_on, other_config=other_config, other_repo=other_repo,
-                   weaker_fail_on=weaker_fail_on, offline=offline)
-
-    def where(self, cwd: str | None) -> str | None:
-        """The ``cwd`` a call gives, checked: inside the server's repository (unless allowed)."""
-        if cwd is None:
-            return None  # the directory the server started in
-        from review_gate import git
-        from review_gate.errors import UsageError
-
-        root = git.repo_root(checks.workdir(cwd))
-        if self.other_repo or (root is not None and self.root is not None and root.resolve() == self.root):
-            return cwd
-        where = f"the one this server reviews, {self.root}" if self.root else "this server started outside one"
-        raise UsageError(f"cwd {cwd!r}: another repository than {where}",
-                         fix="leave cwd out; a person who means another repository starts a server there (or "
-                             "this one with --allow-other-repo)")
-
-    def config_for(self, config: str | None, cwd: str | None) -> str:
-        """The configuration a call uses: the server's; one a call names only when it is the same
-        directory, or the server allows another (a configuration decides which programs run)."""
-        from review_gate.errors import UsageError
-
-        if config is None:
-            return self.config
-        given = _path(config, cwd)
-        checks.pathlike("config", given)
-        if self.other_config:
-            return given
-        try:
-            same = Path(given).resolve() == Path(self.config)
-        except (OSError, RuntimeError):
-            same = False
-        if same:
-            return self.config
-        raise UsageError(f"config {config!r}: not the configuration this server was started with ({self.config})",
-                         fix="leave config out; a person who means another starts the server with --config DIR "
-                             "(or --allow-other-config)")
-
-    def fail_on_for(self, fail_on: str | None) -> FailOn:
-        """The call's ``fail_on`` when it is as strict as the configuration's or stricter, else refused."""
-        from review_gate.errors import UsageError
-
-        wanted = fail_on or self.fail_on
-        if not self.weaker_fail_on and checks.FAIL_ON.index(wanted) > checks.FAIL_ON.index(self.fail_on):
-            raise UsageError(f"fail_on {wanted}: a weaker gate than the configuration's ({self.fail_on})",
-                             fix="leave fail_on out or ask for a stricter one; a person who means a weaker gate "
-                                 "starts the server with --allow-weaker-fail-on")
-        return wanted  # type: ignore[return-value]  # one of FAIL_ON, checked by the schema and above
-
-    def offline_for(self, offline: bool, directory: str, cwd: str | None) -> bool:
-        """``offline`` when it leaves out no reviewer that would run (none of the configuration's
-        llm agents has its key set), or the server allows it: skipping reviewers that can run is
-        a weaker gate too (the skipped agents' findings would not count)."""
-        if not offline or self.offline:
-            return offline
-        from review_gate import git
-        from review_gate.errors import UsageError
-        from review_gate.llm.client import missing_key
-        from review_gate.models import LlmAgent
-
-        config = api.load(directory, git.repo_root(checks.workdir(cwd)))
-        running = sorted(a.id for a in config.agents.agents
-                         if isinstance(a, LlmAgent) and a.enabled and missing_key(a) is None)
-        if running:
-            raise UsageError(f"offline: it would skip reviewers that can run ({', '.join(running[:3])}"
-                             f"{', ...' if len(running) > 3 else ''})",
-                             fix="leave offline out; a person who means an offline gate starts the server with "
-                                 "--allow-offline")
-        return offline
-
-
 _FIXED: Fixed | None = None  # set by build(): one server per process
 
 
@@ -311,7 +208,11 @@ def build(*, allow_accept: bool = False, fixed: Fixed | None = None) -> MCPServe
 
 def serve(*, allow_accept: bool = False, fixed: Fixed | None = None) -> None:
     """Serve over stdio until the client closes the connection."""
-    build(allow_accept=allow_accept, fixed=fixed).run()
+    server = build(allow_accept=allow_accept, fixed=fixed)
+    try:
+        server.run()
+    finally:
+        _fixed().close()
 
 
 def _server_class() -> type[MCPServer]:
@@ -494,13 +395,6 @@ async def loop_status(task: Annotated[str | None, Field(max_length=MAX_TEXT, des
         return LoopStatus(sessions=infos, handoffs_waiting=handoffs)
 
     return await anyio.to_thread.run_sync(read)
-
-
-def _path(config: str, cwd: str | None) -> str:
-    """A relative config directory is taken from ``cwd``, as the command line takes it from its own."""
-    if cwd is None or Path(config).is_absolute():
-        return config
-    return str(Path(cwd) / config)
 
 
 def _summary(report: api.ReviewReport) -> str:

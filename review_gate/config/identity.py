@@ -38,9 +38,10 @@ from pathlib import Path
 from review_gate import held
 from review_gate.config.locations import builtin_dir
 from review_gate.errors import ConfigError, ConfigProblem
-from review_gate.reading import regular_sha256
+from review_gate.reading import MIB, regular_head, regular_sha256
 
 MAX_FILES = 5000
+MAX_COPY_BYTES = 64 * MIB  # one file of a configuration copied (``copy``); a larger one is left out
 LOOP_FOLDERS = frozenset({"sessions", "hil", "review-logs"})  # review_gate.loop.files.FOLDERS: per machine
 
 
@@ -59,6 +60,23 @@ def identity(directory: str | Path | None, *, skip: Iterable[Path] = (), per_age
     left_out = set(per_agent)
     found = {name: sha for name, sha in digests(directory, skip=skip).items() if name not in left_out}
     return hashlib.sha256(json.dumps(found, sort_keys=True).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def copy(directory: str | Path, target: Path, *, skip: Iterable[Path] = ()) -> dict[str, str]:
+    """Copy the files ``digests`` covers into ``target`` (an empty directory), each written
+    only when its bytes are still the ones hashed; returns what was copied (name -> SHA-256).
+    A file that changed in between is left out: the copy never holds what was not hashed."""
+    found = digests(directory, skip=skip)
+    copied = {}
+    for name, digest in found.items():
+        data = regular_head(Path(directory) / name, MAX_COPY_BYTES + 1)
+        if data is None or len(data) > MAX_COPY_BYTES or hashlib.sha256(data).hexdigest() != digest:
+            continue
+        path = target / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        copied[name] = digest
+    return copied
 
 
 @functools.cache
@@ -102,4 +120,4 @@ def _walk(top: Path, skip: frozenset[str]) -> dict[str, str]:
     return found
 
 
-__all__ = ["LOOP_FOLDERS", "MAX_FILES", "digests", "identity"]
+__all__ = ["LOOP_FOLDERS", "MAX_FILES", "copy", "digests", "identity"]

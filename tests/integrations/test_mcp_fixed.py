@@ -161,3 +161,25 @@ def test_offline_that_would_skip_reviewers_that_can_run_is_refused(repo: GitRepo
                 "--allow-offline")
 
     session(repo, check)
+
+
+def test_an_edit_of_the_repositorys_configuration_after_the_start_runs_nothing(repo: GitRepo,
+                                                                               tmp_path: Path) -> None:
+    """The configuration is fixed as it was at the start: the agent that adds a command agent to
+    .review-gate/ (the directory in use) gets a change to review, not a program run for it."""
+    repo.write(".review-gate/review-gate.json", json.dumps({"version": 1}))
+    repo.commit("the repository's configuration")
+    repo.write("deploy/key.pem", PRIVATE_KEY)
+    marker = tmp_path / "ran"
+
+    async def check(client: ClientSession) -> None:
+        agent_config(tmp_path / "written", marker)
+        for name in ("review-agents.json", "review-composition.json", "review-gate.json"):
+            (repo.root / ".review-gate" / name).write_text((tmp_path / "written" / name).read_text())
+        judged = (await client.call_tool("review", {"offline": True, "format": "json"})).structured_content or {}
+        assert not marker.exists(), "a command agent the client wrote ran outside its sandbox"
+        assert judged["verdict"] == "FAIL", judged["summary"]
+        gaps = json.loads(judged["report"])["gaps"]
+        assert any(g["kind"] == "config_changed" for g in gaps), gaps
+
+    session(repo, check)
