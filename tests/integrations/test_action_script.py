@@ -220,3 +220,15 @@ def test_a_pull_request_that_rewrites_the_script_judging_it_runs_nothing_of_its_
     assert result.outputs["decision"] == "fail"
     assert "app.py" in result.out and "FORBIDDEN on an added line" in result.out
     assert not marker.exists(), "the pull request's lint.py ran with the job's environment"
+
+
+@needs_formats
+def test_the_step_runs_no_module_the_pull_request_brings(pr: Path, run_step, tmp_path: Path) -> None:
+    """The step reads the decision with Python in the checkout: a json.py there must not be imported."""
+    marker = tmp_path / "the-pull-request-ran"
+    commit(pr, "json.py", f"open({str(marker)!r}, 'w').write('ran')\n")
+    commit(pr, "deploy/key.pem", PRIVATE_KEY)
+    result = run_step(pr)
+    assert result.code == 1, result.err
+    assert not marker.exists(), "the pull request's json.py ran in the action's step"
+    assert result.outputs["decision"] == "fail"
