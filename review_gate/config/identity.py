@@ -1,4 +1,5 @@
-"""The identity of a configuration: a digest of every regular file under its directory.
+"""The identity of a configuration: a digest of every regular file under its directory (over the
+built-in files it falls back to).
 
 What a review pair's freshness and a loop session's pin compare. The parsed JSON is not enough:
 a command agent's script, a module that script imports (``.review-gate/rglib.py``), instructions
@@ -46,11 +47,15 @@ LOOP_FOLDERS = frozenset({"sessions", "hil", "review-logs"})  # review_gate.loop
 
 
 def digests(directory: str | Path | None, *, skip: Iterable[Path] = ()) -> dict[str, str]:
-    """Relative POSIX name -> SHA-256 of every regular file under ``directory`` (None: the
-    built-in configuration), except ``skip`` and the loop's folders."""
-    if directory is None:
-        return dict(_builtin())
-    return _walk(Path(directory), frozenset(os.path.abspath(p) for p in skip))
+    """Relative POSIX name -> SHA-256 of every regular file the configuration in ``directory``
+    is made of: the built-in configuration's files, each replaced by the directory's own file of
+    that name, and every other regular file under it, except ``skip`` and the loop's folders. A
+    file absent from the directory falls back to the built-in one, so a directory that holds no
+    configuration of its own (only the run state) is the built-in configuration, and so is None."""
+    found = dict(_builtin())
+    if directory is not None:
+        found.update(_walk(Path(directory), frozenset(os.path.abspath(p) for p in skip)))
+    return found
 
 
 def identity(directory: str | Path | None, *, skip: Iterable[Path] = (), per_agent: Iterable[str] = ()) -> str:
@@ -66,7 +71,7 @@ def copy(directory: str | Path, target: Path, *, skip: Iterable[Path] = ()) -> d
     """Copy the files ``digests`` covers into ``target`` (an empty directory), each written
     only when its bytes are still the ones hashed; returns what was copied (name -> SHA-256).
     A file that changed in between is left out: the copy never holds what was not hashed."""
-    found = digests(directory, skip=skip)
+    found = _walk(Path(directory), frozenset(os.path.abspath(p) for p in skip))  # its own files only
     copied = {}
     for name, digest in found.items():
         data = regular_head(Path(directory) / name, MAX_COPY_BYTES + 1)

@@ -135,3 +135,16 @@ def test_pairs_recorded_in_an_environment_that_steers_the_program_are_not_reused
     again = cli("--format", "json")
     assert again.code == 1, again.err
     assert again.json()["agents"][0]["status"] == "completed"
+
+
+def test_the_run_state_alone_in_review_gate_leaves_the_builtin_configurations_pairs_fresh(
+        cli: Any, repo: GitRepo) -> None:
+    """The first run creates .review-gate/state.db, and the second finds a .review-gate/ that holds
+    no configuration of its own: still the built-in one, whose pairs stay fresh."""
+    repo.write("app.py", "x = eval(user_input)\n")
+    assert not (repo.root / ".review-gate").exists()
+    assert cli("--offline").code == 1
+    assert (repo.root / ".review-gate" / "state.db").exists()
+    again = cli("--offline", "--format", "json")
+    assert again.code == 1
+    assert {a["status"] for a in again.json()["agents"] if a["kind"] == "pattern"} == {"cached"}
