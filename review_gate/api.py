@@ -74,6 +74,7 @@ __all__ = ["Accepted", "Acknowledged", "BatchCollected", "BatchInfo", "BatchStat
            "batch_status_async", "batch_submit", "batch_submit_async", "change", "explain", "merge", "plan",
            "plan_async", "replay", "review", "review_async", "sweep", "sweep_async"]
 
+MAX_EXPLAIN_PATHS = 1000  # paths explained at once: each is classified against every policy
 MAX_REASON = 2000  # characters of an added agent's reason (it is logged in every report and the gap log)
 Render = Callable[[ReviewReport], str]
 """A format's ``render``, for a format whose options its caller sets (``--max-chars`` of ``agent``)."""
@@ -86,8 +87,9 @@ def change(*, cwd: str | Path | None = None, base: str | None = None, head: str 
            pushed: str | None = None, remote: str | None = None) -> DiffRequest:
     """What to review, checked: the arguments that name a change must not clash. ``pushed``: a
     ref being pushed to ``remote`` with no range known (everything the remote lacks)."""
-    _typed(texts={"base": base, "head": head, "pushed": pushed, "remote": remote}, flags={"staged": staged},
-           paths={"diff_file": diff_file})
+    _typed(texts={"pushed": pushed, "remote": remote}, flags={"staged": staged}, paths={"diff_file": diff_file})
+    for name, value in (("base", base), ("head", head), ("pushed", pushed), ("remote", remote)):
+        checks.ref(name, value)
     if diff is not None and not isinstance(diff, (bytes, bytearray)):
         raise UsageError(f"diff {checks.shown(diff)}: not bytes", fix="give diff as the bytes of a unified diff "
                                                                        "(text.encode())")
@@ -150,8 +152,11 @@ def _check(*, fail_on: str | None = None, filter_mode: str | None = None, concur
 def _setup(request: DiffRequest, *, config: str | Path | None, offline: bool, concurrency: int | None = None,
            timeout: float | None = None, constitution: str | None = None, baseline: str | Path | None = None,
            use_baseline: bool = True, packing: Packing | None = None, intent: str | None = None) -> bootstrap.Setup:
+    from review_gate.agents import program
+
     root = Path(request.repo_root) if request.repo_root else None
     loaded = load(config, root)
+    program.check(loaded, root)  # a configuration from outside the working tree runs only what it holds
     return bootstrap.setup(root=root, config=loaded, request=request, offline=offline, concurrency=concurrency,
                            timeout_s=timeout, constitution=constitution,
                            baseline_file=str(baseline) if baseline is not None else None,
@@ -190,6 +195,7 @@ async def review_async(
     outputs: Sequence[tuple[str | Render, str | Path]] = (), bundle_dir: str | Path | None = None,
     listener: Listener | None = None, shard: tuple[int, int] | None = None,
     add_agents: Sequence[tuple[str, str]] = (), accepted_before: str | None = None, intent: str | None = None,
+    reuse_only: Sequence[str] | None = None,
 ) -> ReviewReport:
     """Review a change: all six stages, the run state (cache, acceptances, history) unless
     ``state`` is false, reports written to ``outputs`` (format name or render function, path)
@@ -203,14 +209,17 @@ async def review_async(
     ``accepted_before``: a UTC time stamp (``2026-11-26T10:00:00Z``); acceptances recorded at or
     after it waive nothing (a loop session's review: its coder cannot accept its own findings).
     ``intent``: what the change is for (a task, a pull request's title and description; at most
-    64 KB of text), given to every llm agent as data and judged by them (``criteria_met``)."""
+    64 KB of text), given to every llm agent as data and judged by them (``criteria_met``).
+    ``reuse_only``: run ids whose review pairs may be reused (a loop session's own reviews: a run
+    its coder made, in whatever environment, never stands in for the session's); None: any run's."""
     _check(fail_on=fail_on, filter_mode=filter_mode, concurrency=concurrency, agent_timeout=agent_timeout,
            outputs=outputs, packing=packing, shard=shard)
-    _typed(texts={"constitution": constitution}, flags={"offline": offline, "use_baseline": use_baseline,
-                                                        "state": state, "cache": cache},
-           paths={"config": config, "baseline": baseline, "bundle_dir": bundle_dir})
+    _typed(flags={"offline": offline, "use_baseline": use_baseline, "state": state, "cache": cache},
+           paths={"config": config, "baseline": baseline, "bundle_dir": bundle_dir, "constitution": constitution})
     checks.utc_stamp("accepted_before", accepted_before)
     intent = purpose.check(intent)
+    if reuse_only is not None:
+        checks.texts("reuse_only", reuse_only)
     _request(request)
     request = request or change(cwd=cwd, base=base, head=head, staged=staged, diff=diff, diff_file=diff_file)
     setup = _setup(request, config=config, offline=offline, concurrency=concurrency, timeout=agent_timeout,
@@ -223,7 +232,7 @@ async def review_async(
         bundle.check_target(target)  # before any agent runs
     facts = await runner.read_change(setup.request)
     how = _How(fail_on=fail_on, filter_mode=filter_mode, listener=listener, shard=shard, requests=tuple(requests),
-               accepted_before=accepted_before)
+               accepted_before=accepted_before, reuse_only=tuple(reuse_only) if reuse_only is not None else None)
     return await _reviewed(setup, facts, how, state=state, cache=cache, outputs=outputs, target=target)
 
 
@@ -241,6 +250,7 @@ class _How:
     requests: tuple[AgentRequest, ...] = ()  # agents the caller adds, with why
     accepted_before: str | None = None  # acceptances recorded since do not waive (a loop session's)
     left_out: int = 0  # the gate's own files left out before planning (a sweep's), counted in the report
+    reuse_only: tuple[str, ...] | None = None  # the runs whose pairs may be reused (a loop session's own)
 
 
 def _request(request: object) -> None:
@@ -296,9 +306,10 @@ async def _review(setup: bootstrap.Setup, facts: PRFacts, run: NoState, http: ht
     work, info = shard.share(the_plan, setup.config, *how.shard) if how.shard else (the_plan, None)
     waivers = setup.waivers(facts)
     run_id = runner.new_run_id()
+    extras = await anyio.to_thread.run_sync(setup.extras, {e.agent for e in work.manifest.entries})
     reuse = await anyio.to_thread.run_sync(functools.partial(
-        run.start, work, run_id, setup.extras(), setup.options.packing, kind=how.kind, model=_models(setup, work),
-        commit=how.commit, accepted_before=how.accepted_before))
+        run.start, work, run_id, extras, setup.options.packing, kind=how.kind, model=_models(setup, work),
+        commit=how.commit, accepted_before=how.accepted_before, reuse_only=how.reuse_only))
     report = await runner.review(
         work, setup.config, setup.options, filter_mode=how.filter_mode, fail_on=how.fail_on, listener=how.listener,
         waivers={**waivers, **run.waivers}, run_id=run_id, reuse=reuse, http=http)
@@ -388,6 +399,11 @@ def explain(paths: Sequence[str], *, cwd: str | Path | None = None,
     from review_gate.shebang import of_file
 
     checks.texts("paths", paths, empty=False)
+    if len(paths) > MAX_EXPLAIN_PATHS:
+        raise UsageError(f"explain: {len(paths):,} paths, more than {MAX_EXPLAIN_PATHS:,} at once",
+                         fix="explain fewer paths at a time (`review-gate plan` shows the whole change)")
+    for raw in paths:
+        checks.path_size("explain path", raw)
     _typed(paths={"config": config})
     where = checks.workdir(cwd)
     root = git.repo_root(where)
@@ -617,9 +633,9 @@ async def sweep_async(
     _check(fail_on=fail_on, filter_mode=filter_mode, concurrency=concurrency, agent_timeout=agent_timeout,
            outputs=outputs, packing=packing, shard=shard)
     checks.texts("paths", paths)
-    _typed(texts={"since": since, "constitution": constitution},
-           flags={"offline": offline, "use_baseline": use_baseline, "state": state, "cache": cache},
-           paths={"config": config, "baseline": baseline, "bundle_dir": bundle_dir})
+    checks.ref("since", since)
+    _typed(flags={"offline": offline, "use_baseline": use_baseline, "state": state, "cache": cache},
+           paths={"config": config, "baseline": baseline, "bundle_dir": bundle_dir, "constitution": constitution})
     setup, swept = await _swept(paths, since=since, cwd=cwd, max_file_bytes=max_file_bytes, config=config,
                                 offline=offline, concurrency=concurrency, agent_timeout=agent_timeout,
                                 constitution=constitution, baseline=baseline, use_baseline=use_baseline,
@@ -727,8 +743,9 @@ async def batch_submit_async(
            outputs=outputs, packing=packing)
     if sweep is not None:
         checks.texts("sweep", sweep)
-    _typed(texts={"since": since, "constitution": constitution}, flags={"use_baseline": use_baseline, "cache": cache},
-           paths={"config": config, "baseline": baseline, "bundle_dir": bundle_dir})
+    checks.ref("since", since)
+    _typed(flags={"use_baseline": use_baseline, "cache": cache},
+           paths={"config": config, "baseline": baseline, "bundle_dir": bundle_dir, "constitution": constitution})
     _request(request)
     commit = None
     if sweep is not None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,10 +16,13 @@ from review_gate.config.locations import builtin_dir, find_config_file
 from review_gate.errors import UsageError
 from review_gate.globs import literal_glob
 from review_gate.models import CommandAgent, LlmAgent, Packing, PRFacts, ReviewConfig
+from review_gate.models.config import AGENTS_FILE, COMPOSITION_FILE, DOMAINS_FILE, RULES_FILE
 from review_gate.own_files import Link, OwnFiles, inside, link_target, locate, relative
 from review_gate.pipeline.dispatch import DispatchOptions
 from review_gate.pipeline.normalize import DiffRequest
 from review_gate.state.store import companions, open_store, state_file, state_link, state_location
+
+PER_AGENT_FILES = (RULES_FILE, AGENTS_FILE, DOMAINS_FILE, COMPOSITION_FILE)
 
 
 @dataclass(frozen=True)
@@ -99,20 +102,37 @@ class Setup:
         return any(isinstance(a, LlmAgent) and a.enabled and (missing_key(a) is None or a.id == settings.gap_detector)
                    for a in self.config.agents.agents)
 
-    def extras(self) -> dict[str, str]:
-        """Agent id -> what else its answer depends on: an llm agent's instructions, the
-        Standards and the change's intent. Folded into its freshness key, so editing them
-        reviews again."""
+    def extras(self, agents: Collection[str] | None = None) -> dict[str, str]:
+        """Agent id -> what else its answer depends on: the configuration's identity (every file of
+        its directory), a command agent's program (its bytes, ``agents.program.fingerprint``), an
+        llm agent's instructions and the Standards. Folded into its freshness key, so a look-alike
+        configuration's pairs never pass for this one's, and editing any of them reviews again.
+        ``agents``: only these (the ones a plan dispatches); default every agent."""
+        from review_gate.agents import program
+        from review_gate.config.identity import identity
+
+        # Each agent's entry and rules are in its agent SHA already, parsed (freshness.agent_sha),
+        # and the domains and policies decide only who reviews which file: those files are keyed
+        # per agent, every other file of the directory (review-gate.json, scripts, the modules
+        # they import, instructions, templates) for all.
+        config = identity(self.config.directory, skip=companions(self.state_path), per_agent=PER_AGENT_FILES)
         out = {}
         for agent in self.config.agents.agents:
-            if isinstance(agent, LlmAgent):
+            if agents is not None and agent.id not in agents:
+                continue
+            if isinstance(agent, CommandAgent):
+                out[agent.id] = "\0".join([config, program.fingerprint(agent, root=self.options.repo_root,
+                                                                        config_dir=self.config.directory)])
+            elif isinstance(agent, LlmAgent):
                 path = find_config_file(agent.instructions, self.config.directory)
                 text = path.read_text(encoding="utf-8", errors="replace") if path is not None else ""
                 # a packed request asks differently: its answers are not those of the agent alone
-                parts = [text, self.options.standards or "", self.options.packing]
+                parts = [config, text, self.options.standards or "", self.options.packing]
                 if self.options.intent:  # only then: a run without one keeps the keys it always had
                     parts.append("intent:" + self.options.intent)
                 out[agent.id] = "\0".join(parts)
+            else:
+                out[agent.id] = config
         return out
 
 

@@ -401,11 +401,24 @@ def _mcp_command(sub: Subparsers) -> None:
                                     "accept, loop_status)",
                          description="Serve review-gate's tools over the Model Context Protocol on standard input "
                                      "and output, for an MCP client such as a coding agent. Needs the mcp extra: "
-                                     "pip install 'review-gate[mcp]'. The accept tool refuses unless started "
+                                     "pip install 'review-gate[mcp]'. The configuration, the repository and "
+                                     "fail_on are fixed when it starts; the accept tool refuses unless started "
                                      "with --allow-accept: the client is usually the agent whose findings they are.")
+    mcp.add_argument("--config", metavar="DIR",
+                     help="the config directory every call uses (default: $REVIEW_GATE_CONFIG, the repository's "
+                          ".review-gate/, else the built-in configuration, as found when the server starts)")
     mcp.add_argument("--allow-accept", action="store_true",
                      help="let the client record acceptances of findings (only for a client a person drives: "
                           "an agent must not waive its own findings)")
+    mcp.add_argument("--allow-other-config", action="store_true",
+                     help="let a call name another config directory (it decides which programs run: only for a "
+                          "client a person drives)")
+    mcp.add_argument("--allow-other-repo", action="store_true",
+                     help="let a call review another repository (cwd) than the one the server started in")
+    mcp.add_argument("--allow-weaker-fail-on", action="store_true",
+                     help="let a call ask for a weaker fail_on than the configuration's")
+    mcp.add_argument("--allow-offline", action="store_true",
+                     help="let a review call skip the llm reviewers that can run (offline: true)")
 
 
 def _shard_option(parser: argparse.ArgumentParser) -> None:
@@ -528,6 +541,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     terminated: list[int] = []
     try:
+        _check_paths(args)
         with _sigterm_as_interrupt(terminated):
             return _dispatch(args)
     except ReviewGateError as exc:
@@ -545,11 +559,61 @@ def main(argv: Sequence[str] | None = None) -> int:
             # cut short, and not 3, since nothing went wrong inside; no crash log, no more output.
             _quiet_standard_streams()
             return 141
+        named = _path_argument(exc, args)
+        if named is not None:  # the OS refused a path the user gave (no permission, a loop of links...)
+            why = console.sanitize(str(getattr(exc, "strerror", exc)))
+            console.err(f"review-gate: error: {console.sanitize(named[0])} {console.sanitize(named[1])}: {why}\n"
+                        f"  fix: give {console.sanitize(named[0])} a path that can be used")
+            return 2
         log = _crash_log(traceback.format_exc())
         where = f"details in {log}" if log else "its details could not be saved"
         with contextlib.suppress(OSError):  # stderr may be the thing that broke
             console.err(f"review-gate: internal error, nothing was decided (exit 3); {where}")
         return 3
+
+
+# The arguments that name a file or a directory, by their argparse dest, as a message names them.
+PATH_ARGUMENTS = {"config": "--config", "diff": "--diff", "constitution": "--constitution", "bundle": "--bundle",
+                  "baseline": "--baseline", "output": "--output", "dir": "--dir", "drafts": "--drafts",
+                  "prompt": "--prompt", "file": "meta check FILE", "reports": "merge REPORT", "outputs": "--output"}
+PATH_POSITIONALS = {("replay", "bundle"): "replay DIR", ("explain", "paths"): "explain PATH"}
+
+
+def _given_paths(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """(how the argument is named, the path given) for every path argument of the command."""
+    found = []
+    for dest in {*PATH_ARGUMENTS, "paths"}:
+        value = getattr(args, dest, None)
+        name = PATH_POSITIONALS.get((args.command, dest)) or PATH_ARGUMENTS.get(dest)
+        if value is None or name is None:
+            continue
+        if dest == "outputs":
+            found += [(name, str(path)) for _, path in value if path is not None and path != "-"]
+        elif isinstance(value, list):
+            found += [(name, str(v)) for v in value]
+        elif isinstance(value, str) and value != "-":
+            found.append((name, value))
+    return found
+
+
+def _check_paths(args: argparse.Namespace) -> None:
+    """Refuse a path the OS would refuse (too long, a NUL byte) before anything reads it."""
+    from review_gate.checks import path_size
+
+    for name, value in _given_paths(args):
+        path_size(name, value)
+
+
+def _path_argument(exc: BaseException, args: argparse.Namespace) -> tuple[str, str] | None:
+    """(name, value) of the path argument an OSError is about, when it is about one."""
+    if not isinstance(exc, OSError) or exc.filename is None:
+        return None
+    failed = os.fsdecode(exc.filename) if isinstance(exc.filename, (str, bytes, os.PathLike)) else ""
+    for name, value in _given_paths(args):
+        if failed == value or failed.startswith(value.rstrip("/") + "/") or os.path.abspath(failed) == \
+                os.path.abspath(value):
+            return name, value
+    return None
 
 
 def _closed_pipe(exc: BaseException) -> bool:

@@ -7,6 +7,18 @@ files, tokens and cost summed; a failure in any shard is the agent's failure) an
 gate again over the whole, with the configuration the shards used. Reports of another change
 or configuration, a shard given twice or one missing are refused (exit 2): a merge of part of
 a run must never pass for the whole.
+
+Coverage is checked, not taken from the reports' word: the shares are computed again from the
+assignment inputs every report records (each file of the change and its size) and N, and each
+shard must have reviewed exactly its own share, every agent of the run's manifest with exactly
+its files there (``coverage``). A shard relabelled as another, two shards that overlap, or a
+file no shard covers is refused, and nothing is written.
+
+What merge cannot know: a report is unauthenticated input. Whoever can write the files merged
+can write any findings (or none) and any files "reviewed" in a consistent way; merge checks
+that the reports agree with each other and with the assignment, not that the reviews happened.
+Merge only the artifacts of one workflow run, made by jobs the change under review cannot alter
+(docs/sweeps-and-batches.md).
 """
 
 from __future__ import annotations
@@ -87,6 +99,63 @@ def check(reports: Sequence[tuple[str, ReviewReport]], config: ReviewConfig) -> 
     if lacking:
         raise InputError(f"shard{'s' if len(lacking) > 1 else ''} {', '.join(lacking)} of {first.shard.count} "
                          "missing: the merged report would not cover the whole change", fix=_FIX)
+    coverage(reports)
+
+
+def coverage(reports: Sequence[tuple[str, ReviewReport]]) -> None:
+    """Each shard reviewed exactly its own share, as computed again from the recorded assignment
+    inputs and N; the run's manifest is the same in every report, and each of its agents has, in
+    each shard, exactly its files of that share (so no file is left out, and none is twice)."""
+    from review_gate.shard import assign_sizes
+
+    first_name, first = reports[0]
+    assert first.shard is not None
+    sizes = first.shard.sizes
+    changed = {f.path for f in first.classification.files}
+    if not sizes and changed:
+        raise InputError(f"{first_name} does not record how its shard was assigned (made by an older review-gate)",
+                         fix="run every shard again with this review-gate, then merge their reports")
+    if not changed <= set(sizes):
+        raise InputError(f"{first_name} records an assignment that leaves out changed files "
+                         f"({', '.join(sorted(changed - set(sizes))[:3])})", fix=_FIX)
+    shares = assign_sizes(sizes, first.shard.count)
+    for name, report in reports:
+        assert report.shard is not None
+        if report.shard.sizes != sizes:
+            raise InputError(f"{name} records another assignment of the change than {first_name}", fix=_FIX)
+        if report.manifest != first.manifest:
+            raise InputError(f"{name} was planned with another manifest than {first_name}", fix=_FIX)
+        own = shares[report.shard.index - 1]
+        if report.shard.files != own:
+            raise InputError(f"{name} says it is shard {report.shard.index}/{report.shard.count}, but the files it "
+                             f"reviewed are not that shard's share of the change ({_listed(report.shard.files, own)})",
+                             fix=_FIX)
+        mine = set(own)
+        results = {a.id: a for a in report.agents}
+        for entry in first.manifest:
+            expected = sorted(set(entry.files) & mine)
+            if not expected:
+                continue
+            result = results.get(entry.agent)
+            if result is None or sorted(result.files) != expected:
+                got = sorted(result.files) if result is not None else []
+                raise InputError(f"{name} (shard {report.shard.index}/{report.shard.count}) does not show agent "
+                                 f"{entry.agent} reviewing exactly its files of that share ({_listed(got, expected)})",
+                                 fix=_FIX)
+            if set(result.unreviewed) - mine:
+                raise InputError(f"{name} lists files of another shard as unreviewed by {entry.agent}", fix=_FIX)
+
+
+def _listed(got: Sequence[str], expected: Sequence[str]) -> str:
+    """What differs between the files a report names and the files it should, briefly."""
+    extra, missing = sorted(set(got) - set(expected)), sorted(set(expected) - set(got))
+    parts = []
+    if extra:
+        parts.append("not its own: " + ", ".join(sanitize(p) for p in extra[:3]) + (" ..." if len(extra) > 3 else ""))
+    if missing:
+        parts.append("left out: " + ", ".join(sanitize(p) for p in missing[:3]) + (" ..." if len(missing) > 3
+                                                                                   else ""))
+    return "; ".join(parts) or "another order"
 
 
 def merge(reports: Sequence[tuple[str, ReviewReport]], config: ReviewConfig, *, run_id: str, tool_version: str,
@@ -161,4 +230,4 @@ def _agent(results: list[AgentResult]) -> AgentResult:
         "tool_calls": [c for r in results for c in r.tool_calls]})
 
 
-__all__ = ["check", "merge", "read"]
+__all__ = ["check", "coverage", "merge", "read"]

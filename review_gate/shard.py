@@ -7,8 +7,10 @@ one by one to the shard with the fewest bytes so far (the lowest-numbered on a t
 change gives every shard the same assignment, whatever machine computes it, and N shards get
 near-equal bytes.
 
-Each shard's report records K/N, its files and the identity of the whole (the change's and the
-configuration's SHAs), so that ``review-gate merge`` combines the reports of one run only.
+Each shard's report records K/N, its files, how the assignment was computed (every file of the
+change with the bytes it weighs) and the identity of the whole (the change's and the
+configuration's SHAs), so that ``review-gate merge`` combines the reports of one run only, and
+computes the shares again to check that each shard reviewed exactly its own.
 
     >>> parse("2/4")
     (2, 4)
@@ -20,6 +22,7 @@ import hashlib
 import heapq
 import json
 import re
+from collections.abc import Mapping
 
 from review_gate.errors import UsageError
 from review_gate.models import AgentManifest, FileChange, Plan, ReviewConfig, ShardInfo
@@ -48,14 +51,24 @@ def _path_hash(path: str) -> str:
     return hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()
 
 
+def sizes(files: list[FileChange]) -> dict[str, int]:
+    """Each file's path and the bytes the balance weighs it by: what the assignment is computed from."""
+    return {change.path: _size(change) for change in files}
+
+
 def assign(files: list[FileChange], count: int) -> list[list[str]]:
     """The files of each of ``count`` shards (index 0 is shard 1), each list sorted."""
+    return assign_sizes(sizes(files), count)
+
+
+def assign_sizes(weights: Mapping[str, int], count: int) -> list[list[str]]:
+    """``assign`` from the recorded sizes alone (what ``merge`` has): the same shares."""
     shares: list[list[str]] = [[] for _ in range(count)]
     loads = [(0, index) for index in range(count)]  # (bytes so far, shard): a heap
-    for change in sorted(files, key=lambda f: (-_size(f), _path_hash(f.path))):
+    for path in sorted(weights, key=lambda p: (-weights[p], _path_hash(p))):
         load, index = heapq.heappop(loads)
-        shares[index].append(change.path)
-        heapq.heappush(loads, (load + _size(change), index))
+        shares[index].append(path)
+        heapq.heappush(loads, (load + weights[path], index))
     return [sorted(share) for share in shares]
 
 
@@ -78,8 +91,8 @@ def share(plan: Plan, config: ReviewConfig, index: int, count: int) -> tuple[Pla
             entries.append(entry.model_copy(update={"files": files}))
     facts = plan.facts.model_copy(update={"files": [f for f in plan.facts.files if f.path in kept]})
     info = ShardInfo(index=index, count=count, change_sha=change_sha(plan), config_sha=config_sha(config),
-                     files=mine)
+                     files=mine, sizes=sizes(plan.facts.files))
     return plan.model_copy(update={"facts": facts, "manifest": AgentManifest(entries=entries)}), info
 
 
-__all__ = ["assign", "change_sha", "parse", "share"]
+__all__ = ["assign", "assign_sizes", "change_sha", "parse", "share", "sizes"]

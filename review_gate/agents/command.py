@@ -8,7 +8,8 @@ transient fault worth a retry; any other exit is a failure carrying the tail of 
 ends (exit, deadline, cancellation) its process group is killed, and so is every process
 carrying its mark (``strays``), even one that called setsid(): a hung program or a daemon it
 started cannot outlive the run. The mark is the environment
-variable ``REVIEW_GATE_AGENT_MARK``.
+variable ``REVIEW_GATE_AGENT_MARK``. With a configuration from outside the working tree, what
+it runs is the configuration's copy, never the change's (``program``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pathlib import Path
 import anyio
 from anyio.abc import ByteReceiveStream, Process
 
-from review_gate.agents import base, strays
+from review_gate.agents import base, program, strays
 from review_gate.agents.base import RAW_LIMIT, AgentContext, AgentOutput, AgentSpec, AgentTask, cap_raw
 from review_gate.agents.parse import parse_dimensions, parse_findings, parse_sarif, review_meta_findings
 from review_gate.errors import AgentFault, TransientAgentFault
@@ -45,10 +46,13 @@ async def review(spec: AgentSpec, task: AgentTask, context: AgentContext) -> Age
     assert isinstance(spec, CommandAgent)
     diff = "".join(f.patch for f in task.files).encode("utf-8", "surrogateescape")
     cwd = task.repo_root if spec.cwd == "repo" else task.config_dir
+    try:  # the configuration's copy of what it names, never the change's (checked before the run, too)
+        argv = program.resolve(spec, root=task.repo_root, config_dir=task.config_dir).argv
+    except program.Refused as refused:
+        raise AgentFault(refused.message) from None
     mark = strays.new_mark()
     with tempfile.TemporaryDirectory(prefix="review-gate-") as tmp:
         env = {**os.environ, **files_env([f.path for f in task.files], Path(tmp)), strays.MARK_VAR: mark}
-        argv = list(spec.command)
         if spec.input == "file":
             path = Path(tmp) / "scope.diff"
             path.write_bytes(diff)

@@ -110,7 +110,7 @@ async def submit(setup: bootstrap.Setup, facts: PRFacts, gaps: list[Gap], run: R
         the_plan = the_plan.model_copy(update={"gaps": [*gaps, *the_plan.gaps],
                                                "left_out": the_plan.left_out + left_out})
     run_id = runner.new_run_id()
-    extras = setup.extras()
+    extras = setup.extras({e.agent for e in the_plan.manifest.entries})
     llm_agents = {a.id: a for a in config.agents.agents if isinstance(a, LlmAgent)}
     reuse = await anyio.to_thread.run_sync(lambda: run.start(
         the_plan, run_id, extras, setup.options.packing, kind="batch", runner="batch",

@@ -99,7 +99,8 @@ def _claimed(opened: _Opened, task: str) -> Session:
 
 def _finish(opened: _Opened, loop: Loop, session: Session) -> int:
     sessions.release(opened.store, session.task)
-    info = describe.state(session, loop.files(session), decisions=loop.decisions(session.task))
+    info = describe.state(session, loop.files(session), decisions=loop.decisions(session.task),
+                          made=describe.made_by_gate(opened.store, session, loop.files(session)))
     console.out("\n".join(describe.lines(info)))
     return exit_code(session)
 
@@ -182,14 +183,20 @@ def _new_session(opened: _Opened, args: argparse.Namespace, task: str) -> None:
 
 
 def _read_prompt(path: str) -> str:
+    from review_gate.loop.files import MAX_CONTENT_BYTES
+    from review_gate.reading import read_path, read_stream
+
+    fix = "give a readable UTF-8 text file that describes the task"
     if path == "-":
-        return sys.stdin.read()
+        data = read_stream(sys.stdin.buffer, limit=MAX_CONTENT_BYTES, name="the task on standard input", fix=fix)
+    elif not Path(path).exists():
+        raise InputError(f"--prompt {path}: no such file", fix="give the file that describes the task")
+    else:
+        data = read_path(path, limit=MAX_CONTENT_BYTES, name=f"--prompt {path}", fix=fix)
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"--prompt {path}: no such file", fix="give the file that describes the task") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"--prompt {path}: cannot read it: {exc}", fix="give a readable UTF-8 text file") from None
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"--prompt {path}: cannot read it: {exc}", fix=fix) from None
 
 
 def _resume(opened: _Opened, args: argparse.Namespace, session: Session) -> int:

@@ -14,6 +14,12 @@ def mcp_command(args: argparse.Namespace) -> int:
         raise UsageError("the MCP server needs the mcp package, which is not installed",
                          fix="pip install 'review-gate[mcp]'")
     from review_gate import mcp_server
+    from review_gate.mcp_fixed import Fixed
 
-    mcp_server.serve(allow_accept=args.allow_accept)
+    # Fixed before serving: a configuration that does not load is the person's error now, not
+    # every call's later; what a call may still name is what the flags allow.
+    fixed = Fixed.at_start(args.config, other_config=args.allow_other_config,
+                            other_repo=args.allow_other_repo, weaker_fail_on=args.allow_weaker_fail_on,
+                            offline=args.allow_offline)
+    mcp_server.serve(allow_accept=args.allow_accept, fixed=fixed)
     return 0

@@ -29,6 +29,7 @@ import anyio
 from review_gate.agents import command
 from review_gate.errors import AgentFault
 from review_gate.models import CommandAgent, LlmAgent, ReviewConfig
+from review_gate.reading import regular_head
 
 PLAN_SCHEMA: dict[str, Any] = {
     "type": "object", "additionalProperties": False, "required": ["plan"],
@@ -159,10 +160,9 @@ def _with_contents(files: dict[str, str | None], root: Path) -> dict[str, str | 
     budget = FILES_CAP
     for path, content in files.items():
         if content is None:
-            try:
-                content = (root / path).read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                content = None  # deleted, or not a file
+            # a regular file only (a FIFO is never opened), and no more of it than is shown
+            data = regular_head(root / path, FILE_CAP * 4)
+            content = data.decode("utf-8", "replace") if data is not None else None  # deleted, or not a file
         if content is not None:
             content = content[:min(FILE_CAP, max(budget, 0))]
             budget -= len(content)

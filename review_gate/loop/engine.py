@@ -42,6 +42,7 @@ from review_gate.loop.tree import changed_paths, tree_hash
 from review_gate.loop.verdict import MetaVerdict, update_review, verdict_of
 from review_gate.models import CommandAgent, LlmAgent, ReviewConfig
 from review_gate.models.loop import CRITERIA_CHECK, GATE, MANUAL, SKIP, LoopSettings
+from review_gate.models.report import summary_line
 from review_gate.review_meta import parse_meta
 from review_gate.state.store import Store
 from review_gate.state.times import utc_now
@@ -170,28 +171,53 @@ class Loop:
         return self._commit(s, {"step": "judge", "coder_mark": None}, [self._made(s, path, ai)])
 
     async def _review(self, s: Session) -> Session:
-        if s.config_pin is not None:
-            now = pin.config_pin(s.config_dir, self.root)
-            names = pin.changed(s.config_pin, now)
-            if names is not None:
-                self.reporter.warn(f"{s.task}: review (iteration {s.iteration}): the configuration is not the one "
-                                   f"the session started with ({', '.join(names) or 'its content'}): NO_GO")
-                path = config_changed(self.files(s), s, names, pin.config_error(now))
-                made = Event("made", GATE, self.files(s).shown(path), sha256(path),
-                             detail={"run_id": None, "decision": "fail", "config_changed": names})
-                return self._commit(s, {"step": "judge", "run_id": None, "incomplete": 0}, [made])
+        moved = self._config_moved(s)
+        if moved is not None:
+            return moved
         self.reporter.info(f"{s.task}: review (iteration {s.iteration}): running the gate")
         intent = review_intent(read_text(self.content(s, "prompt")), s.task_prompt, self.decisions(s.task))
-        report = await run_gate(self.root, s, cache=s.feedback is None and s.attempt == 0, intent=intent)
+        report = await run_gate(self.root, s, cache=s.feedback is None and s.attempt == 0, own_runs=self._runs(s),
+                                intent=intent)
+        # Checked again once the gate ran: a configuration swapped in while it ran and left there
+        # would otherwise have judged this review unseen.
+        moved = self._config_moved(s)
+        if moved is not None:
+            return moved
         if report.decision == "incomplete":
             if s.incomplete == 0:
                 self.reporter.warn(f"{s.task}: the review was incomplete (run {report.run_id}); reviewing once more")
                 return self._commit(s, {"incomplete": 1}, [Event("incomplete", detail={"run_id": report.run_id})])
             return self._fail(s, why_incomplete(report))
         path = save(self.files(s), s, report)
+        # The verdict is recorded as the gate decided it, in memory: an automatic GO is decided
+        # from this record, never from the file read back (which another process can rewrite).
         made = Event("made", GATE, self.files(s).shown(path), sha256(path),
-                     detail={"run_id": report.run_id, "decision": report.decision})
+                     detail={"run_id": report.run_id, "decision": report.decision, "verdict": report.verdict,
+                             "summary": summary_line(report.verdict, report.metrics.total, report.metrics.critical,
+                                                     report.metrics.missing_inputs)})
         return self._commit(s, {"step": "judge", "run_id": report.run_id, "incomplete": 0}, [made])
+
+    def _config_moved(self, s: Session) -> Session | None:
+        """The NO_GO review of a session whose configuration is not the pinned one; None when it is."""
+        if s.config_pin is None:
+            return None
+        now = pin.config_pin(s.config_dir, self.root)
+        names = pin.changed(s.config_pin, now)
+        if names is None:
+            return None
+        self.reporter.warn(f"{s.task}: review (iteration {s.iteration}): the configuration is not the one "
+                           f"the session started with ({', '.join(names) or 'its content'}): NO_GO")
+        path = config_changed(self.files(s), s, names, pin.config_error(now))
+        made = Event("made", GATE, self.files(s).shown(path), sha256(path),
+                     detail={"run_id": None, "decision": "fail", "config_changed": names, "verdict": "FAIL",
+                             "summary": summary_line("FAIL", 1, 1, 0)})
+        return self._commit(s, {"step": "judge", "run_id": None, "incomplete": 0}, [made])
+
+    def _runs(self, s: Session) -> list[str]:
+        """The runs of this session's own reviews: the only ones whose pairs it reuses."""
+        return sorted({str(e.detail["run_id"]) for e in sessions.events(self.store, s.task)
+                       if e.kind in ("made", "incomplete") and e.at >= s.created_at and e.detail
+                       and e.detail.get("run_id")})
 
     async def _judge(self, s: Session) -> Session:
         approver = s.settings.phases.get(s.work_phase).approver_for(s.stage)  # type: ignore[arg-type]
@@ -245,8 +271,27 @@ class Loop:
 
     def _decide(self, s: Session, path: Path, event: Event, feedback: str | None,
                 override: MetaVerdict | None) -> Session:
-        meta = parse_meta(read_text(path) or "")  # MetaError: nothing advances
-        verdict: Verdict = verdict_of(meta)
+        gate = self._written_by_gate(s, path)
+        edited = gate is not None and gate.sha256 != event.sha256
+        shown = self.files(s).shown(path)
+        recorded = gate.detail.get("verdict") if gate is not None and gate.detail else None
+        verdict: Verdict
+        if event.actor != MANUAL and recorded in ("PASS", "FAIL") and gate is not None and gate.detail:
+            # An automatic approval decides from what the gate decided, never from the file read
+            # back: a process left running could have rewritten it (FAIL to PASS) in between.
+            verdict = "GO" if recorded == "PASS" else "NO_GO"
+            summary = str(gate.detail.get("summary", ""))
+            if edited:
+                self.reporter.warn(f"{s.task}: {shown} was changed after the gate wrote it, and no person approved "
+                                   f"the change: the gate's verdict ({recorded}) decides")
+        else:
+            meta = parse_meta(read_text(path) or "")  # MetaError: nothing advances
+            verdict, summary = verdict_of(meta), meta.summary_line()
+            if edited:  # the override stays possible, visibly
+                self.reporter.warn(f"{s.task}: {shown} differs from what the gate wrote (verdict {recorded or '?'}): "
+                                   f"taken as edited by a person, verdict {meta.verdict}")
+        overridden = override is not None or (recorded in ("PASS", "FAIL") and verdict != (
+            "GO" if recorded == "PASS" else "NO_GO"))
         settings = s.settings
         earlier = self.decisions(s.task)
         handoff = verdict == "NO_GO" and override is None and s.iteration >= settings.max_iterations
@@ -254,7 +299,7 @@ class Loop:
         # The gate's own verdict, as it wrote the review: a verdict that differs from it (approve
         # --complete or --revise, or the review file edited) is a person's, and the record says so.
         reviewed = verdict_of_gate(findings)
-        person = reviewed != verdict if reviewed is not None else override is not None
+        person = reviewed != verdict if reviewed is not None else overridden
         checks = log.quality_checks(findings, settings.quality_checks)
         record = {
             "task_id": s.task, "session_id": s.session_id, "coder_agent": self._coder_of(s), "reviewer_agent": GATE,
@@ -263,11 +308,15 @@ class Loop:
             "feedback": prompts.feedback_text(findings, feedback, verdict, person=person, reviewed=reviewed,
                                               criteria=checks[CRITERIA_CHECK]),
             "quality_checks": checks,
-            "timestamp": utc_now(), "run_id": s.run_id, "summary": meta.summary_line(),
-            "overridden": override is not None, "final": verdict == "GO" or handoff,
+            "timestamp": utc_now(), "run_id": s.run_id, "summary": summary,
+            "overridden": overridden, "final": verdict == "GO" or handoff,
+            # the review file as approved is not what the gate wrote: a person's edit (manual
+            # approval), or a change nobody approved (automatic: the gate's verdict decided)
+            "edited": edited,
         }
         events = [Event(event.kind, event.actor, event.file, event.sha256, event.feedback,
-                        detail={"verdict": verdict, "override": override}), Event("decision", detail=record)]
+                        detail={"verdict": verdict, "override": override, "edited": edited}),
+                  Event("decision", detail=record)]
         if verdict == "GO":
             changes: dict[str, Any] = {"phase": "complete", "stage": None, "step": "done", "waiting": None,
                                        "verdict": verdict, "tree_hash": tree_hash(self.root), "feedback": None,
@@ -283,9 +332,16 @@ class Loop:
         s = self._commit(s, changes, events)
         self._log(s, record)
         what = "complete" if verdict == "GO" else ("hand-off to a person" if handoff else "revise")
-        self.reporter.info(f"{s.task}: {meta.summary_line()} -> {verdict} (iteration {record['iteration']} of "
+        self.reporter.info(f"{s.task}: {summary} -> {verdict} (iteration {record['iteration']} of "
                            f"{settings.max_iterations}): {what}")
         return s
+
+    def _written_by_gate(self, s: Session, path: Path) -> sessions.EventRow | None:
+        """The event of the gate writing ``path`` in this iteration (its digest, its verdict)."""
+        shown = self.files(s).shown(path)
+        made = [e for e in sessions.events(self.store, s.task, "made")
+                if e.file == shown and e.actor == GATE and e.iteration == s.iteration and e.at >= s.created_at]
+        return made[-1] if made else None
 
     def _coder_of(self, s: Session) -> str:
         if s.iteration > 1:
@@ -437,8 +493,10 @@ class Loop:
         """The review as a person approved it, when they edited it after the gate wrote it."""
         shown = self.files(s).shown(review_file)
         made = [e.sha256 for e in sessions.events(self.store, s.task, "made") if e.file == shown]
-        approved = [e.sha256 for e in sessions.events(self.store, s.task, "approved") if e.file == shown]
-        if not made or not approved or made[-1] == approved[-1]:
+        approved = [e for e in sessions.events(self.store, s.task, "approved") if e.file == shown]
+        # A person's edit only: an automatic approval of a file changed behind the gate's back
+        # was decided by the gate's own verdict, and what was written there is nobody's review.
+        if not made or not approved or made[-1] == approved[-1].sha256 or approved[-1].actor != MANUAL:
             return ""
         try:
             body = parse_meta(read_text(review_file) or "").body

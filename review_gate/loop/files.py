@@ -13,7 +13,6 @@ file. Files are replaced atomically, so a crash leaves the old content or the ne
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import tempfile
 from dataclasses import dataclass
@@ -21,9 +20,11 @@ from pathlib import Path
 
 from review_gate.errors import InputError
 from review_gate.loop.model import content_name
+from review_gate.reading import MIB, regular_bytes, regular_sha256
 
 GATE_DIR = ".review-gate"
 FOLDERS = ("sessions", "hil", "review-logs")
+MAX_CONTENT_BYTES = 32 * MIB  # a prompt, a response, a review: text a person or an agent wrote
 IGNORE = "# review-gate loop files: per machine, never reviewed as code (delete this file to commit them)\n*\n"
 
 
@@ -128,12 +129,12 @@ def write_text(files: Files, path: Path, text: str) -> None:
 
 
 def read_text(path: Path) -> str | None:
-    try:
-        return path.read_bytes().decode("utf-8", "replace")
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        return None
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}", fix="make the file readable") from exc
+    """The text of the regular file at ``path``; None when there is none (missing, or something
+    else where it should be: a directory, a FIFO, a socket, which is never opened to block).
+    InputError when it is larger than MAX_CONTENT_BYTES or cannot be read."""
+    data = regular_bytes(path, limit=MAX_CONTENT_BYTES, name=str(path),
+                         fix="a loop file holds a prompt, a response or a review; replace it with one")
+    return None if data is None else data.decode("utf-8", "replace")
 
 
 def no_file(path: Path, shown: str, fix: str, *, yet: bool = False) -> InputError:
@@ -148,8 +149,6 @@ def no_file(path: Path, shown: str, fix: str, *, yet: bool = False) -> InputErro
 
 
 def sha256(path: Path) -> str | None:
-    """The SHA-256 of the file's bytes at this moment; None when there is no file."""
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        return None
+    """The SHA-256 of the file's bytes at this moment, hashed in pieces; None when there is no
+    regular file (a FIFO or a directory where the file should be is not opened)."""
+    return regular_sha256(path)

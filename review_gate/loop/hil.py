@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from review_gate.errors import InputError
 from review_gate.loop.files import GATE_DIR, Files, read_text, write_text
 from review_gate.loop.model import Session
 from review_gate.state.times import utc_now
@@ -54,7 +55,10 @@ def waiting(root: Path) -> list[tuple[str, Path]]:
 
 
 def _read(path: Path) -> dict[str, Any] | None:
-    text = read_text(path)
+    try:
+        text = read_text(path)
+    except InputError:  # too large or unreadable: no hand-off item the gate wrote
+        return None
     if text is None:
         return None
     try:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +45,14 @@ def append(path: Path, record: dict[str, Any]) -> str | None:
     line = (json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        # Without blocking: a FIFO planted at the log's path fails the open (no reader) or the
+        # type check, never waits for a reader.
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0),
+                     0o644)
         try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return f"cannot append to the decision log {path}: it is not a regular file"
+            os.set_blocking(fd, True)
             os.write(fd, line)
             os.fsync(fd)
         finally:

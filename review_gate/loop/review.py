@@ -6,6 +6,7 @@ prompt and the decision log need (the findings) is kept beside it as JSON."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,18 +31,22 @@ def gate_fail_on(session: Session) -> FailOn | None:
     return fail_on
 
 
-async def run_gate(root: Path, session: Session, *, cache: bool, intent: str | None = None) -> ReviewReport:
+async def run_gate(root: Path, session: Session, *, cache: bool, own_runs: Sequence[str] = (),
+                   intent: str | None = None) -> ReviewReport:
     """The gate on the working tree, against the session's pinned base commit itself (a session
-    of an older schema has none: against ``--base`` or the default branch, as it was).
+    of an older schema has none: against ``--base`` or the default branch, as it was). Only the
+    pairs of the session's own reviews (``own_runs``) are reused: a run its coder made, with a
+    look-alike configuration or another environment, never stands in for one of them.
     ``intent``: what the llm reviewers are told the change is for (``loop.intent``)."""
     fail_on = gate_fail_on(session)
     told = clip(intent) if intent else None
     if session.base_commit is None:
         return await api.review_async(cwd=root, base=session.base, config=session.config_dir, fail_on=fail_on,
-                                      cache=cache, accepted_before=session.created_at, intent=told)
+                                      cache=cache, accepted_before=session.created_at, intent=told,
+                                      reuse_only=own_runs)
     request = api.change(cwd=root, base=session.base_commit).model_copy(update={"exact_base": True})
     return await api.review_async(request=request, config=session.config_dir, fail_on=fail_on, cache=cache,
-                                  accepted_before=session.created_at, intent=told)
+                                  accepted_before=session.created_at, intent=told, reuse_only=own_runs)
 
 
 def config_changed(files: Files, session: Session, names: list[str], error: str | None) -> Path:

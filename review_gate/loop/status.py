@@ -9,8 +9,8 @@ from typing import Any
 from review_gate.loop import hil
 from review_gate.loop.files import Files, sha256
 from review_gate.loop.model import WAITING, Session
-from review_gate.loop.store import all_sessions, decisions, owner_alive
-from review_gate.models.loop import MANUAL
+from review_gate.loop.store import all_sessions, decisions, events, owner_alive
+from review_gate.models.loop import GATE, MANUAL
 from review_gate.state.store import Store
 
 
@@ -25,8 +25,10 @@ def collect(root: Path, store: Store | None,
         if task and session.task != task:
             continue
         current = tree_hash(root) if session.tree_hash else None
-        infos.append(state(session, Files(root, session.task), current_tree=current,
-                           decisions=decisions(store, session.task) if store is not None else []))
+        files = Files(root, session.task)
+        infos.append(state(session, files, current_tree=current,
+                           decisions=decisions(store, session.task) if store is not None else [],
+                           made=made_by_gate(store, session, files) if store is not None else None))
     handoffs = [{"task": name, "file": Files(root, name).shown(path)} for name, path in hil.waiting(root)]
     return infos, handoffs
 
@@ -36,15 +38,26 @@ def interrupted(s: Session) -> bool:
     return s.step in ("work", "judge") and not owner_alive(s)
 
 
+def made_by_gate(store: Store, s: Session, files: Files) -> str | None:
+    """The digest of the review the gate wrote for the session's current iteration, if it did."""
+    shown = files.shown(files.content(s.iteration, "review", "response"))
+    made = [e.sha256 for e in events(store, s.task, "made")
+            if e.actor == GATE and e.file == shown and e.iteration == s.iteration and e.at >= s.created_at]
+    return made[-1] if made else None
+
+
 def state(s: Session, files: Files, *, current_tree: str | None = None,
-          decisions: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """The session as ``loop status --format json`` prints it."""
+          decisions: list[dict[str, Any]] | None = None, made: str | None = None) -> dict[str, Any]:
+    """The session as ``loop status --format json`` prints it. ``made``: the digest of the review
+    the gate wrote, to show a pending review a person (or anyone) has edited since."""
     pending = None
     if s.step == "human" and s.stage is not None:
         path = files.content(s.iteration, s.phase, s.stage)
         approver = s.settings.phases.get(s.work_phase).approver_for(s.stage)
-        pending = {"waiting_for": s.waiting, "file": files.shown(path), "sha256": sha256(path),
-                   "approver": approver if s.waiting == "approval" else MANUAL}
+        digest = sha256(path)
+        pending = {"waiting_for": s.waiting, "file": files.shown(path), "sha256": digest,
+                   "approver": approver if s.waiting == "approval" else MANUAL,
+                   "edited": made is not None and (s.phase, s.stage) == ("review", "response") and digest != made}
     last: list[dict[str, Any] | None] = [*(decisions or [])[-1:]] or [None]
     return {
         "task": s.task, "phase": s.phase, "stage": s.stage, "step": s.step, "iteration": s.iteration,
@@ -89,7 +102,9 @@ def lines(info: dict[str, Any]) -> list[str]:
         out.append(f"  next: review-gate loop start {task}   # resumes from the last committed step")
     elif pending:
         waiting = WAITING.get(pending["waiting_for"], pending["waiting_for"])
-        out.append(f"  waiting for {waiting}: {pending['file']}")
+        edited = " (edited since the gate wrote it: approving takes the edit as a person's)" \
+            if pending.get("edited") else ""
+        out.append(f"  waiting for {waiting}: {pending['file']}{edited}")
         if info["handoff"]:
             out.append(f"  hand-off item: {info['handoff']}")
         out.append("  next: " + _next(task, where, pending["waiting_for"]))

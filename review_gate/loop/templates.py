@@ -15,8 +15,10 @@ import re
 from pathlib import Path
 
 from review_gate.config.locations import find_config_file
-from review_gate.errors import ConfigError, ConfigProblem
+from review_gate.errors import ConfigError, ConfigProblem, InputError
+from review_gate.reading import MIB, regular_bytes
 
+MAX_TEMPLATE_BYTES = MIB
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 PHASE_VALUES = ("task_id", "iteration", "task", "standards", "plan", "feedback", "findings", "history", "base",
                 "fail_on")
@@ -41,8 +43,11 @@ def path_of(name: str, config_dir: str | None) -> Path:
 def load(name: str, config_dir: str | None) -> str:
     path = path_of(name, config_dir)
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        data = regular_bytes(path, limit=MAX_TEMPLATE_BYTES, name=str(path), fix="")
+        if data is None:
+            raise OSError(f"{path} is not a regular file")
+        return data.decode("utf-8")
+    except (OSError, UnicodeDecodeError, InputError) as exc:
         raise ConfigError([ConfigProblem(str(path), "/", f"cannot read the template: {exc}",
                                          "make it a readable UTF-8 Markdown file")]) from exc
 

@@ -247,6 +247,10 @@ class ShardInfo(Frozen):
                                         "the same in every shard of it.")
     config_sha: str = Field(description="SHA of the configuration the run used.")
     files: list[str] = Field(description="The files of this shard's share.")
+    sizes: dict[str, int] = Field(
+        default_factory=dict, description="How the assignment was computed: every file of the whole change as "
+                                          "planned, with the bytes the balance weighs it by. `merge` computes the "
+                                          "shares again from these and N and checks each shard against its own.")
 
 
 class ReviewReport(Frozen):

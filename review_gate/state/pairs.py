@@ -43,14 +43,18 @@ def outcome(findings: list[Finding]) -> tuple[str, str, str]:
     return decision, rationale, evidence
 
 
-def lookup(store: Store) -> Lookup:
-    """The newest reusable pair per (file, input SHA) of one agent, agent SHA and model id."""
+def lookup(store: Store, runs: Collection[str] | None = None) -> Lookup:
+    """The newest reusable pair per (file, input SHA) of one agent, agent SHA and model id;
+    ``runs``: only pairs these runs recorded (a loop session reuses its own reviews' pairs, never
+    those of a run its coder made, whatever that run's environment was)."""
+    only = sorted(runs) if runs is not None else None
+    among = f" AND run_id IN ({', '.join('?' * len(only))})" if only else (" AND 0" if only is not None else "")
 
     def find(agent: str, agent_sha: str, model: str) -> Known:
         rows = store.db.execute(
             "SELECT file, input_sha, findings, run_id, MAX(id) FROM review_pairs "
             "WHERE agent = ? AND agent_sha = ? AND model_id = ? AND status IN ('completed', 'cached') "
-            "AND input_sha != '' GROUP BY file, input_sha", (agent, agent_sha, model))
+            f"AND input_sha != ''{among} GROUP BY file, input_sha", (agent, agent_sha, model, *(only or ())))
         return {(file, sha): (load_findings(found), run) for file, sha, found, run, _ in rows}
 
     return find

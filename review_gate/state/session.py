@@ -40,7 +40,8 @@ class NoState:
 
     def start(self, plan: Plan, run_id: str, extras: Mapping[str, str] | None = None,
               packing: str = "per_agent", *, kind: ReviewKind = "live", runner: str = "live",
-              model: str = "", commit: str | None = None, accepted_before: str | None = None) -> CacheSplit | None:
+              model: str = "", commit: str | None = None, accepted_before: str | None = None,
+              reuse_only: Collection[str] | None = None) -> CacheSplit | None:
         return None
 
     def finish(self, report: ReviewReport, raw_output: str | None = None) -> None:
@@ -93,19 +94,21 @@ class RunState(NoState):
 
     def start(self, plan: Plan, run_id: str, extras: Mapping[str, str] | None = None,
               packing: str = "per_agent", *, kind: ReviewKind = "live", runner: str = "live",
-              model: str = "", commit: str | None = None, accepted_before: str | None = None) -> CacheSplit:
+              model: str = "", commit: str | None = None, accepted_before: str | None = None,
+              reuse_only: Collection[str] | None = None) -> CacheSplit:
         """Before dispatch: record the run with its pending and cached pairs; read the acceptances
         (only those recorded before ``accepted_before``, when given).
         ``extras``: agent id -> other text its answer depends on (freshness); ``kind``: how its
         pairs are reviewed; ``runner`` and ``model``: how the run executes, with which models;
-        ``commit``: the commit reviewed (default: the change's head; none for a working tree)."""
+        ``commit``: the commit reviewed (default: the change's head; none for a working tree);
+        ``reuse_only``: the runs whose pairs may be reused (None: any run's)."""
         assert self.store is not None
         store = self.store
         self.run_id = run_id
         self.facts = plan.facts
         runs.begin(store, run_id, plan.facts, config_sha(self.config), packing, runner=runner, model=model)
         self.waivers = acceptance.waivers(store, before=accepted_before)
-        lookup = pairs.lookup(store) if self.use_cache else None
+        lookup = pairs.lookup(store, reuse_only) if self.use_cache else None
         self.reuse = plan_reuse(plan.manifest, plan.facts, self.config, lookup, extras)
         pairs.record_planned(store, run_id, self.reuse, kind, commit or plan.facts.head)
         return self.reuse

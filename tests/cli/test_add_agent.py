@@ -33,7 +33,7 @@ def config(tmp_path: Path) -> Path:
         {"id": "base", "name": "base", "description": "baseline", "kind": "pattern"},
         {"id": "sec", "name": "sec", "description": "finds eval calls", "kind": "pattern"},
         {"id": "broken", "name": "broken", "description": "always fails", "kind": "command",
-         "command": [sys.executable, "-c", "import sys; sys.exit(1)"], "timeout_s": 20, "retries": 0},
+         "command": [sys.executable, "-P", "-c", "import sys; sys.exit(1)"], "timeout_s": 20, "retries": 0},
         {"id": "off", "name": "off", "description": "disabled", "kind": "pattern", "enabled": False},
     ]
     files = {
@@ -170,8 +170,8 @@ def test_the_mcp_review_tool_takes_added_agents(repo: GitRepo, tmp_path: Path) -
 
     cfg = config(tmp_path)
     repo.write("app.py", "x = eval(input())\n")
-    params = StdioServerParameters(command=sys.executable, args=["-m", "review_gate", "mcp"], env=dict(os.environ),
-                                   cwd=str(repo.root))
+    params = StdioServerParameters(command=sys.executable, args=["-m", "review_gate", "mcp", "--config", str(cfg)],
+                                   env=dict(os.environ), cwd=str(repo.root))
 
     async def main() -> None:
         with anyio.fail_after(120):

@@ -217,3 +217,38 @@ def test_the_pull_requests_title_and_body_reach_the_reviewers_as_data(pr: Path, 
     assert off.code == 0 and not (bundle / "intent.md").exists()
     push = run_step(pr, event="push", args=f"--bundle {bundle}")
     assert push.code == 0 and not (bundle / "intent.md").exists()  # no pull request, no intent
+
+
+@needs_formats
+def test_a_pull_request_that_rewrites_the_script_judging_it_runs_nothing_of_its_own(
+        repo: GitRepo, tmp_path: Path, run_step) -> None:
+    """config-from-base: the base branch's lint agent (["python3", ".review-gate/lint.py"], cwd repo,
+    as the docs write it) runs the base's copy of lint.py, never the pull request's rewrite."""
+    from tests.hostile.lint_config import FORBIDDEN, NO_OP, write_lint_config
+
+    write_lint_config(repo.root / ".review-gate")
+    repo.commit("the team's lint, reviewed and merged")
+    clone = tmp_path / "workspace"
+    git(tmp_path, "clone", "-q", str(repo.root), str(clone))
+    git(clone, "checkout", "-q", "-b", "feature")
+    marker = tmp_path / "the-pull-request-ran"
+    commit(clone, ".review-gate/lint.py", f"import pathlib; pathlib.Path({str(marker)!r}).write_text('ran')\n"
+                                          + NO_OP)
+    commit(clone, "app.py", FORBIDDEN)
+    result = run_step(clone)
+    assert result.code == 1, result.err
+    assert result.outputs["decision"] == "fail"
+    assert "app.py" in result.out and "FORBIDDEN on an added line" in result.out
+    assert not marker.exists(), "the pull request's lint.py ran with the job's environment"
+
+
+@needs_formats
+def test_the_step_runs_no_module_the_pull_request_brings(pr: Path, run_step, tmp_path: Path) -> None:
+    """The step reads the decision with Python in the checkout: a json.py there must not be imported."""
+    marker = tmp_path / "the-pull-request-ran"
+    commit(pr, "json.py", f"open({str(marker)!r}, 'w').write('ran')\n")
+    commit(pr, "deploy/key.pem", PRIVATE_KEY)
+    result = run_step(pr)
+    assert result.code == 1, result.err
+    assert not marker.exists(), "the pull request's json.py ran in the action's step"
+    assert result.outputs["decision"] == "fail"

@@ -224,3 +224,14 @@ def test_zizmor_finds_nothing_in_our_action_and_workflows() -> None:
     result = subprocess.run([exe, "--offline", "--quiet", str(root / "action.yml"), str(root / ".github")],
                             capture_output=True, text=True, check=False, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_python_in_a_step_never_imports_from_the_checkout(action: dict[str, Any]) -> None:
+    """A step runs in the checkout: `python -m X` or `python -c` puts it first on the module path,
+    so a pull request's venv.py, pip/ or json.py would run with the job's environment. -I keeps
+    it off (isolated mode)."""
+    calls = [line.strip() for step in steps(action) for line in str(step.get("run", "")).splitlines()
+             if re.search(r"python\S*\"?\s+(-\w+\s+)*-[mc]\b", line) and not line.strip().startswith("#")]
+    assert calls, "no python -m or -c found: the pattern no longer matches the action"
+    for line in calls:
+        assert re.search(r"python\S*\"?\s+(-\w+\s+)*-I\b", line), line

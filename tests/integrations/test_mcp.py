@@ -187,7 +187,7 @@ def test_loop_status_says_what_a_waiting_session_needs(repo: GitRepo, tmp_path: 
         unknown = await client.call_tool("loop_status", {"task": "nope", "config": str(config)})
         assert unknown.is_error and "no loop session 'nope'" in str(unknown.content)
 
-    session(repo, check)
+    session(repo, check, "--config", str(config))
 
 
 def test_every_output_format_can_be_asked_for() -> None:

@@ -134,7 +134,7 @@ def test_an_incomplete_review_is_retried_once_then_stops_with_the_reason(rig: Lo
     import sys
 
     broken = {"id": "broken-checker", "name": "broken", "description": "a required checker that always fails",
-              "kind": "command", "command": [sys.executable, "-c", "import sys; sys.exit(5)"], "timeout_s": 30}
+              "kind": "command", "command": [sys.executable, "-P", "-c", "import sys; sys.exit(5)"], "timeout_s": 30}
     rig.write_config(agents=[broken], policies=[{"id": "always-broken", "description": "the broken checker",
                                                  "trigger": {"type": "always"}, "dispatch": ["broken-checker"]}])
     rig.repo.write("app.py", "x = 1\n")
