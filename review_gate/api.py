@@ -188,7 +188,7 @@ async def review_async(
     packing: Packing | None = None, state: bool = True, cache: bool = True,
     outputs: Sequence[tuple[str | Render, str | Path]] = (), bundle_dir: str | Path | None = None,
     listener: Listener | None = None, shard: tuple[int, int] | None = None,
-    add_agents: Sequence[tuple[str, str]] = (), accepted_before: str | None = None,
+    add_agents: Sequence[tuple[str, str]] = (), accepted_before: str | None = None, added_waivers: bool = True,
 ) -> ReviewReport:
     """Review a change: all six stages, the run state (cache, acceptances, history) unless
     ``state`` is false, reports written to ``outputs`` (format name or render function, path)
@@ -200,11 +200,14 @@ async def review_async(
     reason) pairs: registry agents to dispatch as well, over the changed files (those GLOB
     selects), each logged as an ``agent_addition`` gap with the reason (docs/gaps.md).
     ``accepted_before``: a UTC time stamp (``2026-11-26T10:00:00Z``); acceptances recorded at or
-    after it waive nothing (a loop session's review: its coder cannot accept its own findings)."""
+    after it waive nothing (a loop session's review: its coder cannot accept its own findings).
+    ``added_waivers`` false: inline waivers the change adds waive nothing (listed with why; a loop
+    session's review: its coder cannot waive its own findings either)."""
     _check(fail_on=fail_on, filter_mode=filter_mode, concurrency=concurrency, agent_timeout=agent_timeout,
            outputs=outputs, packing=packing, shard=shard)
     _typed(texts={"constitution": constitution}, flags={"offline": offline, "use_baseline": use_baseline,
-                                                        "state": state, "cache": cache},
+                                                        "state": state, "cache": cache,
+                                                        "added_waivers": added_waivers},
            paths={"config": config, "baseline": baseline, "bundle_dir": bundle_dir})
     checks.utc_stamp("accepted_before", accepted_before)
     _request(request)
@@ -218,7 +221,7 @@ async def review_async(
         bundle.check_target(target)  # before any agent runs
     facts = await runner.read_change(setup.request)
     how = _How(fail_on=fail_on, filter_mode=filter_mode, listener=listener, shard=shard, requests=tuple(requests),
-               accepted_before=accepted_before)
+               accepted_before=accepted_before, added_waivers=added_waivers)
     return await _reviewed(setup, facts, how, state=state, cache=cache, outputs=outputs, target=target)
 
 
@@ -236,6 +239,7 @@ class _How:
     requests: tuple[AgentRequest, ...] = ()  # agents the caller adds, with why
     accepted_before: str | None = None  # acceptances recorded since do not waive (a loop session's)
     left_out: int = 0  # the gate's own files left out before planning (a sweep's), counted in the report
+    added_waivers: bool = True  # inline waivers the change adds waive (not in a loop session's review)
 
 
 def _request(request: object) -> None:
@@ -296,7 +300,8 @@ async def _review(setup: bootstrap.Setup, facts: PRFacts, run: NoState, http: ht
         commit=how.commit, accepted_before=how.accepted_before))
     report = await runner.review(
         work, setup.config, setup.options, filter_mode=how.filter_mode, fail_on=how.fail_on, listener=how.listener,
-        waivers={**waivers, **run.waivers}, run_id=run_id, reuse=reuse, http=http)
+        waivers={**waivers, **run.waivers}, run_id=run_id, reuse=reuse, http=http,
+        honour_added_waivers=how.added_waivers)
     if info is not None:  # a shard's report names the whole run's manifest and its own share
         report = report.model_copy(update={"manifest": the_plan.manifest.entries, "shard": info})
     await anyio.to_thread.run_sync(run.finish, report)

@@ -22,14 +22,16 @@ FINDING_FIELDS = ("severity", "category", "file", "line", "end_line", "message",
 
 async def run_gate(root: Path, session: Session, *, cache: bool) -> ReviewReport:
     """The gate on the working tree, against the session's pinned base commit itself (a session
-    of an older schema has none: against ``--base`` or the default branch, as it was)."""
+    of an older schema has none: against ``--base`` or the default branch, as it was). Inline
+    waivers the working tree adds to that base waive nothing here: the coder cannot waive its own
+    findings (a person's waiver counts once it is on the base)."""
     fail_on: FailOn | None = session.fail_on  # type: ignore[assignment]  # checked at loop start
     if session.base_commit is None:
         return await api.review_async(cwd=root, base=session.base, config=session.config_dir, fail_on=fail_on,
-                                      cache=cache, accepted_before=session.created_at)
+                                      cache=cache, accepted_before=session.created_at, added_waivers=False)
     request = api.change(cwd=root, base=session.base_commit).model_copy(update={"exact_base": True})
     return await api.review_async(request=request, config=session.config_dir, fail_on=fail_on, cache=cache,
-                                  accepted_before=session.created_at)
+                                  accepted_before=session.created_at, added_waivers=False)
 
 
 def config_changed(files: Files, session: Session, names: list[str], error: str | None) -> Path:
