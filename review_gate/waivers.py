@@ -51,7 +51,7 @@ _PEERS: tuple[tuple[str, re.Pattern[str], bool, bool], ...] = (
     ("zizmor", re.compile(r"#[ \t]*zizmor:[ \t]*ignore\[([^\]\n]*)\]"), True, False),
     ("semgrep", re.compile(r"(?:#|//|/\*|--)[ \t]*nosemgrep\b:?" + _CODES), True, True),
 )
-_QUICK = ("review-gate", "noqa", "nosec", "eslint-disable", "zizmor", "nosemgrep")
+MARKERS = ("review-gate", "noqa", "nosec", "eslint-disable", "zizmor", "nosemgrep")
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ def comments(text: str) -> list[Comment]:
     >>> [(c.tool, c.codes) for c in comments("requests.get(u, verify=False)  # noqa: S501  # nosec")]
     [('noqa', ('S501',)), ('nosec', ())]
     """
-    if not any(marker in text for marker in _QUICK):
+    if not any(marker in text for marker in MARKERS):
         return []
     found = []
     for match in _OURS.finditer(text):
@@ -106,19 +106,26 @@ def _clip(text: str) -> str:
     return text if len(text) <= MAX_COMMENT else text[:MAX_COMMENT - 1] + "…"
 
 
-def adds_waiver(new: str, old: str = "") -> Comment | None:
-    """A review-gate waiver in ``new`` that ``old`` does not hold (an edit that adds one), or None.
-    What the hooks deny: a coding agent must not waive the findings of its own work.
+def adds_waiver(new: str, old: str = "", peers: Iterable[str] = ()) -> Comment | None:
+    """A waiver in ``new`` that ``old`` does not hold (an edit that adds one), or None: a
+    review-gate waiver, or a peer's suppression that would waive a rule naming one of ``peers``
+    (``Rule.peers`` codes, ``noqa:S501``). What the hooks deny: a coding agent must not waive the
+    findings of its own work.
 
     >>> adds_waiver("x()  # review-gate: ignore[sec-x] fine").codes
     ('sec-x',)
     >>> adds_waiver("a\\n# review-gate: ignore[x] y\\n", "# review-gate: ignore[x] y") is None
     True
+    >>> adds_waiver("get(u, verify=False)  # noqa: S501", peers=["noqa:S501"]).tool
+    'noqa'
     """
-    before = {c.text for line in old.splitlines() for c in comments(line) if c.tool == AGENT}
+    mapped = {_peer(code) for code in peers}
+    before = {c.text for line in old.splitlines() for c in comments(line)}
     for line in new.splitlines():
         for comment in comments(line):
-            if comment.tool == AGENT and comment.text not in before:
+            if comment.text in before:
+                continue
+            if comment.tool == AGENT or _peer_waives(comment, mapped):
                 return comment
     return None
 
@@ -192,7 +199,13 @@ def _waiver(finding: Finding, lines: dict[tuple[str, int], Line],
 def _speaks_for(comment: Comment, finding: Finding, peers: dict[str, set[tuple[str, str]]]) -> bool:
     if comment.tool == AGENT:
         return bool(comment.reason) and (finding.rule_id in comment.codes or finding.agent in comment.codes)
-    mapped = peers.get(finding.rule_id or "", set())
+    return _peer_waives(comment, peers.get(finding.rule_id or "", set()))
+
+
+def _peer_waives(comment: Comment, mapped: set[tuple[str, str]]) -> bool:
+    """Whether a peer's suppression waives a rule whose peer codes are ``mapped``."""
+    if comment.tool == AGENT:
+        return False
     if not comment.codes:  # a bare suppression: every rule that names a code of that tool
         return comment.tool != "noqa" and any(tool == comment.tool for tool, _ in mapped)
     return any((comment.tool, code.lower()) in mapped for code in comment.codes)

@@ -14,7 +14,7 @@ adds fields from release to release.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -41,6 +41,8 @@ class Payload:
     tool_name: str | None = None
     command: str | None = None
     file_path: str | None = None  # the file an edit tool writes
+    new_text: str = ""  # what an edit tool writes: Write's content, Edit's new_string, MultiEdit's new_strings
+    old_text: str | None = None  # what an Edit or MultiEdit replaces (None: Write, the whole file)
 
 
 @dataclass(frozen=True)
@@ -89,10 +91,27 @@ def read_payload(data: bytes) -> Payload:
                          fix=_FROM_HOST)
     tool_input = raw.get("tool_input")
     given = tool_input if isinstance(tool_input, dict) else {}
+    new, old = _edit_texts(given)
     return Payload(event=_text(raw.get("hook_event_name")) or "", session=_text(raw.get("session_id")) or "",
                    cwd=_text(raw.get("cwd")), stop_hook_active=raw.get("stop_hook_active") is True,
                    tool_name=_text(raw.get("tool_name")), command=_text(given.get("command")),
-                   file_path=_text(given.get("file_path")) or _text(given.get("notebook_path")))
+                   file_path=_text(given.get("file_path")) or _text(given.get("notebook_path")),
+                   new_text=new, old_text=old)
+
+
+def _edit_texts(given: dict[str, Any]) -> tuple[str, str | None]:
+    """What an edit tool's input writes, and what it replaces: Write's ``content``; Edit's
+    ``new_string`` over ``old_string``; MultiEdit's ``edits``; NotebookEdit's ``new_source``."""
+    edits = given.get("edits")
+    if isinstance(edits, list):
+        pairs = [(_text(e.get("new_string")) or "", _text(e.get("old_string")) or "")
+                 for e in edits if isinstance(e, dict)]
+        return "\n".join(n for n, _ in pairs), "\n".join(o for _, o in pairs)
+    if (content := _text(given.get("content"))) is not None:
+        return content, None
+    if (new := _text(given.get("new_string"))) is not None:
+        return new, _text(given.get("old_string")) or ""
+    return _text(given.get("new_source")) or "", None
 
 
 def _text(value: object) -> str | None:
@@ -135,6 +154,33 @@ def persons_step(payload: Payload, protected: Sequence[Path], exempt: Sequence[P
     if payload.tool_name in EDIT_TOOLS and payload.file_path:
         return shell.writes_into(payload.file_path, cwd, protected, exempt)
     return False
+
+
+def adds_waiver(payload: Payload, peers: Callable[[], Sequence[str]]) -> str | None:
+    """The inline waiver a tool call would add, as written, or None (``waivers.adds_waiver``):
+    an edit tool's new text over what it replaces (the file as it is, for a whole-file write),
+    or a shell command's own text (``echo '# review-gate: ignore[...]' >> app.py``). ``peers``
+    gives the peer codes the configuration's rules name; asked only when a comment may be one."""
+    from review_gate.waivers import MARKERS
+    from review_gate.waivers import adds_waiver as found
+
+    text = payload.command if payload.tool_name in SHELL_TOOLS else payload.new_text
+    if payload.event != TOOL_EVENT or not text or not any(marker in text for marker in MARKERS):
+        return None
+    if payload.tool_name in SHELL_TOOLS and payload.command:
+        comment = found(payload.command, "", peers())
+    elif payload.tool_name in EDIT_TOOLS and payload.new_text:
+        old = payload.old_text
+        if old is None and payload.file_path:
+            path = Path(payload.cwd or ".") / payload.file_path
+            try:
+                old = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+            except OSError:
+                old = ""
+        comment = found(payload.new_text, old or "", peers())
+    else:
+        return None
+    return comment.text if comment is not None else None
 
 
 def encode_json(outcome: Outcome, event: str) -> str:
