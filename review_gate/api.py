@@ -457,15 +457,20 @@ class Accepted:
     expires: date | None
     kind: Literal["accept", "override"] = "accept"
     """``override`` when no recorded run reported the fingerprint (``force``)."""
+    shared: Path | None = None
+    """The committed file it was written to (``shared``); None: the run state of this machine."""
 
 
 def accept(id_or_fingerprint: str, reason: str, expires: date | str | None = None, cwd: str | Path | None = None,
-           config: str | Path | None = None, *, force: bool = False, who: str | None = None) -> Accepted:
+           config: str | Path | None = None, *, force: bool = False, who: str | None = None,
+           shared: bool = False) -> Accepted:
     """A person accepts a finding a recorded run reported: from then on it is reported as
     accepted and does not count. ``id_or_fingerprint``: the short id a report shows beside the
     finding, or its whole fingerprint; ``expires``: the last day it applies (a date or
     ``YYYY-MM-DD``, today or later); ``force``: take a whole fingerprint no recorded run reported;
-    ``who``: who accepts it (default: git's user.email, else $USER)."""
+    ``who``: who accepts it (default: git's user.email, else $USER); ``shared``: write it to the
+    committed ``acceptances.json`` of the configuration (``.review-gate/``) instead of this
+    machine's run state: it waives the finding for everyone once it is on the base branch."""
     from review_gate.escape import sanitize
     from review_gate.state import acceptance
     from review_gate.state.store import open_store, state_file
@@ -485,7 +490,11 @@ def accept(id_or_fingerprint: str, reason: str, expires: date | str | None = Non
         raise UsageError("the reason is empty", fix="say why the finding is accepted")
     day = _last_day(expires)
     root = git.repo_root(checks.workdir(cwd))
-    path = state_file(load(config, root), root)
+    loaded = load(config, root)
+    path = state_file(loaded, root)
+    checks.flag("shared", shared)
+    if shared:
+        return _accept_shared(given, reason.strip(), day, loaded, root, path, force=force, who=who or person())
     store = open_store(path, create=force)
     if store is None:
         raise StateError(f"no runs recorded yet ({path} does not exist), so {given} is unknown",
@@ -498,6 +507,37 @@ def accept(id_or_fingerprint: str, reason: str, expires: date | str | None = Non
         event = acceptance.record(store, kind, fingerprint, reason.strip(), who or person(),
                                   day.isoformat() if day else None, pair)
     return Accepted(fingerprint, event, day, kind)
+
+
+def _accept_shared(given: str, reason: str, day: date | None, loaded: ReviewConfig, root: Path | None, state: Path,
+                   *, force: bool, who: str) -> Accepted:
+    """``accept --shared``: the entry written to the committed acceptances file (the config
+    directory in use, else ``.review-gate/``), described from the recorded run that reported it."""
+    from review_gate import shared_acceptances
+    from review_gate.state import acceptance
+    from review_gate.state.store import open_store
+
+    targets = shared_acceptances.candidates(loaded.directory, root)
+    if not targets:
+        raise UsageError("no repository or config directory here to hold the shared acceptances",
+                         fix="run it inside the repository, or name the configuration with --config DIR")
+    store = open_store(state, create=False)
+    described: dict[str, object] = {}
+    if store is None:
+        if not (force and acceptance.FINGERPRINT.match(given)):
+            raise StateError(f"no runs recorded yet ({state} does not exist), so {given} is unknown",
+                             fix="accept a finding from a recorded run, or force its whole fingerprint "
+                                 "(`review-gate accept --shared --force`)")
+        fingerprint = given
+    else:
+        with store:
+            fingerprint, _, _ = _reported(store, given, force)
+            described = acceptance.described(store, fingerprint)
+    entry = shared_acceptances.SharedAcceptance(
+        fingerprint=fingerprint, reason=reason, who=who, created=shared_acceptances.today(), expires=day,
+        **{k: v for k, v in described.items() if isinstance(v, str)})
+    shared_acceptances.add(targets[0], entry)
+    return Accepted(fingerprint, 0, day, "accept", shared=targets[0])
 
 
 def _last_day(value: date | str | None) -> date | None:

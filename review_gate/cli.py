@@ -290,6 +290,9 @@ def _state_commands(sub: Subparsers) -> None:
     accept.add_argument("--reason", required=True, metavar="TEXT", help="why it is accepted (shown in reports)")
     accept.add_argument("--expires", metavar="YYYY-MM-DD", help="the last day the acceptance applies")
     accept.add_argument("--force", action="store_true", help="accept a fingerprint no recorded run reported")
+    accept.add_argument("--shared", action="store_true",
+                        help="write it to .review-gate/acceptances.json, to commit: it counts for everyone (CI "
+                             "included) once on the base branch; without it, only on this machine")
     accepted = sub.add_parser("accepted", help="the active acceptances; --revoke ID ends one")
     accepted.add_argument("--revoke", type=int, metavar="ID", help="revoke the acceptance with this id")
     accepted.add_argument("--all", action="store_true", help="list revoked and expired ones too")

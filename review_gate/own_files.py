@@ -46,6 +46,7 @@ from review_gate.models.manifest import GapKind
 
 GATE_DIRECTORY = ".review-gate"  # at the repository root: init writes the configuration here
 BASELINE_NAME = "baseline.json"  # review_gate.baseline.FILE_NAME (that module reads the configuration)
+ACCEPTANCES_NAME = "acceptances.json"  # review_gate.shared_acceptances.FILE_NAME, committed like the baseline
 SECRETS = "secrets"  # the rule category ``sealed`` files are scanned by
 SEALED_POLICY = "review-gate-own-files"  # what a manifest entry names for the sealed files it scans
 MAX_LISTED = 10
@@ -136,7 +137,7 @@ class OwnFiles(Frozen):
         """One of a configuration directory's own files (not a loop file, not a baseline)."""
         directory = self.directory_of(path)
         return (directory is not None and path in self.config.get(directory, ())
-                and path.rsplit("/", 1)[-1] != BASELINE_NAME)
+                and path.rsplit("/", 1)[-1] not in (BASELINE_NAME, ACCEPTANCES_NAME))
 
     def directories(self) -> set[str]:
         return {*self.config, *([self.loop_dir] if self.loop_dir else [])}
@@ -386,10 +387,9 @@ def _gaps(touched: dict[tuple[str, str], list[str]], own: OwnFiles) -> list[Gap]
                                        "and ignored by the .gitignore review-gate writes beside it"))
         elif kind == "baseline_changed":
             gaps.append(Gap(kind=kind, subject=subject,
-                            reason=f"the change edits the baseline ({shown}); it is not trusted for this run: "
-                                   "only the base side's baseline waives findings",
-                            suggestion="have a person review the baseline change; it applies once it is on "
-                                       "the base branch"))
+                            reason=f"the change edits the baseline or the shared acceptances ({shown}); they are not "
+                                   "trusted for this run: only the base side's copy waives findings",
+                            suggestion="have a person review the change; it applies once it is on the base branch"))
         else:
             in_use = subject == own.config_dir
             what = ("the review configuration this run uses" if in_use
