@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 COMMANDS = ("run", "plan", "config", "init", "explain", "agents", "meta", "baseline", "replay",
             "history", "show", "accept", "accepted", "gc", "gaps", "debt", "loop", "hook", "mcp", "sweep", "batch",
-            "merge")
+            "merge", "rule")
 STATE_COMMANDS = ("history", "show", "accept", "accepted", "gc", "debt")
 DECISIONS = ("pass_with_warnings", "needs_fixes", "fail", "never")
 FILTER_MODES = ("added", "diff_context", "file", "nofilter")
@@ -102,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for add in (_run_command, _plan_command, _config_commands, _explain_command, _agents_commands,
                 _baseline_command, _replay_command, _state_commands, _gaps_command, _meta_commands, _loop_commands,
-                _hook_command, _mcp_command, _sweep_command, _batch_commands, _merge_command):
+                _hook_command, _mcp_command, _sweep_command, _batch_commands, _merge_command, _rule_command):
         add(sub)
     return parser
 
@@ -166,9 +166,22 @@ def _config_commands(sub: Subparsers) -> None:
 
 
 def _explain_command(sub: Subparsers) -> None:
-    explain = sub.add_parser("explain", help="show the domains, policies and agents a path triggers")
-    explain.add_argument("paths", nargs="+", metavar="PATH")
+    explain = sub.add_parser("explain", help="show the domains, policies and agents a path triggers "
+                                             "(or, given a rule id, the rule: as `review-gate rule ID`)")
+    explain.add_argument("paths", nargs="+", metavar="PATH|RULE_ID")
     explain.add_argument("--config", metavar="DIR")
+
+
+def _rule_command(sub: Subparsers) -> None:
+    rule = sub.add_parser(
+        "rule", help="what a rule checks, why, how to fix it, an example and a near miss, what routes it",
+        description="Describe one rule of the configuration in use: name, severity, agent, description, "
+                    "detection, recommendation, paths, pattern, an example it flags and a near miss, the policies "
+                    "and domains that route it. Exit 2 for an unknown id, with the closest ids.")
+    rule.add_argument("rule", metavar="ID", help="the rule id a report shows (or the start of one)")
+    rule.add_argument("--format", "-f", choices=("text", "json"), default="text")
+    rule.add_argument("--config", metavar="DIR",
+                      help="config directory (default: $REVIEW_GATE_CONFIG, .review-gate/, built-in)")
 
 
 def _agents_commands(sub: Subparsers) -> None:
@@ -608,7 +621,7 @@ HANDLERS = {
     "run": "run", "plan": "plan", "config": "config_cmd", "init": "init", "explain": "explain",
     "agents": "agents_cmd", "meta": "meta_cmd", "baseline": "baseline_cmd", "replay": "replay",
     "loop": "loop_cmd", "hook": "hook_cmd", "mcp": "mcp_cmd", "sweep": "sweep", "batch": "batch_cmd",
-    "merge": "merge", "gaps": "gaps",
+    "merge": "merge", "gaps": "gaps", "rule": "rule",
     **{name: name for name in STATE_COMMANDS},
 }
 
