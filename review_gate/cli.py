@@ -140,6 +140,7 @@ def _run_command(sub: Subparsers) -> None:
     run.add_argument("--gap-reason", dest="add_agents", action=_AddAgentAction, metavar="TEXT",
                      help="why the change needs the --add-agent before it (required with each one)")
     _shard_option(run)
+    _verbose_option(run)
 
 
 def _plan_command(sub: Subparsers) -> None:
@@ -221,6 +222,7 @@ def _replay_command(sub: Subparsers) -> None:
                         help="write the format before it to FILE instead of standard output")
     replay.add_argument("--fail-on", choices=DECISIONS, help="least severe decision that exits 1")
     replay.add_argument("--filter-mode", choices=FILTER_MODES, help="which findings count (as for run)")
+    _verbose_option(replay)
 
 
 def _meta_commands(sub: Subparsers) -> None:
@@ -298,6 +300,7 @@ def _state_commands(sub: Subparsers) -> None:
     show.add_argument("run", metavar="RUN", help="a run id, a unique prefix or suffix of one, or last")
     show.add_argument("--format", "-f", choices=tuple(FORMATS), default="text")
     show.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
+    _verbose_option(show)
     accept = sub.add_parser("accept", help="accept a finding by fingerprint: it no longer counts")
     accept.add_argument("fingerprint", metavar="FINGERPRINT")
     accept.add_argument("--reason", required=True, metavar="TEXT", help="why it is accepted (shown in reports)")
@@ -395,6 +398,12 @@ def _mcp_command(sub: Subparsers) -> None:
                           "an agent must not waive its own findings)")
 
 
+def _verbose_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--verbose", "-v", action="store_true",
+                        help="text format: the long layout (findings under severity headings, each with its agent "
+                             "and fix, the agents' table, every waived finding and gap)")
+
+
 def _shard_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shard", metavar="K/N",
                         help="review the K-th of N balanced shares of the files (a CI matrix job); "
@@ -424,6 +433,8 @@ def _review_flags(parser: argparse.ArgumentParser, *, outputs: bool = True) -> N
     parser.add_argument("--no-baseline", action="store_true", help="apply no baseline: every finding counts")
     parser.add_argument("--max-file-bytes", type=int, metavar="N",
                         help="a swept file larger than this is not read, and a gap says so (default 2000000)")
+    if outputs:
+        _verbose_option(parser)
 
 
 def _sweep_command(sub: Subparsers) -> None:
@@ -480,6 +491,7 @@ def _batch_commands(sub: Subparsers) -> None:
     collect.add_argument("--poll", type=float, metavar="SECONDS", default=30.0,
                          help="seconds between checks with --wait (default 30)")
     collect.add_argument("--bundle", metavar="DIR", help="write the replay bundle to DIR (default: submit's --bundle)")
+    _verbose_option(collect)
 
 
 def _merge_command(sub: Subparsers) -> None:
@@ -495,6 +507,7 @@ def _merge_command(sub: Subparsers) -> None:
     merge.add_argument("--output", "-o", dest="outputs", action=_FormatAction, metavar="FILE",
                        help="write the format before it to FILE instead of standard output")
     merge.add_argument("--fail-on", choices=DECISIONS, help="least severe decision that exits 1")
+    _verbose_option(merge)
 
 
 def _with_default_command(argv: list[str]) -> list[str]:

@@ -10,7 +10,7 @@ import anyio
 
 from review_gate import api, console
 from review_gate.commands.common import check_concurrency, check_timeout, diff_request, find_repo_root, output_targets
-from review_gate.commands.emit import show
+from review_gate.commands.emit import show, text_renderers
 from review_gate.commands.progress import Progress
 from review_gate.errors import UsageError
 
@@ -112,5 +112,5 @@ def _collect(args: argparse.Namespace) -> int:
     if collected.already:
         console.err(f"review-gate: run {collected.run_id} was collected already; nothing done "
                     f"(its report: review-gate show {collected.run_id})")
-    show(collected.report, targets)
+    show(collected.report, targets, text_renderers(args.verbose), verbose=args.verbose)
     return collected.report.exit_code

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from functools import partial
 
 from review_gate import console
 from review_gate.commands.common import write_output
 from review_gate.commands.state_common import open_existing
 from review_gate.errors import StateError
-from review_gate.outputs import renderer
+from review_gate.outputs import renderer, text
 from review_gate.outputs.text import show
 from review_gate.state import runs
 
@@ -21,9 +22,10 @@ def show_command(args: argparse.Namespace) -> int:
     with store:
         report = runs.find_report(store, args.run)
     if args.output and args.output != "-":
-        write_output(args.output, renderer(args.format)(report))
+        render = partial(text.render, verbose=True) if args.format == "text" and args.verbose else renderer(args.format)
+        write_output(args.output, render(report))
     elif args.format == "text":
-        show(report, console.stdout())
+        show(report, console.stdout(), verbose=args.verbose)
     else:
         sys.stdout.write(renderer(args.format)(report))
         sys.stdout.flush()

@@ -34,6 +34,8 @@ class Finding(Frozen):
     file: str | None
     line: int | None = Field(default=None, ge=1)
     end_line: int | None = Field(default=None, ge=1)
+    column: int | None = Field(default=None, ge=1, description="Where on the line the problem starts (1-based "
+                                                              "characters), when the agent knows it.")
     message: str
     recommendation: str | None = None
     confidence: float | None = Field(default=None, ge=0, le=1)
@@ -58,5 +60,6 @@ class RawFinding(Frozen):
     file: UntrustedText | None = None
     line: int | None = None
     end_line: int | None = None
+    column: int | None = None
     recommendation: UntrustedText | None = None
     confidence: float | None = Field(default=None, ge=0, le=1)
