@@ -370,8 +370,14 @@ def _hook_command(sub: Subparsers) -> None:
         description="Read a coding agent's hook payload (JSON on standard input) and answer in the host's "
                     "contract: a stop is blocked while the gate fails (at most --max-blocks times in a row), a "
                     "git commit, git push or gh pr create is denied. Always exit 0 with the answer as JSON on "
-                    "standard output; 2 only when the payload is not JSON.")
-    hook.add_argument("host", choices=HOOK_HOSTS, help="the coding agent that runs the hook")
+                    "standard output; 2 only when the payload is not JSON. `review-gate hook check [HOST]` runs the "
+                    "hooks of the project's settings as the host would, with sample payloads, and says whether the "
+                    "gate runs and blocks: exit 0 when it does, 1 when a hook would not run.")
+    hook.add_argument("host", choices=(*HOOK_HOSTS, "check"),
+                      help="the coding agent that runs the hook; or check: prove the hooks in the project's "
+                           "settings run and block (review-gate hook check [HOST])")
+    hook.add_argument("target", nargs="?", choices=HOOK_HOSTS, metavar="HOST",
+                      help="with check: the host whose settings to check (default: every host with settings here)")
     hook.add_argument("--max-blocks", type=int, default=3, metavar="N",
                       help="stops blocked in a row before the agent is let stop with a hand-off (default 3)")
     hook.add_argument("--budget", type=float, default=50, metavar="S",

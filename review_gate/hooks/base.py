@@ -64,8 +64,9 @@ class Host(Protocol):
     TIMEOUT_S: int  # the timeout `init --hooks` writes into that file
     BUDGET_S: int  # the --budget of the command it writes, below TIMEOUT_S
 
-    def entries(self) -> dict[str, list[dict[str, Any]]]:
-        """Event -> the matcher groups ``init --hooks`` merges into the settings file."""
+    def entries(self, program: str = "review-gate") -> dict[str, list[dict[str, Any]]]:
+        """Event -> the matcher groups ``init --hooks`` merges into the settings file, running
+        ``program`` (a shell word: the absolute path of review-gate, quoted)."""
         ...
 
     def encode(self, outcome: Outcome, event: str) -> str:

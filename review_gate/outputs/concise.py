@@ -23,7 +23,7 @@ from review_gate.escape import sanitize
 from review_gate.models import SEVERITIES, SEVERITY_RANK, Finding, ReviewReport
 from review_gate.outputs.ids import short_ids
 from review_gate.outputs.summary import summary_line
-from review_gate.outputs.text import DECISION_STYLES, STYLES, Writer, clip, plural
+from review_gate.outputs.text import DECISION_STYLES, STYLES, Writer, clip, not_inspected, plural, waived_line
 
 MAX_GAPS = 5
 
@@ -135,7 +135,7 @@ def _rest(out: Writer, report: ReviewReport) -> None:
     if others:
         agents += "; " + "; ".join(f"{sanitize(a.id)} {a.status}" + (f" ({sanitize(a.error)})" if a.error else "")
                                    for a in others)
-    out.hanging(0, Text(""), Text(agents, style="dim"))
+    out.hanging(0, Text("agents: ", style="dim"), Text(agents.removeprefix("agents: "), style="dim"))
     cov = report.coverage
     text = f"coverage: {cov.files_reviewed}/{plural(cov.files_changed, 'file')} reviewed"
     if cov.findings_filtered:
@@ -144,14 +144,10 @@ def _rest(out: Writer, report: ReviewReport) -> None:
         text += f"; unreviewed: {', '.join(sanitize(p) for p in cov.unreviewed[:5])}"
         text += f" and {len(cov.unreviewed) - 5} more" if len(cov.unreviewed) > 5 else ""
     out.hanging(0, Text(""), Text(text, style="yellow" if cov.unreviewed else ""))
-    for item in cov.not_inspected[:MAX_GAPS]:
-        weight = "counts against the gate" if item.counted else "listed only"
-        out.hanging(0, Text(f"not inspected ({weight}): ", style="yellow" if item.counted else "dim"),
-                    Text(sanitize(item.reason)))
-    others_waived = len(report.waived) - len(report.waived_in_change)
-    if others_waived:
-        out.line(Text(f"waived: {plural(others_waived, 'finding')} accepted, baselined or waived by a comment the "
-                      "base has (--verbose lists them)", style="dim"))
+    not_inspected(out, cov.not_inspected)
+    if report.waived:
+        out.line(Text(waived_line(report) + ("; --verbose lists them" if len(report.waived) > len(
+            report.waived_in_change) else ""), style="dim"))
     for gap in report.gaps[:MAX_GAPS]:
         out.hanging(0, Text(f"gap {gap.id} [{gap.kind}] ", style="dim"),
                     Text(f"{sanitize(clip(gap.subject, 120))}: {sanitize(gap.reason)}", style="dim"))

@@ -238,7 +238,7 @@ def _note(agent: AgentResult) -> str:
     return "; ".join(parts)
 
 
-def _not_inspected(out: Writer, items: Sequence[NotInspected]) -> None:
+def not_inspected(out: Writer, items: Sequence[NotInspected]) -> None:
     """Each file no agent was shown, why, and how to have it reviewed; what is only listed shares
     its hint (which setting would count it) once."""
     for item in items[:MAX_UNREVIEWED]:
@@ -271,7 +271,7 @@ def _coverage(out: Writer, report: ReviewReport) -> None:
         shown = ", ".join(sanitize(p) for p in cov.unreviewed[:MAX_UNREVIEWED])
         more = f" and {len(cov.unreviewed) - MAX_UNREVIEWED} more" if len(cov.unreviewed) > MAX_UNREVIEWED else ""
         out.hanging(0, Text("unreviewed: ", style="yellow"), Text(shown + more, style="yellow"))
-    _not_inspected(out, cov.not_inspected)
+    not_inspected(out, cov.not_inspected)
     for gap in report.gaps[:MAX_GAPS]:
         # the id is what `review-gate gaps --apply ID` takes once the run is recorded
         out.hanging(0, Text(f"gap {gap.id} [{gap.kind}] ", style="dim"),
@@ -285,9 +285,12 @@ def clip(value: str, limit: int) -> str:
 
 
 def waived_line(report: ReviewReport) -> str:
-    """How many findings did not count, and why: baselined, or accepted by a person."""
+    """How many findings did not count, and why: baselined, accepted by a person (or the team),
+    or waived by an inline comment (the change's own, or one the base has)."""
+    inline = sum(1 for f in report.waived if f.inline_waiver is not None)
     baselined = sum(1 for f in report.waived if f.waived == "baselined")
-    accepted = len(report.waived) - baselined
-    parts = [f"{n} {why}" for n, why in ((baselined, "baselined"), (accepted, "accepted")) if n]
+    accepted = len(report.waived) - baselined - inline
+    parts = [f"{n} {why}" for n, why in ((baselined, "baselined"), (accepted, "accepted"),
+                                         (inline, "waived inline")) if n]
     total = len(report.waived)
     return f"waived: {plural(total, 'finding')} not counted ({', '.join(parts)})"

@@ -215,9 +215,9 @@ def test_the_agent_table_counts_the_findings_a_collected_report_lists(cli, serve
     server.default = every_file
     cfg = batch_config(tmp_path, server)
     submit(cli, cfg)
-    collected = cli("batch", "collect", "--config", str(cfg))
+    collected = cli("batch", "collect", "--config", str(cfg), "--verbose")
     assert collected.code == 1, collected.err
-    shown = cli("show", "last", "--config", str(cfg))
+    shown = cli("show", "last", "--config", str(cfg), "--verbose")
     for text in (collected.out, shown.out):
         assert "WARNING (3)" in text and "MAJOR (1)" in text
         rows = {line.split()[0]: line.split()[-1] for line in text.splitlines()
