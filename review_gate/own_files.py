@@ -392,11 +392,12 @@ def _gaps(touched: dict[tuple[str, str], list[str]], own: OwnFiles) -> list[Gap]
                             suggestion="have a person review the change; it applies once it is on the base branch"))
         else:
             in_use = subject == own.config_dir
-            what = ("the review configuration this run uses" if in_use
+            what = ("the review configuration" if in_use
                     else "review-gate's own files (not the configuration this run uses)")
-            gaps.append(Gap(kind="config_changed", subject=subject,
-                            reason=f"the change edits {what} in {subject}/: {shown}; a change can weaken the "
-                                   "gate that judges it, and these files are not reviewed as code",
+            count = paths[0] if len(paths) == 1 else f"{len(paths)} files"
+            gaps.append(Gap(kind="config_changed", subject=subject, files=list(paths),
+                            reason=f"the change edits {what} ({count}); it is not reviewed as code and does not "
+                                   "judge this change",
                             suggestion="have a person review this edit; in CI, load the configuration from the "
                                        "base branch (--config DIR from a trusted checkout)"))
     return gaps

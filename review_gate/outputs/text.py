@@ -276,6 +276,8 @@ def _coverage(out: Writer, report: ReviewReport) -> None:
         # the id is what `review-gate gaps --apply ID` takes once the run is recorded
         out.hanging(0, Text(f"gap {gap.id} [{gap.kind}] ", style="dim"),
                     Text(f"{sanitize(clip(gap.subject, 200))}: {sanitize(gap.reason)}", style="dim"))
+        if len(gap.files) > 1:  # the files it counts, the long layout's alone
+            out.hanging(4, Text(""), Text(sanitize(", ".join(gap.files)), style="dim"))
     if len(report.gaps) > MAX_GAPS:
         out.line(Text(f"gap: … and {len(report.gaps) - MAX_GAPS} more (see --format json)", style="dim"))
 
