@@ -397,7 +397,8 @@ def _mcp_command(sub: Subparsers) -> None:
                                     "accept, loop_status)",
                          description="Serve review-gate's tools over the Model Context Protocol on standard input "
                                      "and output, for an MCP client such as a coding agent. Needs the mcp extra: "
-                                     "pip install 'review-gate[mcp]'. The accept tool refuses unless started "
+                                     "pip install '.[mcp]' in a clone of review-gate (review-gate[mcp] once it is "
+                                     "published on PyPI). The accept tool refuses unless started "
                                      "with --allow-accept: the client is usually the agent whose findings they are.")
     mcp.add_argument("--allow-accept", action="store_true",
                      help="let the client record acceptances of findings (only for a client a person drives: "

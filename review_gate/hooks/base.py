@@ -14,6 +14,7 @@ adds fields from release to release.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,6 +83,9 @@ def read_payload(data: bytes) -> Payload:
     if len(data) > MAX_PAYLOAD:
         raise UsageError(f"the hook payload on standard input is over {MAX_PAYLOAD} bytes",
                          fix=_FROM_HOST)
+    if not data.strip():
+        raise UsageError("the hook payload on standard input is empty (the host sends one JSON object)",
+                         fix=_FROM_HOST)
     try:
         raw = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -94,7 +98,7 @@ def read_payload(data: bytes) -> Payload:
     given = tool_input if isinstance(tool_input, dict) else {}
     new, old = _edit_texts(given)
     return Payload(event=_text(raw.get("hook_event_name")) or "", session=_text(raw.get("session_id")) or "",
-                   cwd=_text(raw.get("cwd")), stop_hook_active=raw.get("stop_hook_active") is True,
+                   cwd=_absolute(_text(raw.get("cwd"))), stop_hook_active=raw.get("stop_hook_active") is True,
                    tool_name=_text(raw.get("tool_name")), command=_text(given.get("command")),
                    file_path=_text(given.get("file_path")) or _text(given.get("notebook_path")),
                    new_text=new, old_text=old)
@@ -113,6 +117,12 @@ def _edit_texts(given: dict[str, Any]) -> tuple[str, str | None]:
     if (new := _text(given.get("new_string"))) is not None:
         return new, _text(given.get("old_string")) or ""
     return _text(given.get("new_source")) or "", None
+
+
+def _absolute(cwd: str | None) -> str | None:
+    """The payload's directory made absolute (relative to where the host runs the hook: ``"cwd":
+    "."`` in a hand-written payload), so paths and globs on the line resolve where they run."""
+    return os.path.abspath(cwd) if cwd else cwd
 
 
 def _text(value: object) -> str | None:

@@ -120,6 +120,9 @@ _READERS = _INERT | _CD | frozenset({
     "nl", "od", "xxd", "hexdump", "strings", "realpath", "readlink", "basename", "dirname", "md5sum", "sha1sum",
     "sha256sum", "sha512sum", "cksum", "colordiff", "view"})
 _COPIES = frozenset({"cp", "install", "rsync", "scp"})  # they write their last operand only
+# Programs that remove or move what they are given: a directory that holds a protected path goes
+# with it (`rm -rf .claude` takes .claude/settings.json and the hooks in it)
+_REMOVERS = frozenset({"rm", "rmdir", "mv", "unlink", "shred", "trash", "trash-put", "gio"})
 _WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 _GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env",
                                 "--super-prefix", "--attr-source"})
@@ -412,8 +415,27 @@ class _Reader:
             base = self.here if self.here is not None else self.cwd
             return paths.find_writes(args, str(base), self.protected, self.exempt, _READERS, MAX_WALK)
         targets = _targets(name, args)
+        if name in _REMOVERS and self.holds_protected(targets):
+            return True
         # code given inline (python -c "open('.review-gate/x', 'w')") names the path inside a word
         return self.names_protected(targets) or any(n in t for t in targets for n in self.names if t != n)
+
+    def holds_protected(self, words: Sequence[str]) -> bool:
+        """Whether a word names a directory that holds a protected path (or a glob that could),
+        so removing or moving it takes the protected path along."""
+        base = self.here if self.here is not None else self.cwd
+        for word in words:
+            if not word or word.startswith("-"):
+                continue
+            path = os.path.join(base, os.path.expanduser(word))
+            for protected in self.protected:
+                ancestors = [str(p) for p in Path(protected).parents]
+                if paths.is_glob(path):
+                    if any(paths.glob_names(path, [a], []) for a in ancestors if len(a) > len(str(base))):
+                        return True
+                elif any(form in ancestors for form in paths.forms(path)):
+                    return True
+        return False
 
     def names_protected(self, words: Sequence[str], directory: Path | None = None) -> bool:
         """Whether a word names a file in (or is) a directory of the configuration; an option's
