@@ -51,7 +51,10 @@ def init_command(args: argparse.Namespace) -> int:
     check = "review-gate config validate"
     if target.resolve() != default.resolve():
         check += f" --config {target}"
-    console.out(f"wrote {len(names)} files to {target}{replaced}; check them with `{check}`")
+    console.out(f"wrote {len(names)} files to {target}{replaced} (the five configuration files, the loop's "
+                f"{len(templates)} prompt templates, a .gitignore); check them with `{check}`")
+    console.out(f"the llm agents' instructions are not copied: they are read from {source / 'instructions'} until "
+                f"a file of the same name is in {target / 'instructions'} (copy one there to edit it)")
     return 0
 
 
