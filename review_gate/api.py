@@ -35,7 +35,7 @@ import functools
 import os
 import subprocess
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, ParamSpec, TypeVar
@@ -666,6 +666,8 @@ class BatchSubmitted:
     max_cost_usd: float  # at batch prices
     max_cost_interactive_usd: float  # the same requests at interactive prices
     report: ReviewReport | None = None
+    not_run: list[str] = field(default_factory=list)
+    """Agents of the run that neither ran at submit nor went to a batch: ``id (status: why)``."""
 
 
 @dataclass(frozen=True)
@@ -756,7 +758,7 @@ async def batch_submit_async(
     return BatchSubmitted(run_id=sent.run_id, batches=[_info(b) for b in sent.batches], requests=sent.requests,
                           local_agents=sent.local, tokens_in=sent.tokens[0], max_tokens_out=sent.tokens[1],
                           max_cost_usd=round(sent.cost[0], 6), max_cost_interactive_usd=round(sent.cost[1], 6),
-                          report=sent.report)
+                          report=sent.report, not_run=sent.not_run)
 
 
 def _info(sent: object) -> BatchInfo:
