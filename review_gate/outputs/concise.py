@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.text import Text
 
 from review_gate.escape import sanitize
-from review_gate.models import SEVERITIES, SEVERITY_RANK, Finding, ReviewReport
+from review_gate.models import SEVERITIES, SEVERITY_RANK, AgentResult, Finding, ReviewReport
 from review_gate.outputs.ids import short_ids
 from review_gate.outputs.summary import summary_line
 from review_gate.outputs.text import DECISION_STYLES, STYLES, Writer, clip, not_inspected, plural, waived_line
@@ -132,9 +132,10 @@ def _rest(out: Writer, report: ReviewReport) -> None:
     done = [a for a in report.agents if a.status in ("completed", "cached")]
     others = [a for a in report.agents if a not in done]
     agents = f"agents: {len(done)} ran"
-    if others:
-        agents += "; " + "; ".join(f"{sanitize(a.id)} {a.status}" + (f" ({sanitize(a.error)})" if a.error else "")
-                                   for a in others)
+    noted = [(a, why) for a in report.agents if (why := a.error or _repaired(a))]
+    if noted:
+        agents += "; " + "; ".join(f"{sanitize(a.id)} {a.status} ({sanitize(why)})" for a, why in noted)
+    agents += "".join(f"; {sanitize(a.id)} {a.status}" for a in others if not (a.error or _repaired(a)))
     out.hanging(0, Text("agents: ", style="dim"), Text(agents.removeprefix("agents: "), style="dim"))
     cov = report.coverage
     text = f"coverage: {cov.files_reviewed}/{plural(cov.files_changed, 'file')} reviewed"
@@ -154,6 +155,13 @@ def _rest(out: Writer, report: ReviewReport) -> None:
     if len(report.gaps) > MAX_GAPS:
         out.line(Text(f"gap: … and {len(report.gaps) - MAX_GAPS} more (review-gate gaps, or --verbose)", style="dim"))
     out.line(Text("the long layout, with each rule's description: --verbose", style="dim"))
+
+
+def _repaired(agent: AgentResult) -> str:
+    """What was wrong with a completed agent's answer, as the long layout's note says it."""
+    if agent.dropped_findings:
+        return f"{plural(agent.dropped_findings, 'malformed finding')} dropped"
+    return "answer repaired (notes in the JSON report)" if agent.notes else ""
 
 
 def _counts(report: ReviewReport) -> str:
