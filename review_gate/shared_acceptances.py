@@ -82,17 +82,7 @@ def read_trusted(paths: list[Path], base: str | None, in_repo: Callable[[Path], 
                  show: Callable[[str, str], bytes | None]) -> SharedAcceptances | None:
     """The first file found among ``paths``, read where the change cannot have touched it (as
     ``baseline.read_trusted`` reads the baseline)."""
-    for path in paths:
-        relative = in_repo(path)
-        if relative is None:
-            if path.is_file():
-                return load(path)
-            continue
-        data = show(base, relative) if base is not None else None
-        if data is not None:
-            display = f"{relative} (at {base[:12]})" if base else relative
-            return parse(baseline.json_from_bytes(data, display), display)
-    return None
+    return baseline.trusted(paths, base, in_repo, show, parse)
 
 
 def add(path: Path, entry: SharedAcceptance) -> SharedAcceptances:
