@@ -196,8 +196,8 @@ def load_config(directory: Path | None, *, listed_by: str | None = None,
         try:
             data = replaced[name] if replaced is not None and name in replaced else read_json(
                 path, display, limit=CONFIG_LIMIT)
-            raw[name] = data
             _characters(data, display)
+            raw[name] = data  # what a one-pass check may salvage: read, and whole characters
             parsed[name] = parse_file(name, data, display)
         except ConfigError as exc:
             problems.extend(exc.problems)

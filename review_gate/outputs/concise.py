@@ -23,7 +23,16 @@ from review_gate.escape import sanitize
 from review_gate.models import SEVERITIES, SEVERITY_RANK, AgentResult, Finding, ReviewReport
 from review_gate.outputs.ids import short_ids
 from review_gate.outputs.summary import summary_line
-from review_gate.outputs.text import DECISION_STYLES, STYLES, Writer, clip, not_inspected, plural, waived_line
+from review_gate.outputs.text import (
+    DECISION_STYLES,
+    STYLES,
+    Writer,
+    clip,
+    not_inspected,
+    plural,
+    usage_line,
+    waived_line,
+)
 
 MAX_GAPS = 5
 
@@ -146,6 +155,9 @@ def _rest(out: Writer, report: ReviewReport) -> None:
         text += f" and {len(cov.unreviewed) - 5} more" if len(cov.unreviewed) > 5 else ""
     out.hanging(0, Text(""), Text(text, style="yellow" if cov.unreviewed else ""))
     not_inspected(out, cov.not_inspected)
+    used = usage_line(report)
+    if used is not None:
+        out.line(Text(used, style="dim"))
     if report.waived:
         out.line(Text(waived_line(report) + ("; --verbose lists them" if len(report.waived) > len(
             report.waived_in_change) else ""), style="dim"))

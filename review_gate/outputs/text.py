@@ -261,12 +261,9 @@ def _coverage(out: Writer, report: ReviewReport) -> None:
     out.line(Text(text))
     if report.waived:
         out.line(Text(waived_line(report), style="dim"))
-    usage = report.usage
-    if usage.tokens_in or usage.tokens_out or usage.cost_usd:
-        cached = f" ({usage.cached_tokens_in} cached)" if usage.cached_tokens_in else ""
-        reasoning = f" ({usage.reasoning_tokens} reasoning)" if usage.reasoning_tokens else ""
-        out.line(Text(f"model usage: {usage.tokens_in} tokens in{cached}, {usage.tokens_out} out{reasoning}, "
-                      f"${usage.cost_usd:.4f}", style="dim"))
+    used = usage_line(report)
+    if used is not None:
+        out.line(Text(used, style="dim"))
     if cov.unreviewed:
         shown = ", ".join(sanitize(p) for p in cov.unreviewed[:MAX_UNREVIEWED])
         more = f" and {len(cov.unreviewed) - MAX_UNREVIEWED} more" if len(cov.unreviewed) > MAX_UNREVIEWED else ""
@@ -280,6 +277,16 @@ def _coverage(out: Writer, report: ReviewReport) -> None:
             out.hanging(4, Text(""), Text(sanitize(", ".join(gap.files)), style="dim"))
     if len(report.gaps) > MAX_GAPS:
         out.line(Text(f"gap: … and {len(report.gaps) - MAX_GAPS} more (see --format json)", style="dim"))
+
+
+def usage_line(report: ReviewReport) -> str | None:
+    """The model tokens and cost of the run, when it spent any."""
+    usage = report.usage
+    if not (usage.tokens_in or usage.tokens_out or usage.cost_usd):
+        return None
+    cached = f" ({usage.cached_tokens_in} cached)" if usage.cached_tokens_in else ""
+    reasoning = f" ({usage.reasoning_tokens} reasoning)" if usage.reasoning_tokens else ""
+    return f"model usage: {usage.tokens_in} tokens in{cached}, {usage.tokens_out} out{reasoning}, ${usage.cost_usd:.4f}"
 
 
 def clip(value: str, limit: int) -> str:
