@@ -35,7 +35,7 @@ import functools
 import os
 import subprocess
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, ParamSpec, TypeVar
@@ -195,7 +195,7 @@ async def review_async(
     outputs: Sequence[tuple[str | Render, str | Path]] = (), bundle_dir: str | Path | None = None,
     listener: Listener | None = None, shard: tuple[int, int] | None = None,
     add_agents: Sequence[tuple[str, str]] = (), accepted_before: str | None = None, intent: str | None = None,
-    reuse_only: Sequence[str] | None = None,
+    reuse_only: Sequence[str] | None = None, added_waivers: bool = True,
 ) -> ReviewReport:
     """Review a change: all six stages, the run state (cache, acceptances, history) unless
     ``state`` is false, reports written to ``outputs`` (format name or render function, path)
@@ -211,10 +211,13 @@ async def review_async(
     ``intent``: what the change is for (a task, a pull request's title and description; at most
     64 KB of text), given to every llm agent as data and judged by them (``criteria_met``).
     ``reuse_only``: run ids whose review pairs may be reused (a loop session's own reviews: a run
-    its coder made, in whatever environment, never stands in for the session's); None: any run's."""
+    its coder made, in whatever environment, never stands in for the session's); None: any run's.
+    ``added_waivers`` false: inline waivers the change adds waive nothing (listed with why; a loop
+    session's review: its coder cannot waive its own findings either)."""
     _check(fail_on=fail_on, filter_mode=filter_mode, concurrency=concurrency, agent_timeout=agent_timeout,
            outputs=outputs, packing=packing, shard=shard)
-    _typed(flags={"offline": offline, "use_baseline": use_baseline, "state": state, "cache": cache},
+    _typed(flags={"offline": offline, "use_baseline": use_baseline, "state": state, "cache": cache,
+                  "added_waivers": added_waivers},
            paths={"config": config, "baseline": baseline, "bundle_dir": bundle_dir, "constitution": constitution})
     checks.utc_stamp("accepted_before", accepted_before)
     intent = purpose.check(intent)
@@ -232,7 +235,8 @@ async def review_async(
         bundle.check_target(target)  # before any agent runs
     facts = await runner.read_change(setup.request)
     how = _How(fail_on=fail_on, filter_mode=filter_mode, listener=listener, shard=shard, requests=tuple(requests),
-               accepted_before=accepted_before, reuse_only=tuple(reuse_only) if reuse_only is not None else None)
+               accepted_before=accepted_before, reuse_only=tuple(reuse_only) if reuse_only is not None else None,
+               added_waivers=added_waivers)
     return await _reviewed(setup, facts, how, state=state, cache=cache, outputs=outputs, target=target)
 
 
@@ -251,6 +255,7 @@ class _How:
     accepted_before: str | None = None  # acceptances recorded since do not waive (a loop session's)
     left_out: int = 0  # the gate's own files left out before planning (a sweep's), counted in the report
     reuse_only: tuple[str, ...] | None = None  # the runs whose pairs may be reused (a loop session's own)
+    added_waivers: bool = True  # inline waivers the change adds waive (not in a loop session's review)
 
 
 def _request(request: object) -> None:
@@ -312,7 +317,8 @@ async def _review(setup: bootstrap.Setup, facts: PRFacts, run: NoState, http: ht
         commit=how.commit, accepted_before=how.accepted_before, reuse_only=how.reuse_only))
     report = await runner.review(
         work, setup.config, setup.options, filter_mode=how.filter_mode, fail_on=how.fail_on, listener=how.listener,
-        waivers={**waivers, **run.waivers}, run_id=run_id, reuse=reuse, http=http)
+        waivers={**waivers, **run.waivers}, run_id=run_id, reuse=reuse, http=http,
+        honour_added_waivers=how.added_waivers)
     if info is not None:  # a shard's report names the whole run's manifest and its own share
         report = report.model_copy(update={"manifest": the_plan.manifest.entries, "shard": info})
     await anyio.to_thread.run_sync(run.finish, report)
@@ -474,15 +480,20 @@ class Accepted:
     expires: date | None
     kind: Literal["accept", "override"] = "accept"
     """``override`` when no recorded run reported the fingerprint (``force``)."""
+    shared: Path | None = None
+    """The committed file it was written to (``shared``); None: the run state of this machine."""
 
 
 def accept(id_or_fingerprint: str, reason: str, expires: date | str | None = None, cwd: str | Path | None = None,
-           config: str | Path | None = None, *, force: bool = False, who: str | None = None) -> Accepted:
+           config: str | Path | None = None, *, force: bool = False, who: str | None = None,
+           shared: bool = False) -> Accepted:
     """A person accepts a finding a recorded run reported: from then on it is reported as
     accepted and does not count. ``id_or_fingerprint``: the short id a report shows beside the
     finding, or its whole fingerprint; ``expires``: the last day it applies (a date or
     ``YYYY-MM-DD``, today or later); ``force``: take a whole fingerprint no recorded run reported;
-    ``who``: who accepts it (default: git's user.email, else $USER)."""
+    ``who``: who accepts it (default: git's user.email, else $USER); ``shared``: write it to the
+    committed ``acceptances.json`` of the configuration (``.review-gate/``) instead of this
+    machine's run state: it waives the finding for everyone once it is on the base branch."""
     from review_gate.state import acceptance
     from review_gate.state.store import open_store, state_file
 
@@ -497,7 +508,11 @@ def accept(id_or_fingerprint: str, reason: str, expires: date | str | None = Non
         raise UsageError("the reason is empty", fix="say why the finding is accepted")
     day = _last_day(expires)
     root = git.repo_root(checks.workdir(cwd))
-    path = state_file(load(config, root), root)
+    loaded = load(config, root)
+    path = state_file(loaded, root)
+    checks.flag("shared", shared)
+    if shared:
+        return _accept_shared(given, reason.strip(), day, loaded, root, path, force=force, who=who or person())
     store = open_store(path, create=force)
     if store is None:
         raise StateError(f"no runs recorded yet ({path} does not exist), so {given} is unknown",
@@ -559,6 +574,35 @@ def _finding_id(given: str) -> str:
                          fix="give the id a report shows beside the finding (6 or more hex digits), "
                              "or its whole fingerprint")
     return found
+def _accept_shared(given: str, reason: str, day: date | None, loaded: ReviewConfig, root: Path | None, state: Path,
+                   *, force: bool, who: str) -> Accepted:
+    """``accept --shared``: the entry written to the committed acceptances file (the config
+    directory in use, else ``.review-gate/``), described from the recorded run that reported it."""
+    from review_gate import shared_acceptances
+    from review_gate.state import acceptance
+    from review_gate.state.store import open_store
+
+    targets = shared_acceptances.candidates(loaded.directory, root)
+    if not targets:
+        raise UsageError("no repository or config directory here to hold the shared acceptances",
+                         fix="run it inside the repository, or name the configuration with --config DIR")
+    store = open_store(state, create=False)
+    described: dict[str, object] = {}
+    if store is None:
+        if not (force and acceptance.FINGERPRINT.match(given)):
+            raise StateError(f"no runs recorded yet ({state} does not exist), so {given} is unknown",
+                             fix="accept a finding from a recorded run, or force its whole fingerprint "
+                                 "(`review-gate accept --shared --force`)")
+        fingerprint = given
+    else:
+        with store:
+            fingerprint, _, _ = _reported(store, given, force)
+            described = acceptance.described(store, fingerprint)
+    entry = shared_acceptances.SharedAcceptance(
+        fingerprint=fingerprint, reason=reason, who=who, created=shared_acceptances.today(), expires=day,
+        **{k: v for k, v in described.items() if isinstance(v, str)})
+    shared_acceptances.add(targets[0], entry)
+    return Accepted(fingerprint, 0, day, "accept", shared=targets[0])
 
 
 def _last_day(value: date | str | None) -> date | None:
@@ -687,6 +731,8 @@ class BatchSubmitted:
     max_cost_usd: float  # at batch prices
     max_cost_interactive_usd: float  # the same requests at interactive prices
     report: ReviewReport | None = None
+    not_run: list[str] = field(default_factory=list)
+    """Agents of the run that neither ran at submit nor went to a batch: ``id (status: why)``."""
 
 
 @dataclass(frozen=True)
@@ -778,7 +824,7 @@ async def batch_submit_async(
     return BatchSubmitted(run_id=sent.run_id, batches=[_info(b) for b in sent.batches], requests=sent.requests,
                           local_agents=sent.local, tokens_in=sent.tokens[0], max_tokens_out=sent.tokens[1],
                           max_cost_usd=round(sent.cost[0], 6), max_cost_interactive_usd=round(sent.cost[1], 6),
-                          report=sent.report)
+                          report=sent.report, not_run=sent.not_run)
 
 
 def _info(sent: object) -> BatchInfo:

@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable, Iterable
 from datetime import date, datetime, timezone
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import ValidationError
 
@@ -25,6 +25,7 @@ from review_gate.errors import BaselineError, ConfigProblem, ReviewGateError, Us
 from review_gate.models import Finding, Severity
 from review_gate.models.base import Frozen
 
+T = TypeVar("T")
 FILE_NAME = "baseline.json"
 REASON = "baselined"
 _FIX = "regenerate it with `review-gate baseline`, or fix the entry by hand"
@@ -138,16 +139,23 @@ def read_trusted(paths: list[Path], base: str | None, in_repo: Callable[[Path], 
     a base commit (a diff file) such a file is not used at all. A file outside the repository
     (a trusted config directory, ``--baseline`` elsewhere) is read as it is.
     """
+    return trusted(paths, base, in_repo, show, parse)
+
+
+def trusted(paths: list[Path], base: str | None, in_repo: Callable[[Path], str | None],
+            show: Callable[[str, str], bytes | None], parsed: Callable[[object, str], T]) -> T | None:
+    """``read_trusted`` for any committed file the gate reads from the trusted side (the shared
+    acceptances too): ``parsed(data, display)`` builds it from its JSON."""
     for path in paths:
         relative = in_repo(path)
         if relative is None:
             if path.is_file():
-                return load(path)
+                return parsed(read_json(path, str(path), error=BaselineError), str(path))
             continue
         data = show(base, relative) if base is not None else None
         if data is not None:
             display = f"{relative} (at {base[:12]})" if base else relative
-            return parse(json_from_bytes(data, display), display)
+            return parsed(json_from_bytes(data, display), display)
     return None
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from review_gate import baseline, git
+from review_gate import baseline, git, shared_acceptances
 from review_gate.config.locations import builtin_dir, find_config_file
 from review_gate.errors import UsageError
 from review_gate.globs import literal_glob
@@ -43,7 +43,11 @@ class Setup:
             links.append(Link(path=name, kind="state_changed", target=link_target(self.state_link)))
         return locate(self.root, config_dir=self.config.directory, named=config_names(self.config, self.root),
                       gate_names=gate_names(), state=[] if self.state_link else companions(self.state_path),
-                      baselines=self.baselines, written=written, links=links)
+                      baselines=[*self.baselines, *self.shared()], written=written, links=links)
+
+    def shared(self) -> list[Path]:
+        """Where the team's shared acceptances are looked for (``shared_acceptances``)."""
+        return shared_acceptances.candidates(self.config.directory, self.root)
 
     def committed(self) -> Callable[[str], bool] | None:
         """Whether the change commits a path (``own_files.sealed``): None for every file of a range,
@@ -78,18 +82,24 @@ class Setup:
             return written.load(store)
 
     def waivers(self, facts: PRFacts) -> dict[str, str]:
-        """The baseline's waivers, read where the reviewed change cannot have touched it."""
+        """The baseline's and the shared acceptances' waivers, read where the reviewed change
+        cannot have touched them (the base commit's version of a file in the repository)."""
         root = self.root
         base = facts.base
+
+        def show(commit: str, path: str) -> bytes | None:
+            return git.show(root, commit, path) if root is not None else None
+
         found: baseline.Baseline | None
         if base is None and self.explicit_baseline:
             # No base commit to read from: the file the user named is taken as it is.
             found = baseline.load(self.baselines[0])
         else:
-            found = baseline.read_trusted(
-                self.baselines, base if root is not None else None, lambda p: relative(p, root),
-                lambda commit, path: git.show(root, commit, path) if root is not None else None)
-        return found.waivers() if found is not None else {}
+            found = baseline.read_trusted(self.baselines, base if root is not None else None,
+                                          lambda p: relative(p, root), show)
+        shared = shared_acceptances.read_trusted(self.shared(), base if root is not None else None,
+                                                 lambda p: relative(p, root), show)
+        return {**(found.waivers() if found is not None else {}), **(shared.waivers() if shared is not None else {})}
 
     def networked(self) -> bool:
         """Whether the run may talk to a model: not offline, and an llm agent that can run (its key
@@ -186,10 +196,10 @@ def command_files(config: ReviewConfig, directory: Path, root: Path | None) -> l
 
 def gate_names() -> list[str]:
     """What review-gate writes into a configuration directory: the five files, the loop's prompt
-    templates and the .gitignore (``init``), and the baseline (``baseline``; its own file even
-    when a run does not apply it)."""
+    templates and the .gitignore (``init``), the baseline (``baseline``; its own file even
+    when a run does not apply it) and the shared acceptances (``accept --shared``)."""
     templates = sorted(f"loop/{p.name}" for p in (builtin_dir("config") / "loop").glob("*.md"))
-    return [*ReviewConfig.FILES, *templates, ".gitignore", baseline.FILE_NAME]
+    return [*ReviewConfig.FILES, *templates, ".gitignore", baseline.FILE_NAME, shared_acceptances.FILE_NAME]
 
 
 def private_paths(config: ReviewConfig, root: Path | None, state_path: Path) -> tuple[str, ...]:

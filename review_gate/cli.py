@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 COMMANDS = ("run", "plan", "config", "init", "explain", "agents", "meta", "baseline", "replay",
             "history", "show", "accept", "accepted", "gc", "gaps", "debt", "loop", "hook", "mcp", "sweep", "batch",
-            "merge", "ack")
+            "merge", "ack", "rule")
 STATE_COMMANDS = ("history", "show", "accept", "accepted", "gc", "debt")
 DECISIONS = ("pass_with_warnings", "needs_fixes", "fail", "never")
 FILTER_MODES = ("added", "diff_context", "file", "nofilter")
@@ -102,7 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for add in (_run_command, _plan_command, _config_commands, _explain_command, _agents_commands,
                 _baseline_command, _replay_command, _state_commands, _ack_command, _gaps_command, _meta_commands,
-                _loop_commands, _hook_command, _mcp_command, _sweep_command, _batch_commands, _merge_command):
+                _loop_commands, _hook_command, _mcp_command, _sweep_command, _batch_commands, _merge_command,
+                _rule_command):
         add(sub)
     return parser
 
@@ -144,6 +145,7 @@ def _run_command(sub: Subparsers) -> None:
     run.add_argument("--gap-reason", dest="add_agents", action=_AddAgentAction, metavar="TEXT",
                      help="why the change needs the --add-agent before it (required with each one)")
     _shard_option(run)
+    _verbose_option(run)
 
 
 def _plan_command(sub: Subparsers) -> None:
@@ -170,9 +172,22 @@ def _config_commands(sub: Subparsers) -> None:
 
 
 def _explain_command(sub: Subparsers) -> None:
-    explain = sub.add_parser("explain", help="show the domains, policies and agents a path triggers")
-    explain.add_argument("paths", nargs="+", metavar="PATH")
+    explain = sub.add_parser("explain", help="show the domains, policies and agents a path triggers "
+                                             "(or, given a rule id, the rule: as `review-gate rule ID`)")
+    explain.add_argument("paths", nargs="+", metavar="PATH|RULE_ID")
     explain.add_argument("--config", metavar="DIR")
+
+
+def _rule_command(sub: Subparsers) -> None:
+    rule = sub.add_parser(
+        "rule", help="what a rule checks, why, how to fix it, an example and a near miss, what routes it",
+        description="Describe one rule of the configuration in use: name, severity, agent, description, "
+                    "detection, recommendation, paths, pattern, an example it flags and a near miss, the policies "
+                    "and domains that route it. Exit 2 for an unknown id, with the closest ids.")
+    rule.add_argument("rule", metavar="ID", help="the rule id a report shows (or the start of one)")
+    rule.add_argument("--format", "-f", choices=("text", "json"), default="text")
+    rule.add_argument("--config", metavar="DIR",
+                      help="config directory (default: $REVIEW_GATE_CONFIG, .review-gate/, built-in)")
 
 
 def _agents_commands(sub: Subparsers) -> None:
@@ -212,6 +227,7 @@ def _replay_command(sub: Subparsers) -> None:
                         help="write the format before it to FILE instead of standard output")
     replay.add_argument("--fail-on", choices=DECISIONS, help="least severe decision that exits 1")
     replay.add_argument("--filter-mode", choices=FILTER_MODES, help="which findings count (as for run)")
+    _verbose_option(replay)
 
 
 def _meta_commands(sub: Subparsers) -> None:
@@ -289,11 +305,15 @@ def _state_commands(sub: Subparsers) -> None:
     show.add_argument("run", metavar="RUN", help="a run id, a unique prefix or suffix of one, or last")
     show.add_argument("--format", "-f", choices=tuple(FORMATS), default="text")
     show.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
+    _verbose_option(show)
     accept = sub.add_parser("accept", help="accept a finding by fingerprint: it no longer counts")
     accept.add_argument("fingerprint", metavar="FINGERPRINT")
     accept.add_argument("--reason", required=True, metavar="TEXT", help="why it is accepted (shown in reports)")
     accept.add_argument("--expires", metavar="YYYY-MM-DD", help="the last day the acceptance applies")
     accept.add_argument("--force", action="store_true", help="accept a fingerprint no recorded run reported")
+    accept.add_argument("--shared", action="store_true",
+                        help="write it to .review-gate/acceptances.json, to commit: it counts for everyone (CI "
+                             "included) once on the base branch; without it, only on this machine")
     accepted = sub.add_parser("accepted", help="the active acceptances; --revoke ID ends one")
     accepted.add_argument("--revoke", type=int, metavar="ID", help="revoke the acceptance with this id")
     accepted.add_argument("--all", action="store_true", help="list revoked and expired ones too")
@@ -380,8 +400,14 @@ def _hook_command(sub: Subparsers) -> None:
         description="Read a coding agent's hook payload (JSON on standard input) and answer in the host's "
                     "contract: a stop is blocked while the gate fails (at most --max-blocks times in a row), a "
                     "git commit, git push or gh pr create is denied. Always exit 0 with the answer as JSON on "
-                    "standard output; 2 only when the payload is not JSON.")
-    hook.add_argument("host", choices=HOOK_HOSTS, help="the coding agent that runs the hook")
+                    "standard output; 2 only when the payload is not JSON. `review-gate hook check [HOST]` runs the "
+                    "hooks of the project's settings as the host would, with sample payloads, and says whether the "
+                    "gate runs and blocks: exit 0 when it does, 1 when a hook would not run.")
+    hook.add_argument("host", choices=(*HOOK_HOSTS, "check"),
+                      help="the coding agent that runs the hook; or check: prove the hooks in the project's "
+                           "settings run and block (review-gate hook check [HOST])")
+    hook.add_argument("target", nargs="?", choices=HOOK_HOSTS, metavar="HOST",
+                      help="with check: the host whose settings to check (default: every host with settings here)")
     hook.add_argument("--max-blocks", type=int, default=3, metavar="N",
                       help="stops blocked in a row before the agent is let stop with a hand-off (default 3)")
     hook.add_argument("--budget", type=float, default=50, metavar="S",
@@ -401,7 +427,8 @@ def _mcp_command(sub: Subparsers) -> None:
                                     "accept, loop_status)",
                          description="Serve review-gate's tools over the Model Context Protocol on standard input "
                                      "and output, for an MCP client such as a coding agent. Needs the mcp extra: "
-                                     "pip install 'review-gate[mcp]'. The configuration, the repository and "
+                                     "pip install '.[mcp]' in a clone of review-gate (review-gate[mcp] once it is "
+                                     "published on PyPI). The configuration, the repository and "
                                      "fail_on are fixed when it starts; the accept tool refuses unless started "
                                      "with --allow-accept: the client is usually the agent whose findings they are.")
     mcp.add_argument("--config", metavar="DIR",
@@ -419,6 +446,12 @@ def _mcp_command(sub: Subparsers) -> None:
                      help="let a call ask for a weaker fail_on than the configuration's")
     mcp.add_argument("--allow-offline", action="store_true",
                      help="let a review call skip the llm reviewers that can run (offline: true)")
+
+
+def _verbose_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--verbose", "-v", action="store_true",
+                        help="text format: the long layout (findings under severity headings, each with its agent "
+                             "and fix, the agents' table, every waived finding and gap)")
 
 
 def _shard_option(parser: argparse.ArgumentParser) -> None:
@@ -450,6 +483,8 @@ def _review_flags(parser: argparse.ArgumentParser, *, outputs: bool = True) -> N
     parser.add_argument("--no-baseline", action="store_true", help="apply no baseline: every finding counts")
     parser.add_argument("--max-file-bytes", type=int, metavar="N",
                         help="a swept file larger than this is not read, and a gap says so (default 2000000)")
+    if outputs:
+        _verbose_option(parser)
 
 
 def _sweep_command(sub: Subparsers) -> None:
@@ -506,6 +541,7 @@ def _batch_commands(sub: Subparsers) -> None:
     collect.add_argument("--poll", type=float, metavar="SECONDS", default=30.0,
                          help="seconds between checks with --wait (default 30)")
     collect.add_argument("--bundle", metavar="DIR", help="write the replay bundle to DIR (default: submit's --bundle)")
+    _verbose_option(collect)
 
 
 def _merge_command(sub: Subparsers) -> None:
@@ -521,6 +557,7 @@ def _merge_command(sub: Subparsers) -> None:
     merge.add_argument("--output", "-o", dest="outputs", action=_FormatAction, metavar="FILE",
                        help="write the format before it to FILE instead of standard output")
     merge.add_argument("--fail-on", choices=DECISIONS, help="least severe decision that exits 1")
+    _verbose_option(merge)
 
 
 def _with_default_command(argv: list[str]) -> list[str]:
@@ -698,7 +735,7 @@ HANDLERS = {
     "run": "run", "plan": "plan", "config": "config_cmd", "init": "init", "explain": "explain",
     "agents": "agents_cmd", "meta": "meta_cmd", "baseline": "baseline_cmd", "replay": "replay",
     "loop": "loop_cmd", "hook": "hook_cmd", "mcp": "mcp_cmd", "sweep": "sweep", "batch": "batch_cmd",
-    "merge": "merge", "gaps": "gaps", "ack": "ack",
+    "merge": "merge", "gaps": "gaps", "ack": "ack", "rule": "rule",
     **{name: name for name in STATE_COMMANDS},
 }
 

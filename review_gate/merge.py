@@ -43,7 +43,7 @@ from review_gate.models import (
     Usage,
 )
 from review_gate.models.report import bounded_notes
-from review_gate.pipeline.aggregate import decide, dedupe, exit_code
+from review_gate.pipeline.aggregate import decide, dedupe, exit_code, waived_inline
 from review_gate.reading import MIB, read_path
 from review_gate.state.freshness import config_sha
 
@@ -175,8 +175,8 @@ def merge(reports: Sequence[tuple[str, ReviewReport]], config: ReviewConfig, *, 
     unread = list({u.path: u for r in parts for u in r.coverage.not_inspected}.values())
     counts = {s: sum(1 for f in findings if f.severity == s) for s in SEVERITIES}
     missing = sum(1 for a in agents if a.missing_input) + sum(1 for u in unread if u.counted)
-    metrics = Metrics(**counts, total=len(findings), missing_inputs=missing,
-                      unreviewed_files=len(unreviewed), risk_score=first.classification.risk_score)
+    metrics = Metrics(**counts, total=len(findings), missing_inputs=missing, unreviewed_files=len(unreviewed),
+                      waived_inline=waived_inline(waived), risk_score=first.classification.risk_score)
     decision = decide(metrics, config.settings.gate.conditions)
     covered = any(a.status in _USABLE and a.files for a in agents)
     if changed and not covered and decision in ("pass", "pass_with_warnings"):

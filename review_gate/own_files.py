@@ -46,6 +46,7 @@ from review_gate.models.manifest import GapKind
 
 GATE_DIRECTORY = ".review-gate"  # at the repository root: init writes the configuration here
 BASELINE_NAME = "baseline.json"  # review_gate.baseline.FILE_NAME (that module reads the configuration)
+ACCEPTANCES_NAME = "acceptances.json"  # review_gate.shared_acceptances.FILE_NAME, committed like the baseline
 SECRETS = "secrets"  # the rule category ``sealed`` files are scanned by
 SEALED_POLICY = "review-gate-own-files"  # what a manifest entry names for the sealed files it scans
 MAX_LISTED = 10
@@ -136,7 +137,7 @@ class OwnFiles(Frozen):
         """One of a configuration directory's own files (not a loop file, not a baseline)."""
         directory = self.directory_of(path)
         return (directory is not None and path in self.config.get(directory, ())
-                and path.rsplit("/", 1)[-1] != BASELINE_NAME)
+                and path.rsplit("/", 1)[-1] not in (BASELINE_NAME, ACCEPTANCES_NAME))
 
     def directories(self) -> set[str]:
         return {*self.config, *([self.loop_dir] if self.loop_dir else [])}
@@ -386,17 +387,17 @@ def _gaps(touched: dict[tuple[str, str], list[str]], own: OwnFiles) -> list[Gap]
                                        "and ignored by the .gitignore review-gate writes beside it"))
         elif kind == "baseline_changed":
             gaps.append(Gap(kind=kind, subject=subject,
-                            reason=f"the change edits the baseline ({shown}); it is not trusted for this run: "
-                                   "only the base side's baseline waives findings",
-                            suggestion="have a person review the baseline change; it applies once it is on "
-                                       "the base branch"))
+                            reason=f"the change edits the baseline or the shared acceptances ({shown}); they are not "
+                                   "trusted for this run: only the base side's copy waives findings",
+                            suggestion="have a person review the change; it applies once it is on the base branch"))
         else:
             in_use = subject == own.config_dir
-            what = ("the review configuration this run uses" if in_use
+            what = ("the review configuration" if in_use
                     else "review-gate's own files (not the configuration this run uses)")
-            gaps.append(Gap(kind="config_changed", subject=subject,
-                            reason=f"the change edits {what} in {subject}/: {shown}; a change can weaken the "
-                                   "gate that judges it, and these files are not reviewed as code",
+            count = paths[0] if len(paths) == 1 else f"{len(paths)} files"
+            gaps.append(Gap(kind="config_changed", subject=subject, files=list(paths),
+                            reason=f"the change edits {what} ({count}); it is not reviewed as code and does not "
+                                   "judge this change",
                             suggestion="have a person review this edit; in CI, load the configuration from the "
                                        "base branch (--config DIR from a trusted checkout)"))
     return gaps

@@ -106,6 +106,7 @@ async def review(
     run_id: str | None = None,
     reuse: Reuse | None = None,
     http: httpx.AsyncClient | None = None,
+    honour_added_waivers: bool = True,
 ) -> ReviewReport:
     """Stages 5-6: dispatch the plan's manifest (only its stale part, with ``reuse``) and aggregate."""
     if reuse is None:
@@ -115,5 +116,5 @@ async def review(
     return aggregate(
         the_plan.facts, the_plan.classification, the_plan.manifest.entries, the_plan.gaps, results,
         config, run_id=run_id or new_run_id(), tool_version=__version__, filter_mode=filter_mode, fail_on=fail_on,
-        waivers=waivers, files_left_out=the_plan.left_out,
+        waivers=waivers, files_left_out=the_plan.left_out, honour_added=honour_added_waivers,
     )

@@ -68,6 +68,11 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
                                    "review_gate.runner", "review_gate.bootstrap", "review_gate.pipeline")),
     # the agent format's quoted lines are read from the change, never from the console or a caller
     "review_gate.agent_report": ("not", (*ENTRY, "review_gate.console", "review_gate.runner")),
+    "review_gate.waivers": ("only", ("review_gate.models", "review_gate.fingerprint")),
+    "review_gate.rulebook": ("only", ("review_gate.models", "review_gate.errors", "review_gate.globs",
+                                      "review_gate.patterns")),
+    "review_gate.shared_acceptances": ("only", ("review_gate.models", "review_gate.errors", "review_gate.config",
+                                                "review_gate.baseline")),
 }
 
 # (importer, imported) pairs that break a rule today and are on their way out. An entry that no

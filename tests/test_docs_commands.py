@@ -58,6 +58,26 @@ def script(document: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+LOCAL_INSTALL = re.compile(r"^python3 -m venv \.venv && \.venv/bin/pip install (?:\.|-e \"\.\[test\]\")(?: &&|$)")
+
+
+def test_every_install_line_is_run_for_real_or_marked_not_runnable_offline() -> None:
+    """The lines this test skips: the repository's own install (which .ci/run does for real, from
+    the clone), or one that says it needs the network. Nothing else is left untried."""
+    unmarked = []
+    for document in DOCUMENTS:
+        text = document.read_text(encoding="utf-8")
+        for block in BLOCK.finditer(text):
+            if block.group(1) != "sh":
+                continue
+            for line in block.group(2).splitlines():
+                command = re.sub(r"\s+#.*$", "", line).strip()
+                if INSTALLING.match(command) and not LOCAL_INSTALL.match(command) \
+                        and "not runnable offline" not in line:
+                    unmarked.append(f"{document.name}: {line.strip()}")
+    assert not unmarked
+
+
 @pytest.fixture
 def your_repository(repo: GitRepo, tmp_path: Path) -> GitRepo:
     repo.write("lib.py", "x = 1\n")

@@ -170,7 +170,7 @@ def _scan_rule(rule: Rule, joined: _Joined, paths: list[str], names: list[list[s
             return
         seen.add(first)
         found.append(_finding(rule, paths[file_index], number, joined.where[last][1],
-                              _quoted(joined, first, start, end, rule.redact)))
+                              _quoted(joined, first, start, end, rule.redact), _column(joined, first, start, end)))
 
     for match in _matches(regex, joined.text, stop):
         record(match.start(), match.end())
@@ -222,9 +222,23 @@ def _quoted(joined: _Joined, index: int, start: int, end: int, redact: bool) -> 
     return quote(line, len(text_before), len(text_before) + len(matched), redact)
 
 
-def _finding(rule: Rule, path: str, number: int, end: int, quoted: str) -> RawFinding:
+def _column(joined: _Joined, index: int, start: int, end: int) -> int:
+    """The 1-based character column on added line ``index`` where a match from byte ``start``
+    to ``end`` starts, past the spaces it may begin with (``^\\s*print(`` is at the ``p``)."""
+    low = joined.starts[index]
+    start = max(start, low)
+    while start < end - 1 and joined.text[start:start + 1] in (b" ", b"\t"):
+        start += 1
+    return len(joined.text[low:start].decode("utf-8", "replace")) + 1
+
+
+def _finding(rule: Rule, path: str, number: int, end: int, quoted: str, column: int) -> RawFinding:
+    name = rule.name.rstrip(":")
+    # the quote adds nothing when the name already says it ("Bare except:" on `except:`), and a
+    # name ending in a colon is never followed by another ("Bare except:: except:")
+    message = rule.name if quoted.strip() and quoted.strip() in rule.name else f"{name}: {quoted}"
     return RawFinding(
         severity=rule.severity, rule_id=rule.id, category=rule.category, file=path, line=number,
-        end_line=end, message=f"{rule.name}: {quoted}",
+        end_line=end, column=column, message=message,
         recommendation=rule.recommendation, confidence=rule.confidence,
     )

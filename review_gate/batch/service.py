@@ -70,6 +70,7 @@ class Submitted:
     cost: tuple[float, float]  # at most, at batch and interactive prices
     report: ReviewReport | None = None  # nothing had to be sent: the run is finished
     plan: Plan | None = None
+    not_run: list[str] = field(default_factory=list)  # local agents that did not review: "id (status: why)"
 
 
 @dataclass(frozen=True)
@@ -130,10 +131,12 @@ async def submit(setup: bootstrap.Setup, facts: PRFacts, gaps: list[Gap], run: R
                        waivers=setup.waivers(facts), filter_mode=filter_mode, fail_on=fail_on,
                        endpoints=planned.endpoints, units=planned.units, requests=planned.requests,
                        bundle_dir=bundle_dir, left_out=the_plan.left_out)
-    local_ids = [r.id for r in local]
+    local_ids = [r.id for r in local if r.status in ("completed", "cached")]
+    not_run = [f"{r.id} ({r.status}{': ' + r.error if r.error else ''})" for r in local
+               if r.status not in ("completed", "cached")]
     if not planned.requests:  # everything fresh, or no llm agent: nothing to wait for
         report = await anyio.to_thread.run_sync(conclude, run, frozen, [])
-        return Submitted(run_id, [], 0, local_ids, (0, 0), (0.0, 0.0), report, the_plan)
+        return Submitted(run_id, [], 0, local_ids, (0, 0), (0.0, 0.0), report, the_plan, not_run)
     sent = await _send(http, frozen, planned)
     try:
         await anyio.to_thread.run_sync(run.record_batch, frozen.dump(), [
@@ -148,7 +151,8 @@ async def submit(setup: bootstrap.Setup, facts: PRFacts, gaps: list[Gap], run: R
     shown = [Sent(e.provider, e.url, c.batch_id, sum(1 for r in planned.requests
                                                        if planned.units[r.unit].endpoint == e.ordinal), c.status)
              for e, c in sent]
-    return Submitted(run_id, shown, len(planned.requests), local_ids, planned.estimate, planned.cost, None, the_plan)
+    return Submitted(run_id, shown, len(planned.requests), local_ids, planned.estimate, planned.cost, None, the_plan,
+                     not_run)
 
 
 async def _send(http: httpx.AsyncClient, frozen: FrozenRun,

@@ -47,5 +47,6 @@ def baseline_command(args: argparse.Namespace) -> int:
     until = f", until {expires.isoformat()}" if expires else ""
     count = len(written.findings)
     console.err(sanitize(f"review-gate: baselined {count} finding{'' if count == 1 else 's'}{until} "
-                         f"in {target}; commit it"))
+                         f"in {target}; commit it and merge it to the base branch: it waives them for every run "
+                         "(CI included) once it is there, and nothing in the branch that adds it"))
     return 0

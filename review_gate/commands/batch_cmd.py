@@ -10,9 +10,10 @@ import anyio
 
 from review_gate import api, console
 from review_gate.commands.common import check_concurrency, check_timeout, diff_request, find_repo_root, output_targets
-from review_gate.commands.emit import show
+from review_gate.commands.emit import show, text_renderers
 from review_gate.commands.progress import Progress
 from review_gate.errors import UsageError
+from review_gate.escape import sanitize
 
 EXIT_PENDING = 3  # nothing decided yet, as for an incomplete run
 
@@ -58,6 +59,7 @@ def _submit(args: argparse.Namespace) -> int:
 
 def _submitted_data(sent: api.BatchSubmitted) -> dict[str, object]:
     return {"run_id": sent.run_id, "requests": sent.requests, "local_agents": sent.local_agents,
+            "not_run": sent.not_run,
             "batches": [vars(b) for b in sent.batches], "tokens_in": sent.tokens_in,
             "max_tokens_out": sent.max_tokens_out, "max_cost_usd": sent.max_cost_usd,
             "max_cost_interactive_usd": sent.max_cost_interactive_usd,
@@ -76,6 +78,8 @@ def _show_submitted(sent: api.BatchSubmitted) -> None:
         console.out(f"  {b.provider} batch {b.batch_id} at {b.endpoint}: {b.requests} request(s), {b.status}")
     if sent.local_agents:
         console.out(f"  ran locally now: {', '.join(sent.local_agents)} (their findings wait in the run)")
+    if sent.not_run:
+        console.out(sanitize(f"  did not run: {'; '.join(sent.not_run)}"))
     console.out(f"  about {sent.tokens_in} input tokens, at most {sent.max_tokens_out} output tokens; at most "
                 f"${sent.max_cost_usd:.4f} at batch prices (${sent.max_cost_interactive_usd:.4f} interactive)")
     console.out(f"collect it with: review-gate batch collect {sent.run_id}")
@@ -112,5 +116,5 @@ def _collect(args: argparse.Namespace) -> int:
     if collected.already:
         console.err(f"review-gate: run {collected.run_id} was collected already; nothing done "
                     f"(its report: review-gate show {collected.run_id})")
-    show(collected.report, targets)
+    show(collected.report, targets, text_renderers(args.verbose), verbose=args.verbose)
     return collected.report.exit_code

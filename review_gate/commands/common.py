@@ -37,8 +37,11 @@ def find_repo_root() -> Path | None:
     return git.repo_root(Path.cwd())
 
 
-def config_for(args: argparse.Namespace, root: Path | None) -> ReviewConfig:
-    return load_config_dir(locate_config_dir(getattr(args, "config", None), root))
+def config_for(args: argparse.Namespace, root: Path | None, *, one_pass: bool = False) -> ReviewConfig:
+    directory = locate_config_dir(getattr(args, "config", None), root)
+    if one_pass:  # config validate: schema and cross-file problems in one run
+        return load_config(directory, one_pass=True)
+    return load_config_dir(directory)
 
 
 def load_config_dir(directory: Path | None) -> ReviewConfig:

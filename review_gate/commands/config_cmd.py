@@ -28,7 +28,7 @@ def show_data(config: ReviewConfig) -> dict[str, object]:
 def config_command(args: argparse.Namespace) -> int:
     root = find_repo_root()
     try:
-        config = config_for(args, root)
+        config = config_for(args, root, one_pass=args.config_command == "validate")
     except ConfigError as exc:  # both actions list every problem, not only the first
         for problem in exc.problems[:MAX_SHOWN]:
             console.err(f"{sanitize(problem.describe())}\n  fix: {sanitize(problem.fix)}")

@@ -18,15 +18,29 @@ from review_gate.outputs.summary import summary_line
 LOG_FORMATS = ("github", "agent")
 
 
-def emit(report: ReviewReport, targets: list[tuple[str, str | None]]) -> list[tuple[Path, bytes]]:
+def emit(report: ReviewReport, targets: list[tuple[str, str | None]], *,
+         verbose: bool = False) -> list[tuple[Path, bytes]]:
     """Each format to its file or to stdout (``show``); returns the files written and their bytes."""
-    written = [write_output(path, renderer(fmt)(report)) for fmt, path in targets if path is not None and path != "-"]
-    show(report, targets)
+    renderers = text_renderers(verbose)
+    written = [write_output(path, renderers.get(fmt, renderer(fmt))(report)) for fmt, path in targets
+               if path is not None and path != "-"]
+    show(report, targets, renderers, verbose=verbose)
     return written
 
 
+def text_renderers(verbose: bool) -> dict[str, Callable[[ReviewReport], str]]:
+    """The text format's renderer for ``--verbose`` (the long layout), else none of its own."""
+    if not verbose:
+        return {}
+    from functools import partial
+
+    from review_gate.outputs.text import render
+
+    return {"text": partial(render, verbose=True)}
+
+
 def show(report: ReviewReport, targets: list[tuple[str, str | None]],
-         renderers: Mapping[str, Callable[[ReviewReport], str]] | None = None) -> None:
+         renderers: Mapping[str, Callable[[ReviewReport], str]] | None = None, *, verbose: bool = False) -> None:
     """The format bound for stdout; the summary line exactly once (on stdout when the format there
     carries it, else on stderr); with ``github``, the job summary too. Formats bound for files
     were written already. ``renderers``: formats rendered with their flags' options."""
@@ -38,7 +52,7 @@ def show(report: ReviewReport, targets: list[tuple[str, str | None]],
         if fmt == "text":
             from review_gate.outputs.text import show as draw  # rich, only when text is asked for
 
-            draw(report, console.stdout())
+            draw(report, console.stdout(), verbose=verbose)
             summary_shown = True
         else:
             rendered = (renderers or {}).get(fmt, renderer(fmt))(report)

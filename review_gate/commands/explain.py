@@ -9,7 +9,23 @@ from review_gate.escape import sanitize
 
 
 def explain_command(args: argparse.Namespace) -> int:
-    for found in api.explain(args.paths, config=args.config):
+    """Each argument that names no file but is a rule's id is described as ``rule`` does; the
+    others are paths."""
+    from pathlib import Path
+
+    from review_gate.commands.common import find_repo_root
+    from review_gate.commands.rule import show
+
+    root = find_repo_root()
+    config = api.load(args.config, root)
+    ids = {r.id for r in config.rules.rules}
+    rules = [a for a in args.paths if a in ids and not Path(a).exists()]
+    for wanted in rules:
+        show(config, wanted)
+    paths = [a for a in args.paths if a not in rules]
+    if not paths:
+        return 0
+    for found in api.explain(paths, config=args.config):
         console.out(sanitize(found.path))
         console.out(f"  domains: {', '.join(found.domains) or 'none (unclassified)'}")
         for match in found.policies:

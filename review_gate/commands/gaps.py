@@ -104,9 +104,11 @@ def render_text(found: list[GapGroup]) -> str:
                      g.last_seen[:16].replace("T", " "), state, _clip(sanitize(g.subject), SUBJECT_WIDTH)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     lines = []
-    for row in rows:
+    for row, group in zip(rows, [None, *found], strict=True):
         cells = [c.rjust(w) if i == 2 else c.ljust(w) for i, (c, w) in enumerate(zip(row[:-1], widths, strict=True))]
         lines.append("  ".join(cells) + "  " + row[-1])
+        if group is not None and len(group.files) > 1:  # the files a gap counts, one a line
+            lines += [f"    {sanitize(path)}" for path in group.files]
     return "\n".join(lines) + "\n"
 
 
@@ -117,7 +119,7 @@ def _clip(value: str, width: int) -> str:
 def as_data(group: GapGroup) -> dict[str, Any]:
     return {"id": group.id, "kind": group.kind, "subject": group.subject, "runs": group.runs,
             "first_seen": group.first_seen, "last_seen": group.last_seen, "last_run": group.last_run,
-            "reason": group.reason, "suggestion": group.suggestion,
+            "reason": group.reason, "suggestion": group.suggestion, "files": group.files,
             "patch": {"file": group.patch.file, "operations": group.patch.as_json()} if group.patch else None,
             "applicable": _applicable(group), "applied_at": group.fixed_at, "issue_url": group.issue_url}
 

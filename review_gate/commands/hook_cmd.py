@@ -22,6 +22,12 @@ MIN_BUDGET_S = 2 * RESERVE_S
 
 
 def hook_command(args: argparse.Namespace) -> int:
+    if args.host == "check":
+        return check_command(args.target)
+    if args.target is not None:
+        raise UsageError(f"hook {args.host} {args.target}: one host at a time",
+                         fix=f"run `review-gate hook {args.host}` from the host's settings, or `review-gate hook check "
+                             f"{args.target}`")
     if args.max_blocks < 0:
         raise UsageError(f"--max-blocks {args.max_blocks}: must be 0 or more",
                          fix="give how many stops in a row the hook may block, e.g. --max-blocks 3")
@@ -41,3 +47,36 @@ def hook_command(args: argparse.Namespace) -> int:
         sys.stdout.write(answer)
         sys.stdout.flush()
     return 0
+
+
+def check_command(target: str | None) -> int:
+    """``hook check [HOST]``: each host's hooks run as the host would run them (``hooks.check``)."""
+    from pathlib import Path
+
+    from review_gate import console
+    from review_gate.commands.common import find_repo_root
+    from review_gate.escape import sanitize
+    from review_gate.hooks.check import check
+
+    root = find_repo_root() or Path.cwd()
+    names = [target] if target else [n for n, h in HOSTS.items() if (root / h.SETTINGS).exists()]
+    if not names:
+        raise UsageError(f"no coding agent's hook settings in {root} ({', '.join(h.SETTINGS for h in HOSTS.values())})",
+                         fix="add them with `review-gate init --hooks claude-code` (or codex)")
+    failed = False
+    for name in names:
+        found = check(HOSTS[name], root)
+        console.out(sanitize(f"{name}: {found.settings}"))
+        for command in found.commands:
+            console.out(sanitize(f"  runs: {command}"))
+        for probe in found.probes:
+            console.out(sanitize(f"  {probe.what}: {'ran' if probe.ran else 'did not run'} in {probe.seconds:.1f} s, "
+                                 f"answer: {probe.answer}"))
+        for problem, fix in found.problems:
+            console.out(sanitize(f"  PROBLEM: {problem}"))
+            console.out(sanitize(f"    fix: {fix}"))
+        if found.ok:
+            console.out("  ok: the hooks run and answer in the host's contract (block: the gate fails now and "
+                        "would keep the agent working; allow: it passes now)")
+        failed = failed or not found.ok
+    return 1 if failed else 0

@@ -4,7 +4,10 @@ five files, and the loop's prompt templates (``loop/*.md``)."""
 from __future__ import annotations
 
 import argparse
+import os
+import shlex
 import shutil
+import sys
 from pathlib import Path
 
 from review_gate import console
@@ -48,21 +51,47 @@ def init_command(args: argparse.Namespace) -> int:
     check = "review-gate config validate"
     if target.resolve() != default.resolve():
         check += f" --config {target}"
-    console.out(f"wrote {len(names)} files to {target}{replaced}; check them with `{check}`")
+    console.out(f"wrote {len(names)} files to {target}{replaced} (the five configuration files, the loop's "
+                f"{len(templates)} prompt templates, a .gitignore); check them with `{check}`")
+    console.out(f"the llm agents' instructions are not copied: they are read from {source / 'instructions'} until "
+                f"a file of the same name is in {target / 'instructions'} (copy one there to edit it)")
     return 0
 
 
 def _hooks(root: Path, name: str) -> int:
-    """``init --hooks HOST``: review-gate's entries merged into the host's project settings."""
+    """``init --hooks HOST``: review-gate's entries merged into the host's project settings,
+    running this review-gate by its absolute path: a host that cannot find the program gets exit
+    127, takes it for a non-blocking error, and the gate never runs."""
     from review_gate.hooks import HOSTS
+    from review_gate.hooks.check import marker
     from review_gate.hooks.settings import merge
 
     host = HOSTS[name]
     path = root / host.SETTINGS
-    added = merge(path, host.entries(), f"review-gate hook {host.NAME}")
-    if not added:
-        console.out(f"{path} already runs `review-gate hook {host.NAME}`; nothing was changed")
+    program = running_program()
+    added, updated = merge(path, host.entries(program), marker(host.NAME))
+    check = f"`{program} hook check {host.NAME}`"
+    if not added and not updated:
+        console.out(f"{path} already runs `{program} hook {host.NAME}`; nothing was changed. Prove it runs: {check}")
         return 0
-    console.out(f"added review-gate's {' and '.join(added)} hooks to {path} (timeout {host.TIMEOUT_S} s, "
-                f"--budget {host.BUDGET_S}); commit it to share them, and see docs/agents.md")
+    what = f"added review-gate's {' and '.join(added)} hooks" if added else ""
+    if updated:
+        what = (what + "; " if what else "") + f"pointed the {' and '.join(updated)} hooks at this review-gate"
+    console.out(f"{what} in {path} (timeout {host.TIMEOUT_S} s, --budget {host.BUDGET_S}), running {program}.\n"
+                f"  That path is this machine's: on another, run `review-gate init --hooks {host.NAME}` there (or put "
+                f"review-gate on the PATH the agent has). Prove the hooks run and block: {check}")
     return 0
+
+
+def running_program() -> str:
+    """The review-gate running now, as a shell word: the absolute path of its console script,
+    else this Python with ``-m review_gate`` (``python -m review_gate init --hooks``)."""
+    argv0 = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if argv0 is not None and argv0.name == "review-gate":
+        found = argv0 if argv0.is_absolute() or "/" in sys.argv[0] else shutil.which(sys.argv[0])
+        if found is not None and os.access(found, os.X_OK):
+            return shlex.quote(os.path.abspath(found))
+    beside = Path(sys.executable).parent / "review-gate"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return shlex.quote(str(beside))
+    return f"{shlex.quote(sys.executable)} -m review_gate"

@@ -12,7 +12,9 @@ def mcp_command(args: argparse.Namespace) -> int:
     # The SDK is an extra (it brings a web stack review-gate needs nowhere else).
     if importlib.util.find_spec("mcp") is None:
         raise UsageError("the MCP server needs the mcp package, which is not installed",
-                         fix="pip install 'review-gate[mcp]'")
+                         fix="pip install the mcp extra where review-gate is installed: pip install '.[mcp]' in a "
+                             "clone of review-gate, or 'review-gate[mcp] @ git+URL@COMMIT' (pip install "
+                             "'review-gate[mcp]' once it is published on PyPI)")
     from review_gate import mcp_server
     from review_gate.mcp_fixed import Fixed
 

@@ -6,12 +6,12 @@ import argparse
 
 from review_gate import api
 from review_gate.commands.common import output_targets
-from review_gate.commands.emit import show
+from review_gate.commands.emit import show, text_renderers
 
 
 def merge_command(args: argparse.Namespace) -> int:
     targets = output_targets(args)
     files = [(fmt, path) for fmt, path in targets if path is not None and path != "-"]
     report = api.merge(args.reports, config=args.config, fail_on=args.fail_on, outputs=files)
-    show(report, targets)
+    show(report, targets, text_renderers(args.verbose), verbose=args.verbose)
     return report.exit_code

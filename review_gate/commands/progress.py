@@ -16,8 +16,10 @@ if TYPE_CHECKING:
 
 
 class Progress:
-    def __init__(self, live: bool) -> None:
+    def __init__(self, live: bool, *, quiet: bool = False) -> None:
+        """``quiet``: off a terminal, no line per agent (the report on stdout lists them)."""
         self.states: dict[str, tuple[str, float, AgentResult | None]] = {}
+        self.quiet = quiet
         self._live: Any = None
         if live:  # rich is imported only for a terminal
             from rich.live import Live
@@ -40,7 +42,7 @@ class Progress:
         if event == "running":
             started = time.monotonic()
         self.states[agent] = (event, started, result)
-        if self._live is None and event == "done" and result is not None:
+        if self._live is None and not self.quiet and event == "done" and result is not None:
             note = f" ({sanitize(result.error)})" if result.error else ""
             found = len(result.findings)
             console.err(f"agent {sanitize(agent)}: {result.status} in {result.duration_s:.2f}s, "

@@ -19,7 +19,7 @@ def replay_command(args: argparse.Namespace) -> int:
     targets = output_targets(args)
     report, before = api.replay(args.bundle, config=args.config, fail_on=args.fail_on,
                                 filter_mode=args.filter_mode)
-    emit(report, targets)
+    emit(report, targets, verbose=args.verbose)
     console.err(sanitize(changes(before, report)))
     return report.exit_code
 

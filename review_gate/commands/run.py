@@ -11,7 +11,7 @@ import anyio
 from review_gate import agent_report, api, console, shard
 from review_gate import intent as purpose
 from review_gate.commands.common import check_concurrency, check_timeout, diff_request, find_repo_root, output_targets
-from review_gate.commands.emit import show
+from review_gate.commands.emit import show, text_renderers
 from review_gate.commands.progress import Progress
 from review_gate.errors import UsageError
 from review_gate.models import ReviewReport
@@ -38,14 +38,18 @@ def run_command(args: argparse.Namespace) -> int:
     # The agent format quotes the lines its findings flag, read again from this change.
     renderers: dict[str, api.Render] = {
         "agent": functools.partial(agent_report.render, request=request,
-                                   max_chars=args.max_chars or MAX_CHARS)}
+                                   max_chars=args.max_chars or MAX_CHARS), **text_renderers(args.verbose)}
     files: list[tuple[str | api.Render, str]] = [
         (renderers.get(fmt, fmt), path) for fmt, path in targets if path is not None and path != "-"]
     share = shard.parse(args.shard) if args.shard else None
     reports: list[ReviewReport] = []
 
     async def main() -> None:  # returns nothing: asyncio keeps a finished task's repr, and a report is big
-        with Progress(live=console.is_interactive(sys.stderr)) as progress:
+        live = console.is_interactive(sys.stderr)
+        # Off a terminal, the text report on stdout lists the agents: a line each on stderr too
+        # would say it all twice in a CI log (and a pre-commit hook's).
+        quiet = not live and any(fmt == "text" and path in (None, "-") for fmt, path in targets)
+        with Progress(live=live, quiet=quiet) as progress:
             reports.append(await api.review_async(
                 request=request, config=args.config, fail_on=args.fail_on, filter_mode=args.filter_mode,
                 offline=args.offline, concurrency=args.concurrency, agent_timeout=args.timeout,
@@ -55,7 +59,7 @@ def run_command(args: argparse.Namespace) -> int:
 
     anyio.run(main)
     [report] = reports
-    show(report, targets, renderers)
+    show(report, targets, renderers, verbose=args.verbose)
     return report.exit_code
 
 

@@ -9,7 +9,7 @@ import anyio
 
 from review_gate import api, console
 from review_gate.commands.common import check_concurrency, check_timeout, output_targets
-from review_gate.commands.emit import show
+from review_gate.commands.emit import show, text_renderers
 from review_gate.commands.progress import Progress
 from review_gate.errors import UsageError
 from review_gate.models import ReviewReport
@@ -41,5 +41,5 @@ def sweep_command(args: argparse.Namespace) -> int:
 
     anyio.run(main)
     [report] = reports
-    show(report, targets)
+    show(report, targets, text_renderers(args.verbose), verbose=args.verbose)
     return report.exit_code

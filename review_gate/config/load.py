@@ -167,19 +167,23 @@ def parse_file(name: str, data: Any, display: str) -> ConfigFile:
 
 
 def load_config(directory: Path | None, *, listed_by: str | None = None,
-                replaced: Mapping[str, Any] | None = None) -> ReviewConfig:
+                replaced: Mapping[str, Any] | None = None, one_pass: bool = False) -> ReviewConfig:
     """Load every file from ``directory`` (missing ones from the built-in config) and check them.
 
     Raises ConfigError listing every problem found, each with file, pointer and fix; its
     message names ``listed_by``, the command that lists them all, when there is more than one.
     ``replaced``: file name -> the JSON data to check in its place, as if ``directory`` held it
-    (a change checked before it is written: ``config.patching``).
+    (a change checked before it is written: ``config.patching``). ``one_pass`` (``config
+    validate``): when files fail their schema, the cross-file checks still run, over the entries
+    that passed it (a broken file's other entries, the built-in file for the settings), so one
+    run lists both kinds of problem.
     """
     builtin = builtin_dir("config")
     present = _listing(directory)
     parsed: dict[str, ConfigFile] = {}
     sources: dict[str, str] = {}
     problems: list[ConfigProblem] = []
+    raw: dict[str, Any] = {}
     for name in CONFIG_FILES:
         # a broken symlink or a directory in the way is reported, not silently replaced
         if directory is not None and name in present:
@@ -193,12 +197,27 @@ def load_config(directory: Path | None, *, listed_by: str | None = None,
             data = replaced[name] if replaced is not None and name in replaced else read_json(
                 path, display, limit=CONFIG_LIMIT)
             _characters(data, display)
+            raw[name] = data  # what a one-pass check may salvage: read, and whole characters
             parsed[name] = parse_file(name, data, display)
         except ConfigError as exc:
             problems.extend(exc.problems)
         except RecursionError:  # read_json caught the deep ones; a validator must not crash on the rest
             problems.append(ConfigProblem(display, "/", "JSON nested too deeply to check",
                                           "flatten the file: no setting nests that deep"))
+    if problems and one_pass:
+        salvaged = {name: (parsed[name], None) if name in parsed else _salvaged(name, raw.get(name), builtin)
+                    for name in CONFIG_FILES}
+        config = ReviewConfig.model_validate({
+            **{kind.field: salvaged[name][0] for name, kind in ReviewConfig.FILES.items()},
+            "directory": str(directory) if directory is not None else None, "sources": sources})
+        renumber = {sources[name]: (_ENTRIES[name], kept) for name, (_, kept) in salvaged.items() if kept is not None}
+        # an entry left out for its schema problem (its id mistyped, say) may be the one others
+        # name: "unknown agent" and the like are not said while an entry of that kind is left out
+        unsure = {f"unknown {_KINDS[name]}" for name, (_, kept) in salvaged.items()
+                  if name in _ENTRIES and name not in parsed}
+        crossed = [_renumbered(p, renumber) for p in check_references(config)
+                   if not p.message.startswith(tuple(unsure))]
+        raise ConfigError([*problems, *crossed], listed_by=listed_by)
     if problems:
         raise ConfigError(problems, listed_by=listed_by)
     config = ReviewConfig.model_validate({
@@ -209,6 +228,44 @@ def load_config(directory: Path | None, *, listed_by: str | None = None,
     if problems:
         raise ConfigError(problems, listed_by=listed_by)
     return config
+
+
+_ENTRIES = {"review-rules.json": "rules", "review-domains.json": "domains", "review-agents.json": "agents",
+            "review-composition.json": "policies"}
+_KINDS = {"review-rules.json": "rule", "review-domains.json": "domain", "review-agents.json": "agent",
+          "review-composition.json": "policy"}
+
+
+def _salvaged(name: str, data: Any, builtin: Path) -> tuple[ConfigFile, list[int] | None]:
+    """A file that failed its schema, as its entries that pass it, and the index each had in the
+    file (the built-in file and None when it is not a list of entries at all): what the
+    cross-file checks of ``config validate`` look at."""
+    key = _ENTRIES.get(name)
+    if key is not None and isinstance(data, dict) and isinstance(data.get(key), list):
+        kept: list[int] = []
+        for index, item in enumerate(data[key]):
+            try:
+                parse_file(name, {"version": 1, key: [item]}, name)
+            except (ConfigError, RecursionError):
+                continue
+            kept.append(index)
+        try:
+            return parse_file(name, {"version": 1, key: [data[key][i] for i in kept]}, name), kept
+        except ConfigError:
+            pass
+    return parse_file(name, read_json(builtin / name, f"{name} (built-in)", limit=CONFIG_LIMIT), name), None
+
+
+def _renumbered(problem: ConfigProblem, renumber: dict[str, tuple[str, list[int]]]) -> ConfigProblem:
+    """A cross-file problem found in a salvaged file, pointing at the entry's index in the file."""
+    if problem.file not in renumber:
+        return problem
+    key, kept = renumber[problem.file]
+    found = re.match(rf"^/{key}/(\d+)(/.*)?$", problem.pointer)
+    if found is None or int(found.group(1)) >= len(kept):
+        return problem
+    where = f"/{key}/{kept[int(found.group(1))]}{found.group(2) or ''}"
+    return ConfigProblem(problem.file, where, problem.message, problem.fix)
 
 
 def _characters(data: Any, display: str) -> None:

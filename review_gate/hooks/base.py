@@ -14,7 +14,8 @@ adds fields from release to release.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -42,6 +43,8 @@ class Payload:
     command: str | None = None
     file_path: str | None = None  # the file an edit tool writes
     transcript: str | None = None  # transcript_path: the session's transcript (Claude Code: JSONL)
+    new_text: str = ""  # what an edit tool writes: Write's content, Edit's new_string, MultiEdit's new_strings
+    old_text: str | None = None  # what an Edit or MultiEdit replaces (None: Write, the whole file)
 
 
 @dataclass(frozen=True)
@@ -63,8 +66,9 @@ class Host(Protocol):
     TIMEOUT_S: int  # the timeout `init --hooks` writes into that file
     BUDGET_S: int  # the --budget of the command it writes, below TIMEOUT_S
 
-    def entries(self) -> dict[str, list[dict[str, Any]]]:
-        """Event -> the matcher groups ``init --hooks`` merges into the settings file."""
+    def entries(self, program: str = "review-gate") -> dict[str, list[dict[str, Any]]]:
+        """Event -> the matcher groups ``init --hooks`` merges into the settings file, running
+        ``program`` (a shell word: the absolute path of review-gate, quoted)."""
         ...
 
     def encode(self, outcome: Outcome, event: str) -> str:
@@ -80,6 +84,9 @@ def read_payload(data: bytes) -> Payload:
     if len(data) > MAX_PAYLOAD:
         raise UsageError(f"the hook payload on standard input is over {MAX_PAYLOAD} bytes",
                          fix=_FROM_HOST)
+    if not data.strip():
+        raise UsageError("the hook payload on standard input is empty (the host sends one JSON object)",
+                         fix=_FROM_HOST)
     try:
         raw = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -90,11 +97,33 @@ def read_payload(data: bytes) -> Payload:
                          fix=_FROM_HOST)
     tool_input = raw.get("tool_input")
     given = tool_input if isinstance(tool_input, dict) else {}
+    new, old = _edit_texts(given)
     return Payload(event=_text(raw.get("hook_event_name")) or "", session=_text(raw.get("session_id")) or "",
-                   cwd=_text(raw.get("cwd")), stop_hook_active=raw.get("stop_hook_active") is True,
+                   cwd=_absolute(_text(raw.get("cwd"))), stop_hook_active=raw.get("stop_hook_active") is True,
                    tool_name=_text(raw.get("tool_name")), command=_text(given.get("command")),
                    file_path=_text(given.get("file_path")) or _text(given.get("notebook_path")),
-                   transcript=_text(raw.get("transcript_path")))
+                   transcript=_text(raw.get("transcript_path")), new_text=new, old_text=old)
+
+
+def _edit_texts(given: dict[str, Any]) -> tuple[str, str | None]:
+    """What an edit tool's input writes, and what it replaces: Write's ``content``; Edit's
+    ``new_string`` over ``old_string``; MultiEdit's ``edits``; NotebookEdit's ``new_source``."""
+    edits = given.get("edits")
+    if isinstance(edits, list):
+        pairs = [(_text(e.get("new_string")) or "", _text(e.get("old_string")) or "")
+                 for e in edits if isinstance(e, dict)]
+        return "\n".join(n for n, _ in pairs), "\n".join(o for _, o in pairs)
+    if (content := _text(given.get("content"))) is not None:
+        return content, None
+    if (new := _text(given.get("new_string"))) is not None:
+        return new, _text(given.get("old_string")) or ""
+    return _text(given.get("new_source")) or "", None
+
+
+def _absolute(cwd: str | None) -> str | None:
+    """The payload's directory made absolute (relative to where the host runs the hook: ``\"cwd\":
+    \".\"`` in a hand-written payload), so paths and globs on the line resolve where they run."""
+    return os.path.abspath(cwd) if cwd else cwd
 
 
 def _text(value: object) -> str | None:
@@ -137,6 +166,33 @@ def persons_step(payload: Payload, protected: Sequence[Path], exempt: Sequence[P
     if payload.tool_name in EDIT_TOOLS and payload.file_path:
         return shell.writes_into(payload.file_path, cwd, protected, exempt)
     return False
+
+
+def adds_waiver(payload: Payload, peers: Callable[[], Sequence[str]]) -> str | None:
+    """The inline waiver a tool call would add, as written, or None (``waivers.adds_waiver``):
+    an edit tool's new text over what it replaces (the file as it is, for a whole-file write),
+    or a shell command's own text (``echo '# review-gate: ignore[...]' >> app.py``). ``peers``
+    gives the peer codes the configuration's rules name; asked only when a comment may be one."""
+    from review_gate.waivers import MARKERS
+    from review_gate.waivers import adds_waiver as found
+
+    text = payload.command if payload.tool_name in SHELL_TOOLS else payload.new_text
+    if payload.event != TOOL_EVENT or not text or not any(marker in text for marker in MARKERS):
+        return None
+    if payload.tool_name in SHELL_TOOLS and payload.command:
+        comment = found(payload.command, "", peers())
+    elif payload.tool_name in EDIT_TOOLS and payload.new_text:
+        old = payload.old_text
+        if old is None and payload.file_path:
+            path = Path(payload.cwd or ".") / payload.file_path
+            try:
+                old = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+            except OSError:
+                old = ""
+        comment = found(payload.new_text, old or "", peers())
+    else:
+        return None
+    return comment.text if comment is not None else None
 
 
 def encode_json(outcome: Outcome, event: str) -> str:

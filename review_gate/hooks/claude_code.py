@@ -19,13 +19,12 @@ NAME = "claude-code"
 SETTINGS = ".claude/settings.json"
 TIMEOUT_S = 60  # seconds the host waits; the command's --budget leaves it room to answer
 BUDGET_S = 50
-COMMAND = f"review-gate hook {NAME} --budget {BUDGET_S}"
 # the shell tool, and the edit tools: an agent must not write the configuration that judges it
 MATCHER = "Bash|Write|Edit|MultiEdit|NotebookEdit"
 
 
-def entries() -> dict[str, list[dict[str, Any]]]:
-    hook = {"type": "command", "command": COMMAND, "timeout": TIMEOUT_S}
+def entries(program: str = "review-gate") -> dict[str, list[dict[str, Any]]]:
+    hook = {"type": "command", "command": f"{program} hook {NAME} --budget {BUDGET_S}", "timeout": TIMEOUT_S}
     return {"Stop": [{"hooks": [hook]}], "PreToolUse": [{"matcher": MATCHER, "hooks": [hook]}]}
 
 

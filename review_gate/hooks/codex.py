@@ -22,11 +22,10 @@ NAME = "codex"
 SETTINGS = ".codex/hooks.json"
 TIMEOUT_S = 60
 BUDGET_S = 50
-COMMAND = f"review-gate hook {NAME} --budget {BUDGET_S}"
 
 
-def entries() -> dict[str, list[dict[str, Any]]]:
-    hook = {"type": "command", "command": COMMAND, "timeout": TIMEOUT_S}
+def entries(program: str = "review-gate") -> dict[str, list[dict[str, Any]]]:
+    hook = {"type": "command", "command": f"{program} hook {NAME} --budget {BUDGET_S}", "timeout": TIMEOUT_S}
     return {"Stop": [{"hooks": [hook]}], "PreToolUse": [{"matcher": "Bash", "hooks": [hook]}]}
 
 

@@ -50,6 +50,7 @@ from review_gate.hooks.base import (
     Gate,
     Outcome,
     Payload,
+    adds_waiver,
     elsewhere,
     gates_for,
     persons_step,
@@ -99,6 +100,24 @@ ELSEWHERE = (
     "its own, then the git command by itself, so that the hook reviews the repository it runs in.")
 
 
+WAIVER = (
+    "review-gate denied this tool call: it adds an inline waiver (`{comment}`), which would waive a finding of the "
+    "work under review. An agent never waives its own findings. Fix what the review found instead; if you believe a "
+    "finding is wrong, stop and ask a person, who may add the waiver (with its reason) in an editor.")
+
+
+def _peer_codes(payload: Payload, options: Options) -> list[str]:
+    """The peer codes the configuration's rules name (``Rule.peers``), when a tool call writes."""
+    if payload.event != TOOL_EVENT or payload.tool_name not in (*SHELL_TOOLS, *EDIT_TOOLS):
+        return []
+    cwd = Path(payload.cwd) if payload.cwd else Path.cwd()
+    try:
+        config = api.load(options.config, git.repo_root(cwd) if cwd.is_dir() else None)
+    except ReviewGateError:
+        return []  # a review of the change will report the configuration; the review-gate marker is still denied
+    return [code for rule in config.rules.rules if rule.enabled for code in rule.peers]
+
+
 def decide(host: str, payload: Payload, options: Options) -> Outcome:
     """The hook's answer to ``payload``: denied when it takes a step only a person may take,
     reviewed when its event calls for a review."""
@@ -108,6 +127,9 @@ def decide(host: str, payload: Payload, options: Options) -> Outcome:
         return Outcome("deny", reason=PERSONS_STEP.format(where=sanitize(where)))
     if elsewhere(payload):
         return Outcome("deny", reason=ELSEWHERE)
+    waiver = adds_waiver(payload, lambda: _peer_codes(payload, options))
+    if waiver is not None:
+        return Outcome("deny", reason=WAIVER.format(comment=sanitize(waiver)))
     gates = gates_for(payload)
     if not gates:
         return Outcome("allow")

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from review_gate.hooks import paths
-from review_gate.hooks.programs import COPIES, LOOP_APPROVALS, PERSONS_STEPS, READERS, literal
+from review_gate.hooks.programs import COPIES, LOOP_APPROVALS, PERSONS_STEPS, READERS, REMOVERS, literal
 
 MAX_WALK = 5000  # files of a protected directory compared with find's tests at most
 
@@ -83,8 +83,26 @@ class Protected:
             return any(paths.find_writes(args, str(base), self.protected, self.exempt, READERS, MAX_WALK)
                        for base in {here or self.cwd, self.cwd})
         written = targets(name, args)
+        if name in REMOVERS and any(self.holds_protected(written, base) for base in {here or self.cwd, self.cwd}):
+            return True
         # code given inline (python -c "open('.review-gate/x', 'w')") names the path inside a word
         return self.named(written, here) or any(n in t for t in written for n in self.names if t != n)
+
+    def holds_protected(self, words: Sequence[str], base: Path) -> bool:
+        """Whether a word names a directory that holds a protected path (or a glob that could),
+        so removing or moving it takes the protected path along."""
+        for word in words:
+            if not word or word.startswith("-"):
+                continue
+            path = os.path.join(base, os.path.expanduser(word))
+            for protected in self.protected:
+                ancestors = [str(p) for p in Path(protected).parents]
+                if paths.is_glob(path):
+                    if any(paths.glob_names(path, [a], []) for a in ancestors if len(a) > len(str(base))):
+                        return True
+                elif any(form in ancestors for form in paths.forms(path)):
+                    return True
+        return False
 
     def named(self, words: Sequence[str], here: Path | None) -> bool:
         """Whether a word names a file in (or is) a protected directory; an option's value too

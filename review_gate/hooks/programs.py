@@ -46,6 +46,9 @@ READERS = INERT | CD | frozenset({
     "nl", "od", "xxd", "hexdump", "strings", "realpath", "readlink", "basename", "dirname", "md5sum", "sha1sum",
     "sha256sum", "sha512sum", "cksum", "colordiff", "view"})
 COPIES = frozenset({"cp", "install", "rsync", "scp"})  # they write their last operand only
+# Programs that remove or move what they are given: a directory that holds a protected path goes
+# with it (`rm -rf .claude` takes .claude/settings.json and the hooks in it)
+REMOVERS = frozenset({"rm", "rmdir", "mv", "unlink", "shred", "trash", "trash-put", "gio"})
 
 ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
 SPACE = re.compile(r"\s")

@@ -3,14 +3,16 @@
 A settings file holds a person's other hooks, permissions and preferences: every key is kept
 in its order, an event's existing matcher groups are kept and ours is appended, and an event
 that already runs ``review-gate hook HOST`` is left as it is (running ``init --hooks`` twice
-changes nothing). A file that is not a JSON object, or whose ``hooks`` is not shaped as the
-hosts document it, is refused: guessing would lose someone's settings.
+changes nothing; run from another installation, it updates the program path). A file that is
+not a JSON object, or whose ``hooks`` is not shaped as the hosts document it, is refused:
+guessing would lose someone's settings.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -19,30 +21,37 @@ from review_gate.errors import UsageError
 from review_gate.escape import sanitize
 
 
-def merge(path: Path, entries: dict[str, list[dict[str, Any]]], marker: str) -> list[str]:
+def merge(path: Path, entries: dict[str, list[dict[str, Any]]], marker: re.Pattern[str]) -> tuple[list[str], list[str]]:
     """Add ``entries`` (event -> matcher groups) to the settings file ``path`` (created if
-    absent); events whose hooks already run a command containing ``marker`` are skipped. The
-    events added."""
+    absent). An event whose hooks already run a command ``marker`` finds (review-gate's hook, by
+    whatever path) keeps its place: its command is brought up to ours when it differs (another
+    program path). The events added, and those whose command was updated."""
     settings = _read(path)
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise _refuse(path, '"hooks" is not a JSON object')
-    added = []
+    added, updated = [], []
     for event, groups in entries.items():
         present = hooks.setdefault(event, [])
         if not isinstance(present, list):
             raise _refuse(path, f'"hooks"."{event}" is not a list of matcher groups')
-        if any(marker in " ".join(str(c).split()) for c in _commands(present)):
+        ours = [hook for hook in _hooks(present) if marker.search(str(hook.get("command")))]
+        if not ours:
+            present.extend(groups)
+            added.append(event)
             continue
-        present.extend(groups)
-        added.append(event)
-    if added:
+        wanted = groups[0]["hooks"][0]["command"]
+        for hook in ours:
+            if hook.get("command") != wanted:
+                hook["command"] = wanted
+                updated.append(event)
+    if added or updated:
         _write(path, json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
-    return added
+    return added, sorted(set(updated))
 
 
-def _commands(groups: list[Any]) -> list[object]:
-    return [hook.get("command") for group in groups if isinstance(group, dict)
+def _hooks(groups: list[Any]) -> list[dict[str, Any]]:
+    return [hook for group in groups if isinstance(group, dict)
             for hook in group.get("hooks") or [] if isinstance(hook, dict)]
 
 

@@ -36,17 +36,20 @@ async def run_gate(root: Path, session: Session, *, cache: bool, own_runs: Seque
     """The gate on the working tree, against the session's pinned base commit itself (a session
     of an older schema has none: against ``--base`` or the default branch, as it was). Only the
     pairs of the session's own reviews (``own_runs``) are reused: a run its coder made, with a
-    look-alike configuration or another environment, never stands in for one of them.
+    look-alike configuration or another environment, never stands in for one of them. Inline
+    waivers the working tree adds to that base waive nothing here: the coder cannot waive its own
+    findings (a person's waiver counts once it is on the base).
     ``intent``: what the llm reviewers are told the change is for (``loop.intent``)."""
     fail_on = gate_fail_on(session)
     told = clip(intent) if intent else None
     if session.base_commit is None:
         return await api.review_async(cwd=root, base=session.base, config=session.config_dir, fail_on=fail_on,
                                       cache=cache, accepted_before=session.created_at, intent=told,
-                                      reuse_only=own_runs)
+                                      reuse_only=own_runs, added_waivers=False)
     request = api.change(cwd=root, base=session.base_commit).model_copy(update={"exact_base": True})
     return await api.review_async(request=request, config=session.config_dir, fail_on=fail_on, cache=cache,
-                                  accepted_before=session.created_at, intent=told, reuse_only=own_runs)
+                                  accepted_before=session.created_at, intent=told, reuse_only=own_runs,
+                                  added_waivers=False)
 
 
 def config_changed(files: Files, session: Session, names: list[str], error: str | None) -> Path:

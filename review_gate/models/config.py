@@ -21,7 +21,8 @@ Packing = Literal["per_agent", "agent_packed"]
 UnreadPolicy = Literal["list", "incomplete"]
 FailOn = Literal["pass_with_warnings", "needs_fixes", "fail", "never"]
 PrType = Literal["feature", "fix", "refactor", "docs", "test", "config", "deps", "mixed"]
-Metric = Literal[Severity, "total", "missing_inputs", "unreviewed_files", "risk_score"]
+Metric = Literal[Severity, "total", "missing_inputs", "unreviewed_files", "waived_inline", "risk_score"]
+InlineWaivers = Literal["honour", "report", "off"]
 
 Id = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
 Interpreter = Annotated[str, Field(min_length=1, max_length=60, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")]
@@ -36,6 +37,17 @@ class ConfigFile(Frozen):
 
     schema_: str | None = Field(default=None, alias="$schema")
     version: VersionOne = 1
+
+
+PEER_TOOLS = ("noqa", "nosec", "eslint", "zizmor", "semgrep")
+PeerCode = Annotated[str, Field(max_length=200, pattern=r"^(noqa|nosec|eslint|zizmor|semgrep):[A-Za-z0-9_./@-]+$")]
+
+
+class RuleExamples(Frozen):
+    fires: list[Text] = Field(default_factory=list, max_length=10, description="Added lines the rule flags.")
+    passes: list[Text] = Field(default_factory=list, max_length=10,
+                               description="Near misses: added lines like them that it does not flag.")
+    path: str = Field(default="example.txt", min_length=1, description="The file the lines are in.")
 
 
 class Rule(Frozen):
@@ -65,6 +77,16 @@ class Rule(Frozen):
     confidence: float | None = Field(
         default=None, ge=0, le=1, description="How sure a match of this rule is a real problem."
     )
+    peers: list[PeerCode] = Field(
+        default_factory=list, max_length=30,
+        description="Codes of other tools' rules for the same problem, as TOOL:CODE (noqa:S501, nosec:B501, "
+                    "eslint:no-eval, zizmor:unpinned-uses, semgrep:RULE-ID): that tool's suppression comment "
+                    "naming the code (or a bare # nosec, // eslint-disable-line, nosemgrep) waives this rule's "
+                    "finding on its line, reported as waived.",
+    )
+    examples: RuleExamples | None = Field(
+        default=None, description="Lines that show the rule: one it flags, and a near miss it does not "
+                                  "(`review-gate rule ID` shows them).")
 
 
 class RulesFile(ConfigFile):
@@ -401,6 +423,7 @@ DEFAULT_CONDITIONS = (
     GateCondition(metric="missing_inputs", op=">", value=0, decision="incomplete"),
     GateCondition(metric="major", op=">", value=0, decision="needs_fixes"),
     GateCondition(metric="warning", op=">", value=0, decision="pass_with_warnings"),
+    GateCondition(metric="waived_inline", op=">", value=0, decision="pass_with_warnings"),
 )
 
 
@@ -502,6 +525,12 @@ class SettingsFile(ConfigFile):
         description="A submodule a change adds or moves: the commit it points to is another repository's and "
                     "is not reviewed. incomplete: it counts as a missing input; list: it is listed in the "
                     "coverage only.",
+    )
+    inline_waivers: InlineWaivers = Field(
+        default="honour",
+        description="Inline waivers (`review-gate: ignore[RULE] reason` and the peers' suppressions such as "
+                    "`# noqa: S501`) in the change's files. honour: the finding is waived and listed as waived; "
+                    "report: it is listed with its waiver and still counts; off: such comments are not read.",
     )
     private_paths: list[str] = Field(
         default_factory=lambda: list(DEFAULT_PRIVATE_PATHS),

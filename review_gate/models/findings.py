@@ -8,6 +8,23 @@ from review_gate.models.base import Frozen, UntrustedText
 from review_gate.models.config import Severity
 
 
+class InlineWaiver(Frozen):
+    """A comment of the change's files that speaks for a finding: ``review-gate: ignore[RULE] reason``
+    on the flagged line or the line above, or a peer tool's suppression (``# noqa: S501``,
+    ``# nosec B501``, ``// eslint-disable-line no-eval``, ``# zizmor: ignore[...]``, ``nosemgrep``)
+    where the finding's rule names that code (docs/rules.md, "Inline waivers")."""
+
+    line: int = Field(ge=1, description="The line the comment is on.")
+    comment: UntrustedText = Field(description="The comment as written (clipped).")
+    reason: UntrustedText = Field(description="Why, as the comment says (a peer's suppression: the comment itself).")
+    added: bool = Field(description="True when the change adds the comment; false when the base version of the "
+                                    "file has it already (only added ones count in the waived_inline metric).")
+    ignored: UntrustedText | None = Field(
+        default=None, description="Set when the comment waives nothing and the finding counts: why (review-gate.json's "
+                                  "inline_waivers is report, or a loop session ignores a waiver added since it "
+                                  "started).")
+
+
 class Finding(Frozen):
     fingerprint: str
     agent: str
@@ -17,6 +34,8 @@ class Finding(Frozen):
     file: str | None
     line: int | None = Field(default=None, ge=1)
     end_line: int | None = Field(default=None, ge=1)
+    column: int | None = Field(default=None, ge=1, description="Where on the line the problem starts (1-based "
+                                                              "characters), when the agent knows it.")
     message: str
     recommendation: str | None = None
     confidence: float | None = Field(default=None, ge=0, le=1)
@@ -24,8 +43,11 @@ class Finding(Frozen):
         default_factory=list, description="Other agents that reported the same problem."
     )
     waived: str | None = Field(
-        default=None, description="Why this finding does not count: accepted by a person, or baselined."
+        default=None, description="Why this finding does not count: accepted by a person, baselined, or "
+                                  "waived inline by a comment."
     )
+    inline_waiver: InlineWaiver | None = Field(
+        default=None, description="The inline waiver on its line or the line above, honoured or not.")
 
 
 class RawFinding(Frozen):
@@ -38,5 +60,6 @@ class RawFinding(Frozen):
     file: UntrustedText | None = None
     line: int | None = None
     end_line: int | None = None
+    column: int | None = None
     recommendation: UntrustedText | None = None
     confidence: float | None = Field(default=None, ge=0, le=1)

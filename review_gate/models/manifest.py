@@ -68,6 +68,9 @@ class Gap(Frozen):
                     "repository or a submodule), whose own files are not reviewed.")
     subject: str = Field(description="The file, domain or agent id concerned.")
     reason: str
+    files: list[str] = Field(default_factory=list,
+                             description="The changed files it is about, when there are several (config_changed): "
+                                         "its reason counts them, `--verbose` and `review-gate gaps` list them.")
     suggestion: str = Field(description="A config change that would close the gap.")
     patch: ConfigPatch | None = Field(
         default=None, description="The suggestion as a JSON Patch of one config file, when one exists "

@@ -139,6 +139,7 @@ class Metrics(Frozen):
     total: int = 0
     missing_inputs: int = 0
     unreviewed_files: int = 0
+    waived_inline: int = Field(default=0, description="Findings waived by inline waivers the change adds.")
     risk_score: int = 0
 
 
@@ -274,6 +275,12 @@ class ReviewReport(Frozen):
     source: str
     shard: ShardInfo | None = Field(
         default=None, description="Set on the report of one shard of a sharded run (--shard K/N).")
+
+    @property
+    def waived_in_change(self) -> list[Finding]:
+        """The findings an inline comment the change adds waives: what a person reviewing the
+        change must see (counted in ``metrics.waived_inline``)."""
+        return [f for f in self.waived if f.inline_waiver is not None and f.inline_waiver.added]
 
     @property
     def verdict(self) -> str:

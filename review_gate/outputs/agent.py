@@ -157,9 +157,17 @@ def _tail(report: ReviewReport, notes: Sequence[str]) -> str:
     unchecked = [*_agents(report.agents), *_unreviewed(report), *_not_inspected(report), *_gaps(report),
                  *(f"- {_clip(sanitize(n), NOTE_CHARS)}" for n in notes)]
     out = ["", "Not checked:" if unchecked else "Not checked: nothing; every changed file was reviewed.", *unchecked]
-    if report.waived:
-        out.append(f"Waived (reported, not counted): {len(report.waived)} findings accepted by a person or "
-                   "in the baseline.")
+    inline = report.waived_in_change
+    for finding in inline[:MAX_LISTED]:
+        waiver = finding.inline_waiver
+        why = _clip(sanitize(waiver.reason if waiver else finding.waived or ""), NOTE_CHARS)
+        out.append(f"Waived in this change: {_clip(sanitize(finding.file or ''), NOTE_CHARS)}:{finding.line} "
+                   f"{sanitize(finding.rule_id or finding.category)} — {why} (a person reviewing the change decides "
+                   "whether it stands)")
+    others = len(report.waived) - len(inline[:MAX_LISTED])
+    if others:
+        out.append(f"Waived (reported, not counted): {others} findings accepted by a person, in the baseline or "
+                   "waived inline.")
     out += ["", f"Next: {NEXT[report.decision]}"]
     return "\n".join(out) + "\n"
 

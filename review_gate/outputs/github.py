@@ -64,6 +64,16 @@ def annotation(finding: Finding) -> str:
     return f"::{LEVELS[finding.severity]} {','.join(props)}::{data(message)}"
 
 
+def waived_annotation(finding: Finding) -> str:
+    """A finding the change waives with its own inline comment: a notice on its line, so the
+    reviewer of the pull request sees the waiver where it is."""
+    props = [f"file={prop(finding.file or '')}", *([f"line={finding.line}"] if finding.line else [])]
+    props.append(f"title={prop(f'waived in this change · {finding.rule_id or finding.category}')}")
+    waiver = finding.inline_waiver
+    why = f"{waiver.reason} ({waiver.comment})" if waiver is not None else (finding.waived or "")
+    return f"::notice {','.join(props)}::{data(f'{finding.message}{chr(10)}Waived in this change: {why}')}"
+
+
 def gap_annotation(gap: Gap) -> str:
     """A gap as a notice: the configuration's business, with no line of code to point at."""
     message = f"{gap.subject}: {gap.reason}\nFix: {gap.suggestion}"
@@ -76,13 +86,14 @@ def render(report: ReviewReport) -> str:
     ordered = sorted(report.findings, key=lambda f: SEVERITY_RANK[f.severity])
     # Findings first, most severe first; then the gaps, as notices, in whatever notice places remain.
     items: list[tuple[str, str, str]] = [(LEVELS[f.severity], f.severity, annotation(f)) for f in ordered]
+    items += [("notice", "waived", waived_annotation(f)) for f in report.waived_in_change]
     items += [("notice", "gap", gap_annotation(g)) for g in report.gaps]
     wanted = {kind: sum(1 for k, _, _ in items if k == kind) for kind in ("error", "warning", "notice")}
     overflow = any(n > PER_KIND for n in wanted.values())
     # The notice about what was left out is itself a notice: keep a place for it.
     caps = {"error": PER_KIND, "warning": PER_KIND, "notice": PER_KIND - 1 if overflow else PER_KIND}
     printed = {kind: 0 for kind in caps}
-    left_out = {label: 0 for label in (*SEVERITIES, "gap")}
+    left_out = {label: 0 for label in (*SEVERITIES, "waived", "gap")}
     lines = []
     for kind, label, line in items:
         if printed[kind] < caps[kind]:

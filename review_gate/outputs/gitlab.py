@@ -62,7 +62,18 @@ def issues(report: ReviewReport) -> list[dict[str, Any]]:
         seen[finding.fingerprint] = count
         fingerprint = finding.fingerprint if count == 1 else f"{finding.fingerprint}-{count}"
         result.append(_issue(finding, fingerprint))
+    result += [_waived_issue(f) for f in report.waived_in_change]
     return result + [_gap_issue(g) for g in report.gaps]
+
+
+def _waived_issue(finding: Finding) -> dict[str, Any]:
+    """A finding the change waives with its own inline comment, as an info issue: Code Quality
+    has no suppressions, and the merge request's reviewer must see the waiver."""
+    waiver = finding.inline_waiver
+    why = f"{waiver.reason} (`{waiver.comment}`)" if waiver is not None else (finding.waived or "")
+    issue = _issue(finding, f"{finding.fingerprint}-waived")
+    return {**issue, "description": f"Waived in this change: {finding.message}", "severity": "info",
+            "content": {"body": f"**Waived in this change:** {why}\n\n{issue['content']['body']}"}}
 
 
 def _gap_issue(gap: Gap) -> dict[str, Any]:

@@ -124,10 +124,11 @@ def _compose(report: ReviewReport, ordered: Sequence[Finding], shown: int) -> st
     out: list[str] = [HEADER]
     out += _head(report)
     out += _omitted(left_out)
+    out += _in_change(report.waived_in_change, ids)
     for severity in SEVERITIES:
         group = [f for f in kept if f.severity == severity]
         out += _group(severity, group, left_out[severity], ids)
-    out += _waived(report.waived, ids)
+    out += _waived([f for f in report.waived if f not in report.waived_in_change], ids)
     out += _agents(report.agents)
     out += _unreviewed(report)
     out += _not_inspected(report)
@@ -199,6 +200,20 @@ def _group(severity: str, group: list[Finding], left_out: int, ids: dict[str, st
         lines += [f"- **{location(f)}**: {text(f.recommendation or '')}" for f in fixes]
         lines += ["", "</details>", ""]
     return lines
+
+
+def _in_change(waived: Sequence[Finding], ids: dict[str, str]) -> list[str]:
+    """The findings the change waives itself, with its inline comments: never folded away, since
+    the person who reviews the change decides whether those waivers stand."""
+    if not waived:
+        return []
+    lines = [f"### Waived in this change ({_number(len(waived))}): by comments the change adds", "",
+             "Each waiver below is part of the change under review: check that its reason holds.", "",
+             "| location | id | rule | message | reason | comment |", "|---|---|---|---|---|---|"]
+    lines += [f"| {location(f)} | `{ids[f.fingerprint]}` | {text(f.rule_id or f.category, limit=200)} "
+              f"| {text(f.message)} | {text(f.inline_waiver.reason if f.inline_waiver else '', limit=500)} "
+              f"| `{text(f.inline_waiver.comment if f.inline_waiver else '', limit=200)}` |" for f in waived]
+    return [*lines, ""]
 
 
 def _waived(waived: Sequence[Finding], ids: dict[str, str]) -> list[str]:

@@ -34,7 +34,8 @@ LEVELS = {"critical": "ERROR", "major": "ERROR", "warning": "WARNING", "info": "
 
 
 def render(report: ReviewReport) -> str:
-    items = [*map(diagnostic, report.findings), *map(gap_diagnostic, report.gaps)]
+    items = [*map(diagnostic, report.findings), *map(waived_diagnostic, report.waived_in_change),
+             *map(gap_diagnostic, report.gaps)]
     return "".join(_line(item) + "\n" for item in items)
 
 
@@ -49,6 +50,14 @@ def gap_diagnostic(gap: Gap) -> dict[str, Any]:
     item["source"] = {"name": "review-gate", "url": INFORMATION_URI}
     item["code"] = {"value": f"review-gate/gap/{gap.kind}"}
     return item
+
+
+def waived_diagnostic(finding: Finding) -> dict[str, Any]:
+    """A finding the change waives with its own inline comment, shown to the reviewer as INFO."""
+    waiver = finding.inline_waiver
+    why = f"{waiver.reason} ({waiver.comment})" if waiver is not None else (finding.waived or "")
+    item = diagnostic(finding)
+    return {**item, "message": f"Waived in this change: {finding.message}\nReason: {why}", "severity": "INFO"}
 
 
 def diagnostic(finding: Finding) -> dict[str, Any]:

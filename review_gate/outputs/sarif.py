@@ -67,6 +67,7 @@ def render(report: ReviewReport) -> str:
 def sarif_log(report: ReviewReport) -> dict[str, Any]:
     rules, index = _rules(report)
     located = [f for f in report.findings if f.file]
+    inline = [f for f in report.waived if f.file and f.inline_waiver is not None]
     run: dict[str, Any] = {
         "tool": {"driver": {
             "name": "review-gate",
@@ -78,7 +79,7 @@ def sarif_log(report: ReviewReport) -> dict[str, Any]:
         }},
         "automationDetails": {"id": f"review-gate/{report.run_id}"},
         "invocations": [_invocation(report)],
-        "results": [_result(f, index) for f in located],
+        "results": [*(_result(f, index) for f in located), *(_suppressed(f, index) for f in inline)],
         "properties": _run_properties(report),
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
@@ -88,7 +89,8 @@ def _rules(report: ReviewReport) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """Configured rules first, in the report's order, then the others by id; each rule once."""
     configured = {r.id: r for r in report.rules}
     fired: dict[str, Finding] = {}  # per rule, its most severe finding: order does not matter
-    for finding in sorted(report.findings, key=lambda f: SEVERITY_RANK[f.severity]):
+    shown = [*report.findings, *(f for f in report.waived if f.file and f.inline_waiver is not None)]
+    for finding in sorted(shown, key=lambda f: SEVERITY_RANK[f.severity]):
         fired.setdefault(rule_id_of(finding), finding)
     order = [r.id for r in report.rules if r.id in fired]
     order += sorted(rid for rid in fired if rid not in configured)
@@ -161,6 +163,17 @@ def _result(finding: Finding, index: dict[str, int]) -> dict[str, Any]:
         "partialFingerprints": {FINGERPRINT_KEY: finding.fingerprint},
         "properties": properties,
     }
+
+
+def _suppressed(finding: Finding, index: dict[str, int]) -> dict[str, Any]:
+    """A finding an inline comment waives: SARIF's in-source suppression, with the comment's reason."""
+    result = _result(finding, index)
+    waiver = finding.inline_waiver
+    assert waiver is not None
+    result["suppressions"] = [{"kind": "inSource", "status": "accepted",
+                               "justification": _plain(f"{waiver.reason} ({waiver.comment})")}]
+    result["properties"]["waived"] = "in this change" if waiver.added else "by a comment the base already has"
+    return result
 
 
 GAP_DESCRIPTIONS = {

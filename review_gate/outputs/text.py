@@ -1,5 +1,6 @@
-"""``--format text``: findings grouped by severity, what did not count and why, the agents, the
-coverage, the gaps, the decision.
+"""``--format text``: by default the concise layout of ``outputs.concise`` (a line a finding, its
+fix under it); with ``--verbose`` the long one of this module: findings grouped by severity,
+what did not count and why, the agents, the coverage, the gaps, the decision.
 
 On a terminal, long lines wrap with a hanging indent (a finding's continuation lines stay under
 its text, never at column 0) and tables fit the width without cutting an agent id. Elsewhere
@@ -36,16 +37,21 @@ def plural(count: int, word: str, many: str | None = None) -> str:
     return f"{count} {word if count == 1 else (many or word + 's')}"
 
 
-def render(report: ReviewReport) -> str:
+def render(report: ReviewReport, *, verbose: bool = False) -> str:
     """Plain text, for ``--output FILE``: no colour, every item on one line."""
     buffer = io.StringIO()
     show(report, Console(file=buffer, force_terminal=False, no_color=True, highlight=False, emoji=False,
-                         markup=False, soft_wrap=True, width=120))
+                         markup=False, soft_wrap=True, width=120), verbose=verbose)
     return buffer.getvalue()
 
 
-def show(report: ReviewReport, console: Console) -> None:
-    out = _Writer(console)
+def show(report: ReviewReport, console: Console, *, verbose: bool = False) -> None:
+    if not verbose:
+        from review_gate.outputs import concise
+
+        concise.show(report, console)
+        return
+    out = Writer(console)
     c = report.classification
     cov = report.coverage
     out.line(Text(f"review-gate {report.tool_version} · {sanitize(report.source)}", style="bold"))
@@ -56,6 +62,7 @@ def show(report: ReviewReport, console: Console) -> None:
     if note is not None:
         out.line(Text(note, style="dim"))
     ids = short_ids(f.fingerprint for f in [*report.findings, *report.waived])
+    rules = {r.id: r for r in report.rules}
     for severity in SEVERITIES:
         group = [f for f in report.findings if f.severity == severity]
         if group:
@@ -63,6 +70,9 @@ def show(report: ReviewReport, console: Console) -> None:
             out.line(Text(f"{severity.upper()} ({len(group)})", style=STYLES[severity]))
             for finding in group:
                 _finding(out, finding, ids[finding.fingerprint])
+                rule = rules.pop(finding.rule_id or "", None)
+                if rule is not None:  # its description, under its first finding only
+                    out.hanging(6, Text("why: ", style="dim"), Text(sanitize(rule.description), style="dim"))
     if report.waived:
         out.blank()
         out.line(Text(f"WAIVED ({len(report.waived)}): reported, not counted", style="dim"))
@@ -78,7 +88,7 @@ def show(report: ReviewReport, console: Console) -> None:
     out.line(Text(summary_line(report)))
 
 
-class _Writer:
+class Writer:
     """Lines for one console: wrapped with a hanging indent on a terminal, whole elsewhere."""
 
     def __init__(self, console: Console) -> None:
@@ -99,6 +109,17 @@ class _Writer:
 
     def trimmed(self, renderable: RenderableType) -> None:
         print_trimmed(self.console, renderable)
+
+    def cut(self, text: Text) -> None:
+        """One line: on a terminal cut at its width with an ellipsis (never wrapped into the next
+        line mid-expression); elsewhere whole."""
+        if not self.wraps:
+            self.console.print(text)
+            return
+        if text.cell_len > self.console.width:
+            text = text.copy()
+            text.truncate(self.console.width, overflow="ellipsis")
+        self.console.print(text, no_wrap=True, overflow="ellipsis", crop=True)
 
 
 def print_hanging(console: Console, indent: int, label: Text, body: Text) -> None:
@@ -141,7 +162,7 @@ def _location(finding: Finding) -> str:
     return where
 
 
-def _finding(out: _Writer, finding: Finding, short: str, *, waived: bool = False) -> None:
+def _finding(out: Writer, finding: Finding, short: str, *, waived: bool = False) -> None:
     where = _location(finding)
     label = Text(where + "  ", style="bold")
     if out.wraps and len(where) > out.console.width // 3:  # a long path: the message goes below it
@@ -155,7 +176,7 @@ def _finding(out: _Writer, finding: Finding, short: str, *, waived: bool = False
         meta += f" · {sanitize(finding.waived or 'waived')}"
     out.hanging(6, Text(""), Text(meta, style="dim"))
     if finding.recommendation and not waived:
-        out.hanging(6, Text("fix: ", style="dim"), Text(sanitize(finding.recommendation), style="dim"))
+        out.hanging(6, Text("fix: "), Text(sanitize(finding.recommendation)))  # normal intensity: what to do
 
 
 def _found(report: ReviewReport) -> dict[str, int]:
@@ -169,7 +190,7 @@ def _found(report: ReviewReport) -> dict[str, int]:
     return found
 
 
-def _agents(out: _Writer, agents: Sequence[AgentResult], found: Mapping[str, int]) -> None:
+def _agents(out: Writer, agents: Sequence[AgentResult], found: Mapping[str, int]) -> None:
     if not agents:
         out.line(Text("No agent was dispatched.", style="dim"))
         return
@@ -202,6 +223,9 @@ def _agents(out: _Writer, agents: Sequence[AgentResult], found: Mapping[str, int
         cells += [str(found.get(a.id, 0)), Text(sanitize(note), style="dim")]
         table.add_row(*cells)
     out.trimmed(table)
+    if narrow:  # said once, under the table
+        out.hanging(0, Text(""), Text(f"(at {out.console.width} columns the kind and files columns are left out; "
+                                      "widen the terminal or see --format json)", style="dim"))
 
 
 def _note(agent: AgentResult) -> str:
@@ -214,7 +238,7 @@ def _note(agent: AgentResult) -> str:
     return "; ".join(parts)
 
 
-def _not_inspected(out: _Writer, items: Sequence[NotInspected]) -> None:
+def not_inspected(out: Writer, items: Sequence[NotInspected]) -> None:
     """Each file no agent was shown, why, and how to have it reviewed; what is only listed shares
     its hint (which setting would count it) once."""
     for item in items[:MAX_UNREVIEWED]:
@@ -228,7 +252,7 @@ def _not_inspected(out: _Writer, items: Sequence[NotInspected]) -> None:
         out.hanging(0, Text("note: ", style="dim"), Text(sanitize(hint), style="dim"))
 
 
-def _coverage(out: _Writer, report: ReviewReport) -> None:
+def _coverage(out: Writer, report: ReviewReport) -> None:
     cov = report.coverage
     text = f"coverage: {cov.files_reviewed}/{plural(cov.files_changed, 'file')} reviewed"
     if cov.findings_filtered:
@@ -237,33 +261,45 @@ def _coverage(out: _Writer, report: ReviewReport) -> None:
     out.line(Text(text))
     if report.waived:
         out.line(Text(waived_line(report), style="dim"))
-    usage = report.usage
-    if usage.tokens_in or usage.tokens_out or usage.cost_usd:
-        cached = f" ({usage.cached_tokens_in} cached)" if usage.cached_tokens_in else ""
-        reasoning = f" ({usage.reasoning_tokens} reasoning)" if usage.reasoning_tokens else ""
-        out.line(Text(f"model usage: {usage.tokens_in} tokens in{cached}, {usage.tokens_out} out{reasoning}, "
-                      f"${usage.cost_usd:.4f}", style="dim"))
+    used = usage_line(report)
+    if used is not None:
+        out.line(Text(used, style="dim"))
     if cov.unreviewed:
         shown = ", ".join(sanitize(p) for p in cov.unreviewed[:MAX_UNREVIEWED])
         more = f" and {len(cov.unreviewed) - MAX_UNREVIEWED} more" if len(cov.unreviewed) > MAX_UNREVIEWED else ""
         out.hanging(0, Text("unreviewed: ", style="yellow"), Text(shown + more, style="yellow"))
-    _not_inspected(out, cov.not_inspected)
+    not_inspected(out, cov.not_inspected)
     for gap in report.gaps[:MAX_GAPS]:
         # the id is what `review-gate gaps --apply ID` takes once the run is recorded
         out.hanging(0, Text(f"gap {gap.id} [{gap.kind}] ", style="dim"),
-                    Text(f"{sanitize(_clip(gap.subject, 200))}: {sanitize(gap.reason)}", style="dim"))
+                    Text(f"{sanitize(clip(gap.subject, 200))}: {sanitize(gap.reason)}", style="dim"))
+        if len(gap.files) > 1:  # the files it counts, the long layout's alone
+            out.hanging(4, Text(""), Text(sanitize(", ".join(gap.files)), style="dim"))
     if len(report.gaps) > MAX_GAPS:
         out.line(Text(f"gap: … and {len(report.gaps) - MAX_GAPS} more (see --format json)", style="dim"))
 
 
-def _clip(value: str, limit: int) -> str:
+def usage_line(report: ReviewReport) -> str | None:
+    """The model tokens and cost of the run, when it spent any."""
+    usage = report.usage
+    if not (usage.tokens_in or usage.tokens_out or usage.cost_usd):
+        return None
+    cached = f" ({usage.cached_tokens_in} cached)" if usage.cached_tokens_in else ""
+    reasoning = f" ({usage.reasoning_tokens} reasoning)" if usage.reasoning_tokens else ""
+    return f"model usage: {usage.tokens_in} tokens in{cached}, {usage.tokens_out} out{reasoning}, ${usage.cost_usd:.4f}"
+
+
+def clip(value: str, limit: int) -> str:
     return value if len(value) <= limit else value[:limit - 1] + "…"
 
 
 def waived_line(report: ReviewReport) -> str:
-    """How many findings did not count, and why: baselined, or accepted by a person."""
+    """How many findings did not count, and why: baselined, accepted by a person (or the team),
+    or waived by an inline comment (the change's own, or one the base has)."""
+    inline = sum(1 for f in report.waived if f.inline_waiver is not None)
     baselined = sum(1 for f in report.waived if f.waived == "baselined")
-    accepted = len(report.waived) - baselined
-    parts = [f"{n} {why}" for n, why in ((baselined, "baselined"), (accepted, "accepted")) if n]
+    accepted = len(report.waived) - baselined - inline
+    parts = [f"{n} {why}" for n, why in ((baselined, "baselined"), (accepted, "accepted"),
+                                         (inline, "waived inline")) if n]
     total = len(report.waived)
     return f"waived: {plural(total, 'finding')} not counted ({', '.join(parts)})"

@@ -29,6 +29,7 @@ from review_gate.models import (
 )
 from review_gate.models.manifest import Gap, ManifestEntry
 from review_gate.models.report import ReviewReport
+from review_gate.waivers import apply as apply_inline
 
 DECISION_RANK = {"pass": 0, "pass_with_warnings": 1, "needs_fixes": 2, "fail": 3}
 _OPS: dict[str, Callable[[float, float], bool]] = {
@@ -227,24 +228,28 @@ def aggregate(
     fail_on: str | None = None,
     waivers: Mapping[str, str] | None = None,
     files_left_out: int = 0,
+    honour_added: bool = True,
 ) -> ReviewReport:
     """Merge, filter, dedupe, enrich and sort the findings, count them and decide the gate.
 
     ``waivers`` maps fingerprints a human accepted or a committed baseline lists to the reason
     shown for them; those findings are reported under ``waived`` and do not count. ``files_left_out``:
-    how many changed files were left out before classification as the gate's own.
+    how many changed files were left out before classification as the gate's own. Inline waivers
+    (``review_gate.waivers``) are read from the change's lines; ``honour_added`` false: those the
+    change adds waive nothing (a loop session's review).
     """
     mode = filter_mode or config.settings.filter_mode
     index = _index(facts)
     raw = [f for r in results if r.status in _USABLE for f in r.findings]
     kept = [_clamped(f, index) for f in raw if keep_finding(f, index, mode)]
-    merged = sorted(
-        (enrich(f, config) for f in dedupe(kept)),
-        key=lambda f: (SEVERITY_RANK[f.severity], f.file or "", f.line or 0, f.rule_id or "", f.message),
-    )
+    inline = apply_inline([enrich(f, config) for f in dedupe(kept)], facts, config.rules.rules,
+                          [a.id for a in config.agents.agents], config.settings.inline_waivers,
+                          honour_added=honour_added)
+    merged = sorted([*inline.kept, *inline.problems], key=_order)
     waivers = waivers or {}
     findings = [f for f in merged if f.fingerprint not in waivers]
     waived = [f.model_copy(update={"waived": waivers[f.fingerprint]}) for f in merged if f.fingerprint in waivers]
+    waived += sorted(inline.waived, key=_order)
     changed = [f.path for f in facts.files]
     covered = {p for r in results if r.status in _USABLE for p in r.files}
     # A file a required agent did not review (it broke, could not run, or could not read the
@@ -256,8 +261,8 @@ def aggregate(
     unreviewed = [p for p in changed if p not in covered or p in left_out or p in counted]
     counts = {s: sum(1 for f in findings if f.severity == s) for s in SEVERITIES}
     missing = sum(1 for r in results if r.missing_input) + len(counted)
-    metrics = Metrics(**counts, total=len(findings), missing_inputs=missing,
-                      unreviewed_files=len(unreviewed), risk_score=classification.risk_score)
+    metrics = Metrics(**counts, total=len(findings), missing_inputs=missing, unreviewed_files=len(unreviewed),
+                      waived_inline=waived_inline(waived), risk_score=classification.risk_score)
     decision = decide(metrics, config.settings.gate.conditions)
     if changed and not covered and decision in ("pass", "pass_with_warnings"):
         # Files changed and no agent completed on any of them: a pass would be a lie.
@@ -279,6 +284,16 @@ def aggregate(
         usage=_usage(results),
         source=facts.source,
     )
+
+
+def _order(finding: Finding) -> tuple[int, str, int, str, str]:
+    return (SEVERITY_RANK[finding.severity], finding.file or "", finding.line or 0, finding.rule_id or "",
+            finding.message)
+
+
+def waived_inline(waived: list[Finding]) -> int:
+    """The waived_inline metric: findings waived by an inline comment the change adds."""
+    return sum(1 for f in waived if f.inline_waiver is not None and f.inline_waiver.added)
 
 
 def not_inspected(facts: PRFacts, settings: SettingsFile) -> list[NotInspected]:

@@ -365,6 +365,8 @@ def _findings(agent: str, raw: list[RawFinding], line_text: dict[tuple[str, int]
         out.append(Finding(
             fingerprint=fingerprint(agent, rule, item.file, anchor, occurrence), agent=agent,
             rule_id=item.rule_id, severity=item.severity, category=item.category or "general",
-            file=item.file, line=line, end_line=end_line, message=item.message,
+            file=item.file, line=line, end_line=end_line,
+            column=item.column if line is not None and item.column is not None and item.column > 0 else None,
+            message=item.message,
             recommendation=item.recommendation, confidence=item.confidence))
     return out

@@ -113,10 +113,10 @@ def missed(classification: PRClassification, manifest: AgentManifest, config: Re
     if named:
         # The diff is untrusted: a change that edits a gate's policy must not slip by. (The
         # configuration in use is never reviewed at all; see review_gate.own_files.)
-        listed = ", ".join(named[:5]) + (f" and {len(named) - 5} more" if len(named) > 5 else "")
+        count = named[0] if len(named) == 1 else f"{len(named)} files"
         gaps.append(Gap(
-            kind="config_changed", subject=named[0] if len(named) == 1 else f"{len(named)} files",
-            reason=f"the change edits files named like review configuration ({listed}); a change can weaken "
+            kind="config_changed", subject=named[0] if len(named) == 1 else f"{len(named)} files", files=named,
+            reason=f"the change edits files named like review configuration ({count}); a change can weaken "
                    "a gate that reviews it",
             suggestion="have a person review this edit; in CI, load the configuration from the base "
                        "branch (--config DIR from a trusted checkout)",

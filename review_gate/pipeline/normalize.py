@@ -123,12 +123,24 @@ def _normalize(request: DiffRequest) -> PRFacts:
         raise GitError("not inside a git repository", fix="review a git repository, or a diff file")
     root = Path(request.repo_root)
     base, head, data, commits = _from_git(root, request)
-    source = {"worktree": f"working tree against {base[:12]}",
-              "staged": f"staged changes against {base[:12]}",
+    against = _against(root, request, base)
+    source = {"worktree": f"working tree against {against}",
+              "staged": f"staged changes against {against}",
               "range": f"{request.base}...{request.head}",
               "push": f"push of {request.head} ({base[:12]}..{(head or '')[:12]})"}[request.mode]
     where = Where(root=root, worktree=request.mode == "worktree")
     return PRFacts(source=source, base=base, head=head, files=_parse(data, where), commits=commits)
+
+
+def _against(root: Path, request: DiffRequest, base: str) -> str:
+    """What a working tree or the index was compared with, as a person reads it: the branch the
+    base was taken from and its commit (``main (e757b68)``), or the commit alone."""
+    if request.mode == "staged":
+        return f"HEAD ({base[:7]})"
+    if request.exact_base:
+        return base[:12]
+    ref = request.base or (git.default_branch(root) if git.has_head(root) else None)
+    return f"{ref} ({base[:7]})" if ref and not base.startswith(ref) else base[:12]
 
 
 def _from_git(root: Path, request: DiffRequest) -> tuple[str, str | None, bytes, list[Commit]]:

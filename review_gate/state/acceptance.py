@@ -60,6 +60,20 @@ def reported(store: Store, prefix: str, limit: int = 6) -> list[tuple[str, int |
     return sorted(found.items())[:limit]
 
 
+def described(store: Store, fingerprint: str) -> dict[str, object]:
+    """The rule, file and message of the newest recorded run's finding ``fingerprint`` (empty
+    when no run's report holds it): what a shared acceptance records beside the fingerprint."""
+    for key in ("$.findings", "$.waived"):
+        row = store.db.execute(
+            "SELECT json_extract(f.value, '$.rule_id'), json_extract(f.value, '$.file'), "
+            "json_extract(f.value, '$.message') FROM review_runs r, json_each(r.report, ?) f "
+            "WHERE r.report IS NOT NULL AND json_extract(f.value, '$.fingerprint') = ? ORDER BY r.rowid DESC LIMIT 1",
+            (key, fingerprint)).fetchone()
+        if row is not None:
+            return {"rule_id": row[0], "file": row[1], "message": row[2]}
+    return {}
+
+
 def accept(store: Store, fingerprint: str, reason: str, who: str, expires: str | None, pair: int | None) -> int:
     return record(store, "accept", fingerprint, reason, who, expires, pair)
 

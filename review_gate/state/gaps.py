@@ -8,9 +8,10 @@ records the issue opened for it (the Action's ``open-gap-issues``), so that it i
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from review_gate.errors import StateError
 from review_gate.models import ConfigPatch, Gap
@@ -46,6 +47,7 @@ class GapGroup:
     patch: ConfigPatch | None
     fixed_at: str | None  # when its patch was applied, while no later run reported it again
     issue_url: str | None = None  # the issue opened for it, whatever became of the gap since
+    files: list[str] = field(default_factory=list)  # the files it is about, as the latest run's report lists them
 
     @property
     def open(self) -> bool:
@@ -56,15 +58,27 @@ def grouped(store: Store) -> list[GapGroup]:
     """Every gap recorded, most runs first, then the most recently seen."""
     rows = store.db.execute(
         "SELECT g.gap_id, g.kind, g.subject, c.runs, c.first_seen, c.last_seen, g.run_id, g.reason, g.suggestion, "
-        "g.patch, CASE WHEN f.last_row >= c.newest THEN f.applied_at END, i.issue_url "
+        "g.patch, CASE WHEN f.last_row >= c.newest THEN f.applied_at END, i.issue_url, "
+        "(SELECT json_extract(v.value, '$.files') FROM review_runs r, json_each(r.report, '$.gaps') v "
+        " WHERE r.id = g.run_id AND r.report IS NOT NULL AND json_extract(v.value, '$.kind') = g.kind "
+        " AND json_extract(v.value, '$.subject') = g.subject LIMIT 1) "
         "FROM (SELECT gap_id, COUNT(DISTINCT run_id) AS runs, MIN(recorded_at) AS first_seen, "
         "      MAX(recorded_at) AS last_seen, MAX(id) AS newest FROM review_gaps GROUP BY gap_id) c "
         "JOIN review_gaps g ON g.id = c.newest LEFT JOIN gap_fixes f ON f.gap_id = c.gap_id "
         "LEFT JOIN gap_issues i ON i.gap_id = c.gap_id "
         "ORDER BY c.runs DESC, c.last_seen DESC, g.gap_id").fetchall()
     return [GapGroup(gap_id, kind, subject, runs, first, last, run, reason, suggestion,
-                     ConfigPatch.model_validate_json(patch) if patch is not None else None, fixed, issue)
-            for gap_id, kind, subject, runs, first, last, run, reason, suggestion, patch, fixed, issue in rows]
+                     ConfigPatch.model_validate_json(patch) if patch is not None else None, fixed, issue,
+                     _files(files))
+            for gap_id, kind, subject, runs, first, last, run, reason, suggestion, patch, fixed, issue, files in rows]
+
+
+def _files(raw: str | None) -> list[str]:
+    try:
+        value = json.loads(raw) if raw else []
+    except json.JSONDecodeError:
+        return []
+    return [str(v) for v in value] if isinstance(value, list) else []
 
 
 def find(store: Store, given: str) -> GapGroup:

@@ -23,11 +23,11 @@ def test_object_and_bare_list_give_the_same_findings() -> None:
 def test_every_optional_field_is_kept() -> None:
     [finding] = parse_findings(json.dumps([{
         "severity": "critical", "message": "m", "rule_id": "r1", "category": "security",
-        "file": "src/x.py", "line": 4, "end_line": 6, "recommendation": "fix it", "confidence": 0.5,
+        "file": "src/x.py", "line": 4, "end_line": 6, "column": 9, "recommendation": "fix it", "confidence": 0.5,
     }]))
     assert finding.model_dump() == {
         "severity": "critical", "message": "m", "rule_id": "r1", "category": "security",
-        "file": "src/x.py", "line": 4, "end_line": 6, "recommendation": "fix it", "confidence": 0.5,
+        "file": "src/x.py", "line": 4, "end_line": 6, "column": 9, "recommendation": "fix it", "confidence": 0.5,
     }
 
 

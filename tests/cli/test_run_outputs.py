@@ -18,7 +18,7 @@ MIXED = (make_diff("app/settings.py",
 
 
 def test_text_report_groups_by_severity_with_places_statuses_and_summary(cli) -> None:
-    result = cli("--diff", "-", stdin=MIXED.encode())
+    result = cli("--diff", "-", "--verbose", stdin=MIXED.encode())
     assert result.code == 1
     out = result.out
     assert "\x1b[" not in out  # plain text when not a terminal
@@ -27,6 +27,19 @@ def test_text_report_groups_by_severity_with_places_statuses_and_summary(cli) ->
     assert "app/settings.py:2" in out
     assert "secrets-scanner" in out and "completed" in out
     assert "decision: fail" in out
+    assert out.rstrip().splitlines()[-1] == "REVIEW: FAIL | issues=3 (critical=1) | missing_inputs=0"
+
+
+def test_the_concise_text_report_is_a_line_a_finding_most_severe_first(cli) -> None:
+    out = cli("--diff", "-", stdin=MIXED.encode()).out
+    lines = out.splitlines()
+    heads = [line for line in lines if not line.startswith(" ") and ": " in line and line.split(":")[0] in (
+        "keys/id.pem", "app/settings.py")]
+    assert [h.split(" ")[1] for h in heads] == ["critical", "major", "info"]
+    assert heads[0].startswith("keys/id.pem:1:1: critical sec-private-key-01 [")
+    assert heads[1].startswith("app/settings.py:2:") and "sec-tls-verify-01" in heads[1]
+    assert lines[lines.index(heads[1]) + 1].startswith("  fix: Keep verification on")
+    assert "decision: fail · 1 critical, 1 major, 1 info" in out
     assert out.rstrip().splitlines()[-1] == "REVIEW: FAIL | issues=3 (critical=1) | missing_inputs=0"
 
 
@@ -56,7 +69,7 @@ def test_json_report_fields(cli) -> None:
     report = cli("--diff", "-", "--format", "json", stdin=MIXED.encode()).json()
     assert report["schema_version"] == 1
     assert report["metrics"] == {"critical": 1, "major": 1, "warning": 0, "info": 1, "total": 3,
-                                 "missing_inputs": 0, "unreviewed_files": 0,
+                                 "missing_inputs": 0, "unreviewed_files": 0, "waived_inline": 0,
                                  "risk_score": report["classification"]["risk_score"]}
     secret = next(f for f in report["findings"] if f["severity"] == "critical")
     assert set(secret) >= {"fingerprint", "agent", "rule_id", "severity", "category", "file", "line",

@@ -62,9 +62,9 @@ def changed(repo: GitRepo) -> GitRepo:
 
 
 @pytest.mark.parametrize("columns", [80, 120])
-def test_the_report_reads_well_at_80_and_120_columns(changed: GitRepo, review_gate_bin: list[str],
-                                                     columns: int) -> None:
-    code, lines = on_terminal(review_gate_bin, changed.root, columns)
+def test_the_verbose_report_reads_well_at_80_and_120_columns(changed: GitRepo, review_gate_bin: list[str],
+                                                             columns: int) -> None:
+    code, lines = on_terminal([*review_gate_bin, "--verbose"], changed.root, columns)
     assert code == 1
     assert_fits(lines, columns)
     report = lines[lines.index(next(line for line in lines if line.startswith("review-gate "))):]
@@ -80,6 +80,29 @@ def test_the_report_reads_well_at_80_and_120_columns(changed: GitRepo, review_ga
     for agent in ("architecture-reviewer", "performance-reviewer", "security-patterns"):
         assert any(line.startswith(agent + " ") for line in table), agent  # never cut
     assert "2 files changed" in "\n".join(report) and "1 findings" not in "\n".join(report)
+    dropped = [line for line in report if "columns are left out" in line]
+    assert len(dropped) == (1 if columns < 100 else 0)  # said once, and only when it happens
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_the_concise_report_is_a_line_a_finding(changed: GitRepo, review_gate_bin: list[str], columns: int) -> None:
+    changed.write("fetch.py", "import requests\nrequests.get(url, verify=False)\n")
+    code, lines = on_terminal(review_gate_bin, changed.root, columns)
+    assert code == 1
+    assert_fits(lines, columns)
+    report = lines[lines.index(next(line for line in lines if line.startswith("review-gate "))):]
+    assert re.search(r"against main \([0-9a-f]{7}\)", report[0])  # the base branch it chose
+    heads = [line for line in report if re.match(r"^[\w./-]+:\d+:\d+: (critical|major|warning|info) ", line)]
+    assert any(re.match(r"^app\.py:4:\d+: major sec-py-eval-01 \[[0-9a-f]{6}\] eval/exec of dynamic input", h)
+               for h in heads)
+    assert all(line.startswith(("  ", "+")) or line in heads or not line or not line[0].isspace()
+               for line in report)
+    merged = [line for line in report if line.startswith("  + ")]
+    assert any("sec-requests-timeout-01" in line for line in merged)  # one line, two rules
+    assert "::" not in "\n".join(heads)
+    fixes = [line for line in report if line.strip().startswith("fix: ")]
+    assert len(fixes) >= len(heads)
+    assert len(report) <= 4 * len(heads) + 14  # a line a finding, its fix (wrapped at most twice), a dozen more
 
 
 @pytest.mark.parametrize("columns", [80, 120])

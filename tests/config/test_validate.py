@@ -690,3 +690,26 @@ def test_loop_agents_are_checked_as_loop_start_checks_them(cli, cfg: ConfigDir) 
     assert unable.message == ("loop review.approver.response: agent 'security-patterns' cannot be the approver: "
                               "a pattern agent reviews; it cannot be a loop approver")
     assert "or use skip or manual" in unable.fix
+
+
+# --- schema and cross-file problems in one pass ---------------------------------------------------
+
+
+def test_schema_and_cross_file_problems_are_listed_in_one_run(cli, cfg: ConfigDir) -> None:
+    """A broken entry does not hide the other entries' cross-file problems: they are checked on
+    the entries that pass the schema, and point at each entry's place in the file."""
+    def break_two(data: Any) -> None:
+        data["rules"][0]["severity"] = "huge"
+        data["rules"][1]["agent"] = "no-such-agent"
+
+    cfg.edit(RULES, break_two)
+    found = invalid(cli, cfg, count=2)
+    assert [(p.pointer, "severity" in p.message) for p in found] == [("/rules/0/severity", True),
+                                                                      ("/rules/1/agent", False)]
+    assert "unknown agent 'no-such-agent'" in found[1].message
+
+
+def test_a_run_still_stops_at_the_first_kind_of_problem(cli, cfg: ConfigDir) -> None:
+    cfg.edit(RULES, lambda data: data["rules"][0].update(severity="huge"))
+    result = cli("--config", str(cfg), "--diff", "-", stdin=make_diff("a.py", ["x = 1"]).encode())
+    assert result.code == 2 and "/rules/0/severity" in result.err

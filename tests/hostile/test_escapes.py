@@ -137,10 +137,14 @@ def test_text_report_on_a_terminal_escapes_every_field(tmp_path: Path, review_ga
 def test_a_failing_agents_stderr_is_escaped_in_progress_lines(cli, tmp_path: Path) -> None:
     failing = script(tmp_path, "fail.py", f"import sys\nsys.stdin.read()\nsys.stderr.write({PAYLOAD!r})\nsys.exit(1)\n")
     cfg = write_config(tmp_path, [agent("broken", failing)])
-    result = cli("--config", str(cfg), "--diff", "-", "--no-state", stdin=DIFF.encode())
+    # progress lines go to stderr when the report on stdout does not list the agents
+    result = cli("--config", str(cfg), "--diff", "-", "--no-state", "--format", "json", stdin=DIFF.encode())
     assert result.code == 3
     assert "\\x1b]0;pwned\\x07" in result.err
     assert_inert(result.out + result.err)
+    text = cli("--config", str(cfg), "--diff", "-", "--no-state", stdin=DIFF.encode())
+    assert "\\x1b]0;pwned\\x07" in text.out and "agent broken:" not in text.err  # said once, in the report
+    assert_inert(text.out + text.err)
 
 
 def test_progress_and_report_on_a_terminal_escape_a_failing_agents_stderr(tmp_path: Path,

@@ -264,7 +264,7 @@ def test_the_committed_configuration_is_not_scanned_by_the_code_rules(cli: Any, 
     assert result.code == 0, report["findings"]
     assert report["findings"] == []
     [gap] = [g for g in report["gaps"] if g["kind"] == "config_changed"]  # one line for the whole edit
-    assert gap["subject"] == ".review-gate" and ".review-gate/review-agents.json" in gap["reason"]
+    assert gap["subject"] == ".review-gate" and ".review-gate/review-agents.json" in gap["files"]
 
 
 def test_reports_and_bundles_it_wrote_are_not_reviewed(cli: Any, repo: GitRepo) -> None:

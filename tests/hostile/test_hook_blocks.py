@@ -237,7 +237,7 @@ def test_a_working_tree_git_cannot_read_is_an_error_with_a_fix(cli: Any, repo: G
 
 def test_a_payload_the_hook_cannot_read_exits_2_which_the_host_takes_for_a_block(repo: GitRepo) -> None:
     """docs/agents.md said the hook "always exits 0"; these exit 2, and that is the fail-closed answer."""
-    for payload, said in ((b"", "not JSON"), (b"not json", "not JSON"), (b"[1]", "not a JSON object"),
+    for payload, said in ((b"", "is empty"), (b"not json", "not JSON"), (b"[1]", "not a JSON object"),
                           (b" " * (8 * 1024 * 1024 + 1), "over 8388608 bytes")):
         done = subprocess.run([sys.executable, "-m", "review_gate", "hook", "claude-code"], input=payload,
                               capture_output=True, timeout=120, env=tool_env(), cwd=repo.root, check=False)

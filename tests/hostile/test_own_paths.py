@@ -175,7 +175,7 @@ def test_the_files_the_configuration_names_are_its_own_and_no_others(cli: Any, r
     assert reviewed(report) == {".review-gate/notes.md"}
     assert fired(report) == {(".review-gate/notes.md", "sec-aws-key-01")}
     [gap] = gaps_of(report, "config_changed")
-    assert "instructions/extra.md" in gap["reason"] and "loop/plan.md" in gap["reason"]
+    assert ".review-gate/instructions/extra.md" in gap["files"] and ".review-gate/loop/plan.md" in gap["files"]
 
 
 def test_a_script_a_command_agent_runs_from_the_configuration_is_its_own(cli: Any, repo: GitRepo) -> None:
@@ -195,7 +195,7 @@ def test_a_script_a_command_agent_runs_from_the_configuration_is_its_own(cli: An
     report = report_of(cli("--offline", "--format", "json"))
     assert reviewed(report) == {".review-gate/other.sh"}
     [gap] = gaps_of(report, "config_changed")
-    assert ".review-gate/fix.sh" in gap["reason"] and ".review-gate/tools/lint.sh" in gap["reason"]
+    assert ".review-gate/fix.sh" in gap["files"] and ".review-gate/tools/lint.sh" in gap["files"]
 
 
 def test_loop_files_are_its_own_only_by_their_shape(cli: Any, repo: GitRepo) -> None:

@@ -209,7 +209,7 @@ def test_without_the_extra_the_command_says_how_to_install_it(cli, monkeypatch: 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "mcp" else real(name, *a))
     result = cli("mcp")
-    assert result.code == 2 and "pip install 'review-gate[mcp]'" in result.err
+    assert result.code == 2 and "pip install '.[mcp]'" in result.err
 
 
 def test_an_empty_or_directory_path_to_explain_is_a_tool_error_with_the_fix(repo: GitRepo) -> None:

@@ -40,7 +40,7 @@ def test_files_named_like_configuration_are_one_gap() -> None:
     every = Policy(id="all", description="all", trigger=Trigger(type="always"), dispatch=["a", "b"])
     gaps = gaps_for(config_with([every]), "x/review-rules.json", "x/review-gate.json", "y/review-agents.json")
     [gap] = [g for g in gaps if g.kind == "config_changed"]
-    assert "x/review-rules.json" in gap.reason and "y/review-agents.json" in gap.reason
+    assert "x/review-rules.json" in gap.files and "y/review-agents.json" in gap.files and "(3 files)" in gap.reason
 
 
 GO = Domain(id="go", description="go", paths=["*.go"], risk_weight=3)

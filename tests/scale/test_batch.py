@@ -215,11 +215,25 @@ def test_the_agent_table_counts_the_findings_a_collected_report_lists(cli, serve
     server.default = every_file
     cfg = batch_config(tmp_path, server)
     submit(cli, cfg)
-    collected = cli("batch", "collect", "--config", str(cfg))
+    collected = cli("batch", "collect", "--config", str(cfg), "--verbose")
     assert collected.code == 1, collected.err
-    shown = cli("show", "last", "--config", str(cfg))
+    shown = cli("show", "last", "--config", str(cfg), "--verbose")
     for text in (collected.out, shown.out):
         assert "WARNING (3)" in text and "MAJOR (1)" in text
         rows = {line.split()[0]: line.split()[-1] for line in text.splitlines()
                 if line.startswith(("patterns ", "reviewer-openai "))}
         assert rows == {"patterns": "1", "reviewer-openai": "3"}, text
+
+
+def test_submit_names_the_agents_that_did_not_run_apart_from_those_that_ran(cli, server: LlmServer,
+                                                                           tmp_path: Path) -> None:
+    """An llm agent whose key is not set is skipped at submit: it did not 'run locally'."""
+    unkeyed = llm_agent("reviewer-nokey", server, api_key_env="REVIEW_GATE_TEST_UNSET_KEY", required=False)
+    cfg = write_config(tmp_path, [llm_agent("reviewer-openai", server), unkeyed, PATTERN_AGENT], rules=[PATTERN_RULE],
+                       prices={"test-model": {"input_per_mtok": 2.0, "output_per_mtok": 8.0}})
+    _, sent = submit(cli, cfg)
+    assert "reviewer-nokey" not in sent["local_agents"]
+    assert any(entry.startswith("reviewer-nokey (skipped") for entry in sent["not_run"])
+    text = cli("batch", "submit", "--config", str(cfg), "--diff", "-", stdin=DIFF.encode()).out
+    ran = next((line for line in text.splitlines() if "ran locally now" in line), "")
+    assert "reviewer-nokey" not in ran and "did not run: reviewer-nokey (skipped" in text

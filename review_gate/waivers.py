@@ -1,0 +1,253 @@
+"""Inline waivers: what a change may say about its own findings, in a comment. Pure.
+
+``review-gate: ignore[RULE_ID] reason`` in the file's comment syntax (``#``, ``//``, ``/* */``,
+``--``, ``<!-- -->``, ``;``), on the flagged line or the line above, waives that rule's finding on
+that line; an llm finding is named by its rule id or by its agent's id
+(``ignore[security-reviewer]``). The reason is mandatory. The peers' suppressions count the same
+way where a rule names the peer's code in its ``peers`` (``noqa:S501``): ruff's ``# noqa: S501``,
+Bandit's ``# nosec`` / ``# nosec B501``, ESLint's ``// eslint-disable-line no-eval`` (and
+``eslint-disable-next-line`` on the line above), zizmor's ``# zizmor: ignore[unpinned-uses]`` and
+Semgrep's ``nosemgrep`` / ``nosemgrep: RULE``. A blanket ``# noqa`` waives nothing: ruff itself
+flags those.
+
+A waiver comes from the change itself, so it is never silent: every waived finding is listed as
+waived with the comment and its reason, and the findings waived by comments the change *adds*
+are counted in the ``waived_inline`` metric (the built-in gate makes that at least
+``pass_with_warnings``). A comment already on the base side of the file (a context line of the
+diff) was reviewed when it landed there: it waives too, and is listed, but is not counted.
+
+A review-gate waiver the change adds without a reason, or for an id that is neither a rule nor an
+agent, waives nothing and is itself reported: a warning on its line that says how to fix it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from review_gate.fingerprint import fingerprint
+from review_gate.models.config import InlineWaivers, Rule
+from review_gate.models.facts import Line, PRFacts
+from review_gate.models.findings import Finding, InlineWaiver
+
+AGENT = "review-gate"
+RULE_ID = "inline-waiver"
+MAX_COMMENT = 200
+SYNTAX = "# review-gate: ignore[RULE_ID] why it is acceptable"
+
+# The marker after a comment opener: "#", "//", "/*", "--", "<!--", ";", "%", "'" or "{#".
+_OURS = re.compile(r"(?:#|//|/\*|--|<!--|;|%|'|\{#)[ \t]*review-gate:[ \t]*ignore\[([^\]\n]*)\]([^\n]*)")
+_CLOSERS = re.compile(r"[ \t]*(?:\*/|-->|#\}|\*\)|%\})[ \t]*$")
+_CODES = r"([A-Za-z0-9_./@ ,:-]*)"
+_PEERS: tuple[tuple[str, re.Pattern[str], bool, bool], ...] = (
+    # (tool, pattern with the codes as group 1, speaks for its own line, for the line below)
+    ("noqa", re.compile(r"#[ \t]*noqa[ \t]*:[ \t]*([A-Za-z]+[0-9]+(?:[ \t]*,?[ \t]*[A-Za-z]+[0-9]+)*)", re.I),
+     True, False),
+    ("nosec", re.compile(r"#[ \t]*nosec\b:?" + _CODES), True, False),
+    ("eslint", re.compile(r"(?://|/\*)[ \t]*eslint-disable-line\b" + _CODES), True, False),
+    ("eslint", re.compile(r"(?://|/\*)[ \t]*eslint-disable-next-line\b" + _CODES), False, True),
+    ("zizmor", re.compile(r"#[ \t]*zizmor:[ \t]*ignore\[([^\]\n]*)\]"), True, False),
+    ("semgrep", re.compile(r"(?:#|//|/\*|--)[ \t]*nosemgrep\b:?" + _CODES), True, True),
+)
+MARKERS = ("review-gate", "noqa", "nosec", "eslint-disable", "zizmor", "nosemgrep")
+
+
+@dataclass(frozen=True)
+class Comment:
+    """One waiver comment on a line: whose syntax, the ids or codes it names (empty: a bare
+    suppression), the reason it gives, and the comment as written."""
+
+    tool: str  # "review-gate" or a peer tool of Rule.peers
+    codes: tuple[str, ...]
+    reason: str
+    text: str
+    own_line: bool  # it speaks for the line it is on
+    next_line: bool  # it speaks for the line below (it is on the line above a finding)
+
+
+@dataclass(frozen=True)
+class Applied:
+    """``kept``: the findings that count (a waiver that waives nothing leaves its note on them);
+    ``waived``: those a comment waives; ``problems``: the malformed waivers the change adds."""
+
+    kept: list[Finding]
+    waived: list[Finding]
+    problems: list[Finding]
+
+
+def comments(text: str) -> list[Comment]:
+    """The waiver comments on one line.
+
+    >>> [(c.tool, c.codes, c.reason) for c in comments("k = 1  # review-gate: ignore[sec-a, sec-b] a test key")]
+    [('review-gate', ('sec-a', 'sec-b'), 'a test key')]
+    >>> [(c.tool, c.codes) for c in comments("requests.get(u, verify=False)  # noqa: S501  # nosec")]
+    [('noqa', ('S501',)), ('nosec', ())]
+    """
+    if not any(marker in text for marker in MARKERS):
+        return []
+    found = []
+    for match in _OURS.finditer(text):
+        reason = _CLOSERS.sub("", match.group(2)).strip(" \t:-—–")
+        found.append(Comment(AGENT, _split(match.group(1)), reason, _clip(match.group(0)), True, True))
+    for tool, pattern, own_line, next_line in _PEERS:
+        for match in pattern.finditer(text):
+            comment = _clip(_CLOSERS.sub("", match.group(0)).strip())
+            found.append(Comment(tool, _split(match.group(1)), comment, comment, own_line, next_line))
+    return found
+
+
+def _split(codes: str) -> tuple[str, ...]:
+    return tuple(code for code in re.split(r"[\s,]+", codes.strip()) if code)
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_COMMENT else text[:MAX_COMMENT - 1] + "…"
+
+
+def adds_waiver(new: str, old: str = "", peers: Iterable[str] = ()) -> Comment | None:
+    """A waiver in ``new`` that ``old`` does not hold (an edit that adds one), or None: a
+    review-gate waiver, or a peer's suppression that would waive a rule naming one of ``peers``
+    (``Rule.peers`` codes, ``noqa:S501``). What the hooks deny: a coding agent must not waive the
+    findings of its own work.
+
+    >>> adds_waiver("x()  # review-gate: ignore[sec-x] fine").codes
+    ('sec-x',)
+    >>> adds_waiver("a\\n# review-gate: ignore[x] y\\n", "# review-gate: ignore[x] y") is None
+    True
+    >>> adds_waiver("get(u, verify=False)  # noqa: S501", peers=["noqa:S501"]).tool
+    'noqa'
+    """
+    mapped = {_peer(code) for code in peers}
+    before = {c.text for line in old.splitlines() for c in comments(line)}
+    for line in new.splitlines():
+        for comment in comments(line):
+            if comment.text in before:
+                continue
+            if comment.tool == AGENT or _peer_waives(comment, mapped):
+                return comment
+    return None
+
+
+def apply(findings: Sequence[Finding], facts: PRFacts, rules: Sequence[Rule], agents: Iterable[str],
+          mode: InlineWaivers, *, honour_added: bool = True) -> Applied:
+    """The findings ``comments`` on their line or the line above waive, with ``mode``
+    (review-gate.json's ``inline_waivers``); ``honour_added`` false: a waiver the change adds
+    waives nothing (a loop session's review), and says so."""
+    if mode == "off":
+        return Applied(list(findings), [], [])
+    lines = _lines(facts)
+    peers = {r.id: {_peer(code) for code in r.peers} for r in rules}
+    kept, waived = [], []
+    for finding in findings:
+        found = _waiver(finding, lines, peers)
+        if found is None:
+            kept.append(finding)
+            continue
+        line, comment = found
+        why = None
+        if mode == "report":
+            why = "inline_waivers is report in review-gate.json: listed, not honoured"
+        elif line.added and not honour_added:
+            why = "added during this loop session: a loop honours only the waivers its base commit has"
+        note = InlineWaiver(line=line.number, comment=comment.text, reason=comment.reason or comment.text,
+                            added=line.added, ignored=why)
+        if why is not None:
+            kept.append(finding.model_copy(update={"inline_waiver": note}))
+            continue
+        waived.append(finding.model_copy(update={"inline_waiver": note, "waived": waived_text(note)}))
+    return Applied(kept, waived, _problems(facts, {r.id for r in rules} | set(agents)))
+
+
+def waived_text(note: InlineWaiver) -> str:
+    """What a report says of a finding an inline comment waives.
+
+    >>> waived_text(InlineWaiver(line=3, comment="# noqa: S501", reason="# noqa: S501", added=True))
+    'waived in this change by `# noqa: S501`'
+    """
+    where = "in this change" if note.added else "by a comment the base already has"
+    if note.reason == note.comment:
+        return f"waived {where} by `{note.comment}`"
+    return f"waived {where}: {note.reason} (`{note.comment}`)"
+
+
+def _peer(code: str) -> tuple[str, str]:
+    tool, _, name = code.partition(":")
+    return tool, name.lower()
+
+
+def _lines(facts: PRFacts) -> dict[tuple[str, int], Line]:
+    return {(f.path, line.number): line for f in facts.files for h in f.hunks for line in h.lines}
+
+
+def _waiver(finding: Finding, lines: dict[tuple[str, int], Line],
+            peers: dict[str, set[tuple[str, str]]]) -> tuple[Line, Comment] | None:
+    """The first comment on the finding's line, or on the line above, that speaks for it."""
+    if finding.file is None or finding.line is None:
+        return None
+    for number, above in ((finding.line, False), (finding.line - 1, True)):
+        line = lines.get((finding.file, number))
+        if line is None:
+            continue
+        for comment in comments(line.text):
+            if (comment.next_line if above else comment.own_line) and _speaks_for(comment, finding, peers):
+                return line, comment
+    return None
+
+
+def _speaks_for(comment: Comment, finding: Finding, peers: dict[str, set[tuple[str, str]]]) -> bool:
+    if comment.tool == AGENT:
+        return bool(comment.reason) and (finding.rule_id in comment.codes or finding.agent in comment.codes)
+    return _peer_waives(comment, peers.get(finding.rule_id or "", set()))
+
+
+def _peer_waives(comment: Comment, mapped: set[tuple[str, str]]) -> bool:
+    """Whether a peer's suppression waives a rule whose peer codes are ``mapped``."""
+    if comment.tool == AGENT:
+        return False
+    if not comment.codes:  # a bare suppression: every rule that names a code of that tool
+        return comment.tool != "noqa" and any(tool == comment.tool for tool, _ in mapped)
+    return any((comment.tool, code.lower()) in mapped for code in comment.codes)
+
+
+def _problems(facts: PRFacts, known: set[str]) -> list[Finding]:
+    """A warning for each review-gate waiver the change adds that waives nothing: no reason, or
+    an id that is no rule's or agent's."""
+    out = []
+    for f in facts.files:
+        seen: dict[str, int] = {}
+        for hunk in f.hunks:
+            for line in hunk.lines:
+                if not line.added:
+                    continue
+                for comment in comments(line.text):
+                    if comment.tool != AGENT:
+                        continue
+                    problem = _problem(comment, known)
+                    if problem is None:
+                        continue
+                    message, fix = problem
+                    count = seen[line.text] = seen.get(line.text, 0) + 1
+                    out.append(Finding(
+                        fingerprint=fingerprint(AGENT, RULE_ID, f.path, line.text, count - 1), agent=AGENT,
+                        rule_id=RULE_ID, severity="warning", category="waivers", file=f.path, line=line.number,
+                        end_line=line.number, message=message, recommendation=fix))
+    return out
+
+
+def _problem(comment: Comment, known: set[str]) -> tuple[str, str] | None:
+    unknown = [code for code in comment.codes if code not in known]
+    if not comment.codes:
+        return (f"inline waiver names no rule: `{comment.text}` waives nothing",
+                f"name the rule id (or the agent id of an llm finding) in the brackets: {SYNTAX}")
+    if unknown:
+        close = sorted({c for code in unknown for c in difflib.get_close_matches(code, sorted(known), n=3)})
+        hint = f" (closest: {', '.join(close)})" if close else ""
+        return (f"inline waiver names {', '.join(unknown)}, which is no rule or agent id{hint}: `{comment.text}` "
+                "waives nothing",
+                f"use the rule id a report shows beside the finding (`review-gate rule ID` describes it): {SYNTAX}")
+    if not comment.reason:
+        return (f"inline waiver without a reason: `{comment.text}` waives nothing",
+                f"say after the brackets why the finding is acceptable: {SYNTAX}")
+    return None

@@ -1,0 +1,65 @@
+"""Hooks that prove they run: `init --hooks` writes the running review-gate by its absolute path,
+and `review-gate hook check` runs the project's hook settings as the host would."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from tests.conftest import GitRepo, env_without_ci
+
+INSECURE = "import requests\nr = requests.get(url, verify=False, timeout=5)\n"
+
+
+def run(argv: list[str], cwd: Path, path: str = "/usr/bin:/bin") -> subprocess.CompletedProcess[str]:
+    """A real process, with a PATH that does not hold review-gate (as a host's may not)."""
+    env = {**env_without_ci(), "PATH": path}
+    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=env, timeout=300, check=False)
+
+
+def test_init_writes_a_path_that_runs_without_the_path_variable(repo: GitRepo, review_gate_bin: list[str]) -> None:
+    done = run([*review_gate_bin, "init", "--hooks", "claude-code"], repo.root)
+    assert done.returncode == 0, done.stderr
+    assert "hook check" in done.stdout and "this machine's" in done.stdout
+    settings = json.loads((repo.root / ".claude" / "settings.json").read_text(encoding="utf-8"))
+    command = settings["hooks"]["Stop"][0]["hooks"][0]["command"]
+    program = command.split(" hook ")[0]
+    assert os.path.isabs(program.split(" ")[0].strip("'"))
+    checked = run([*review_gate_bin, "hook", "check"], repo.root)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "Stop: ran" in checked.stdout and "answer: allow" in checked.stdout
+    assert "an edit of .review-gate/review-rules.json (Write): ran" in checked.stdout
+    assert "answer: deny" in checked.stdout
+
+
+def test_check_says_the_gate_would_block_a_failing_change(repo: GitRepo, review_gate_bin: list[str]) -> None:
+    assert run([*review_gate_bin, "init", "--hooks", "claude-code"], repo.root).returncode == 0
+    repo.write("app.py", INSECURE)
+    checked = run([*review_gate_bin, "hook", "check", "claude-code"], repo.root)
+    assert checked.returncode == 0
+    assert "Stop: ran" in checked.stdout and "answer: block" in checked.stdout
+    assert "git commit (Bash): ran" in checked.stdout and checked.stdout.count("answer: deny") == 2
+
+
+def test_a_bare_name_the_path_lacks_is_the_silent_exit_127(repo: GitRepo, review_gate_bin: list[str]) -> None:
+    """The README's old way: `review-gate hook ...` with review-gate only in a virtual environment."""
+    hook = {"type": "command", "command": "review-gate hook claude-code --budget 50", "timeout": 60}
+    repo.write(".claude/settings.json", json.dumps({"hooks": {
+        "Stop": [{"hooks": [hook]}], "PreToolUse": [{"matcher": "Bash", "hooks": [hook]}]}}))
+    checked = run([*review_gate_bin, "hook", "check"], repo.root)
+    assert checked.returncode == 1
+    assert "`review-gate`, which is not on this PATH" in checked.stdout and "exit 127" in checked.stdout
+    assert "does not send Write, Edit, MultiEdit, NotebookEdit" in checked.stdout
+    assert "fix: run `review-gate init --hooks claude-code`" in checked.stdout
+    # init points the existing entries at this review-gate, keeping their place
+    assert run([*review_gate_bin, "init", "--hooks", "claude-code"], repo.root).returncode == 0
+    settings = json.loads((repo.root / ".claude" / "settings.json").read_text(encoding="utf-8"))
+    assert len(settings["hooks"]["Stop"]) == 1
+    assert settings["hooks"]["Stop"][0]["hooks"][0]["command"] != hook["command"]
+
+
+def test_no_settings_is_a_usage_error(repo: GitRepo, review_gate_bin: list[str]) -> None:
+    checked = run([*review_gate_bin, "hook", "check"], repo.root)
+    assert checked.returncode == 2 and "init --hooks" in checked.stderr
