@@ -90,8 +90,9 @@ async def review_pack(specs: list[AgentSpec], tasks: list[AgentTask], context: A
     calls = box.calls if box is not None else []
     notes = [f"{box.unlisted} more tool calls refused past the budget, not listed"] if box and box.unlisted else []
     return [AgentOutput(findings=r.findings, **r.usage.rounded().model_dump(), unreviewed=r.unreviewed,
-                        out_of_scope=r.out_of_scope, dropped_findings=r.dropped, notes=[*r.notes, *notes],
-                        raw="\n".join(r.raws) or None, prompts=r.prompts, tool_calls=calls) for r in results]
+                        out_of_scope=r.out_of_scope, out_of_scope_findings=r.discarded, dropped_findings=r.dropped,
+                        notes=[*r.notes, *notes], raw="\n".join(r.raws) or None, prompts=r.prompts, tool_calls=calls,
+                        attempts=r.attempts) for r in results]
 
 
 def _toolbox(lenses: list[lens_review.Lens], revision: Revision | None) -> ToolBox | None:

@@ -100,27 +100,35 @@ class RateLimit:
     tokens: int | None = None
     admitted: int = 0
     rejected: int = 0
-    rejected_late: int = 0  # 429s to requests that arrived after the first answer on their path was sent
+    # 429s to requests that arrived after the first answer on their path was sent: on a budget the
+    # headers report (the window's requests or tokens), and on the concurrency they do not report
+    rejected_late: int = 0
+    busy_late: int = 0
+    most_at_once: int = 0  # the most requests in work at once on one path
     _windows: dict[str, _Window] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def admit(self, path: str, body: dict[str, Any]) -> dict[str, str] | None:
         """None when the request is admitted, else the headers of its 429."""
-        cost = len(Recorded(path, {}, body).prompt) // 4 + int(body.get("max_tokens") or 0)
+        answer = body.get("max_tokens") or body.get("max_completion_tokens") or 0  # as OpenAI counts a request
+        cost = len(Recorded(path, {}, body).prompt) // 4 + int(answer)
         with self._lock:
             now = time.monotonic()
             window = self._window(path, now)
             over_tokens = self.tokens is not None and window.tokens + cost > self.tokens
-            if window.in_flight >= self.concurrent or window.requests >= self.requests or over_tokens:
+            over_budget = window.requests >= self.requests or over_tokens
+            if window.in_flight >= self.concurrent or over_budget:
                 self.rejected += 1
                 if window.first_answer is not None:
-                    self.rejected_late += 1
-                wait = 1.0 if window.in_flight >= self.concurrent else window.start + self.window_s - now
+                    self.rejected_late += over_budget
+                    self.busy_late += not over_budget
+                wait = 1.0 if not over_budget else window.start + self.window_s - now
                 return {"retry-after": str(max(1, math.ceil(wait))), **self._headers(path, window, now)}
             self.admitted += 1
             window.requests += 1
             window.tokens += cost
             window.in_flight += 1
+            self.most_at_once = max(self.most_at_once, window.in_flight)
             return None
 
     def headers(self, path: str) -> dict[str, str]:
