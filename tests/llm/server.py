@@ -50,6 +50,7 @@ class Step:
     tool_input: Any = None  # anthropic: the tool call's input instead of {"findings": ...}
     tool_name: str = "report_findings"  # anthropic: the tool the model calls
     truncated: bool = False  # finish_reason length / stop_reason max_tokens
+    finish: str | None = None  # another finish_reason (openai) or stop_reason (anthropic): content_filter, refusal
     tokens: tuple[int, int] = (100, 20)
     model: str = "test-model-1"
     usage: dict[str, Any] = field(default_factory=dict)  # more usage fields: cached and reasoning token details
@@ -460,12 +461,13 @@ def answer(path: str, step: Step) -> dict[str, Any]:
             tool_input = step.tool_input if step.tool_input is not None else {"findings": step.findings}
             content = [{"type": "tool_use", "id": "toolu_test", "name": step.tool_name, "input": tool_input}]
         stop = "max_tokens" if step.truncated else "end_turn" if step.content is not None else "tool_use"
+        stop = step.finish or stop
         return {"id": "msg_test", "type": "message", "role": "assistant", "model": step.model, "content": content,
                 "stop_reason": stop, "stop_sequence": None,
                 "usage": {"input_tokens": step.tokens[0], "output_tokens": step.tokens[1], **step.usage}}
     return {"id": "chatcmpl-test", "object": "chat.completion", "created": 1_700_000_000, "model": step.model,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                         "finish_reason": "length" if step.truncated else "stop"}],
+                         "finish_reason": step.finish or ("length" if step.truncated else "stop")}],
             "usage": {"prompt_tokens": step.tokens[0], "completion_tokens": step.tokens[1],
                       "total_tokens": sum(step.tokens), **step.usage}}
 
