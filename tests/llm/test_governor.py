@@ -294,3 +294,28 @@ async def test_waiting_is_cancellable_and_leaves_nothing_behind() -> None:
     with anyio.fail_after(5):
         async with governor.slot(1, 1):
             assert governor.in_flight == 1
+
+
+@pytest.mark.anyio
+async def test_a_request_waiting_for_an_answer_is_not_refused_for_its_deadline() -> None:
+    # Issue 20: with the budget short and its reset unknown (after a reset), the wait was
+    # math.inf, which the deadline check read as "too late": NoTurn at once, the chunk
+    # unreviewed, though an answer in flight was about to tell of room.
+    governor = Governor("e")
+    word, coming = governor.take(NEED, anyio.current_time()), governor.take(NEED, anyio.current_time())
+    word.observe({"x-ratelimit-remaining-requests": "0"}, 200)  # no reset given
+    governor.release(word)
+    sent: list[str] = []
+
+    async def request() -> None:
+        async with governor.slot(1, 1, deadline=anyio.current_time() + 30):
+            sent.append("sent")
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as group:
+            group.start_soon(request)
+            await anyio.wait_all_tasks_blocked()
+            assert sent == []  # waiting for the answer in flight, not refused
+            coming.observe({"x-ratelimit-remaining-requests": "5", "x-ratelimit-reset-requests": "1s"}, 200)
+            governor.release(coming)
+    assert sent == ["sent"]
