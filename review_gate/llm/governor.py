@@ -10,9 +10,10 @@ the llm agents of a run that share an account share its limits. A request goes o
   prompt estimate plus its ``max_output_tokens``, as OpenAI counts it);
 - what the server last said leaves room (``llm.limits`` reads it: requests, tokens, and
   Anthropic's input and output tokens, each counted on its own). The remaining count is read
-  conservatively: every request sent after the one that brought the answer is taken as not
-  yet counted by the server. When it is short, the request waits for the reset (no earlier
-  than the reset's last digit allows), or, when the reset is not known, for another answer.
+  conservatively: every request sent after the one that brought the answer, and every one
+  sent before it still unanswered, is taken as not yet counted by the server. When it is
+  short, the request waits for the reset (no earlier than the reset's last digit allows), or,
+  when the reset is not known, for another answer.
   At the reset the budget is its limit again, less every request sent since that answer: in a
   rolling window they still count, in a fixed one they may have reached the server after its
   reset;
@@ -120,6 +121,7 @@ class Known:
     reset_at: float | None
     limit: int | None
     heard: float = 0.0
+    index: int = 0  # the place in the order of sending of the request that brought it
 
 
 @dataclass
@@ -147,6 +149,7 @@ class Governor:
         self.tpm: Window | None = None
         self.in_flight = 0
         self.most_in_flight = 0
+        self.flying: dict[int, Ticket] = {}  # the requests in flight, by id()
         self.sent = dict.fromkeys(DIMENSIONS, 0)
         self.known: dict[str, Known] = {}
         self.largest: dict[str, int] = {}  # the most a budget was said to hold: its limit at least
@@ -210,10 +213,13 @@ class Governor:
             self.rpm.add(1, now)
         if self.tpm is not None:
             self.tpm.add(need.cost("tokens"), now)
-        return Ticket(self, dict(self.sent), now, need, self.in_flight)
+        ticket = Ticket(self, dict(self.sent), now, need, self.in_flight)
+        self.flying[id(ticket)] = ticket
+        return ticket
 
     def release(self, ticket: Ticket) -> None:
         self.in_flight -= 1
+        self.flying.pop(id(ticket), None)
         self._wake()
 
     def observe(self, ticket: Ticket, headers: Mapping[str, str], status: int, now: float | None = None) -> None:
@@ -222,7 +228,7 @@ class Governor:
         wall = time.time()
         readings = read_limits(headers, wall)
         for reading in readings:
-            self._hear(reading, ticket.sent[reading.dimension], now)
+            self._hear(reading, self._seen(ticket, reading.dimension), ticket.sent["requests"], now)
         index = ticket.sent["requests"]
         if status in OVERLOADED:
             self.rejected += status == 429
@@ -241,16 +247,23 @@ class Governor:
             self.flow.answered(now - ticket.started, index, bool(readings), self.sent["requests"])
         self._wake()
 
-    def _hear(self, reading: Reading, base: int, now: float) -> None:
+    def _seen(self, ticket: Ticket, dimension: str) -> int:
+        """The running total of sends the server may be taken to have counted when it answered
+        ``ticket``: its own, less the requests sent before it still unanswered (the order
+        requests reach the server in is not the order their turns came in)."""
+        earlier = [t for t in self.flying.values() if t is not ticket and t.sent["requests"] < ticket.sent["requests"]]
+        return ticket.sent[dimension] - sum(t.need.cost(dimension) for t in earlier)
+
+    def _hear(self, reading: Reading, base: int, index: int, now: float) -> None:
         dimension = reading.dimension
         self.largest[dimension] = max(self.largest.get(dimension, 0), reading.remaining, reading.limit or 0)
         known = self.known.get(dimension)
-        if known is not None and known.base > base:
+        if known is not None and known.index > index:
             return  # older news than what is known: an answer to an earlier request, come late
         reset_at = now + reading.reset_in + reading.slack if reading.reset_in is not None else None
         if reset_at is not None and reset_at <= now:
             return  # full again already: no constraint to add
-        self.known[dimension] = Known(reading.remaining, base, reset_at, reading.limit, now)
+        self.known[dimension] = Known(reading.remaining, base, reset_at, reading.limit, now, index)
 
     def _expire(self, now: float) -> None:
         """A budget past its reset is full again: its limit (or the most it was ever said to
@@ -263,7 +276,8 @@ class Governor:
                     del self.known[dimension]
                     continue
                 unseen = self.sent[dimension] - known.base
-                self.known[dimension] = Known(max(0, limit - unseen), self.sent[dimension], None, known.limit, now)
+                self.known[dimension] = Known(max(0, limit - unseen), self.sent[dimension], None, known.limit, now,
+                                              self.sent["requests"])
 
     # -- the async part --------------------------------------------------------------------
 
