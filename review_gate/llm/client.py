@@ -34,6 +34,7 @@ RESERVE_S = 10.0  # time an answer is expected to take, before one was seen (at 
 BACKOFF_S = (0.5, 10.0)  # a retry's wait without Retry-After: 0.5 s, doubling, at most 10 s (plus jitter)
 JITTER_S = 0.5
 MAX_REFUSALS = 10  # 429s one request may get (they do not use its retries: the governor paces them)
+MAX_SCATTERED = 5  # faults one request may get while the endpoint answers others (they do not use its retries)
 MIN_PAUSE_S = 0.05  # after a 429 that asks for no wait at all
 T = TypeVar("T")
 
@@ -170,8 +171,9 @@ async def send(client: httpx.AsyncClient, spec: LlmAgent, key: str | None, syste
     ``dialog``: a conversation with tools, whose reply may be tool calls."""
     import anyio
 
-    faults = refusals = 0
+    faults = refusals = scattered = 0
     attempt = 0
+    answered = pacing.governor.answered if pacing is not None else 0
     while True:
         attempt += 1
         try:
@@ -179,13 +181,22 @@ async def send(client: httpx.AsyncClient, spec: LlmAgent, key: str | None, syste
                                      dialog=dialog)
         except TransientAgentFault as fault:
             fault.attempts = attempt
-            # A 429 is the server's "later", which the governor's pause already holds every request
-            # to: it has an allowance of its own; any other transient fault uses one of the retries.
-            refused = fault.status == 429
-            refusals, faults = refusals + refused, faults + (not refused)
-            if pacing is None or faults > pacing.retries or refusals > MAX_REFUSALS:
+            if pacing is None:
                 raise
-            wait = max(MIN_PAUSE_S, backoff(fault, max(0, faults - 1)))
+            # A 429 is the server's "later", which the governor's pause already holds every request
+            # to; a fault while the endpoint answered other requests (since this one's last fault)
+            # is scattered noise, not an outage. Each has an allowance of its own; any other
+            # transient fault uses a retry.
+            if fault.status == 429:
+                refusals += 1
+            elif pacing.governor.answered > answered and scattered < MAX_SCATTERED:
+                scattered += 1
+            else:
+                faults += 1
+            answered = pacing.governor.answered
+            if faults > pacing.retries or refusals > MAX_REFUSALS:
+                raise
+            wait = max(MIN_PAUSE_S, backoff(fault, max(0, faults + scattered - 1)))
             latest = pacing.latest
             if latest is not None and anyio.current_time() + wait >= latest:
                 raise  # the retry could not be answered before the deadline

@@ -156,6 +156,7 @@ class Governor:
         self.paused_until = -math.inf
         self.slowest = 0.0  # seconds, the slowest answer seen
         self.rejected = 0  # 429s received
+        self.answered = 0  # answers that were not errors
         self.flow = Flow(START, CEILING, explicit=False)
         self._changed: anyio.Event | None = None
         self.tighten(limits)
@@ -243,6 +244,7 @@ class Governor:
             else:
                 self.flow.pushed_back(index, self.sent["requests"])
         elif status < 400:
+            self.answered += 1
             self.slowest = max(self.slowest, now - ticket.started)
             self.flow.answered(now - ticket.started, index, bool(readings), self.sent["requests"])
         self._wake()

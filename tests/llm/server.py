@@ -625,10 +625,12 @@ class EveryNth:
     """A model behind an endpoint that answers 500 to every ``n``-th request it gets (counting
     all of them, retries included), and as ``answer`` says to the others."""
 
-    def __init__(self, n: int, answer: Step | Callable[[Recorded], Step], status: int = 500) -> None:
+    def __init__(self, n: int, answer: Step | Callable[[Recorded], Step], status: int = 500,
+                 delay: float = 0.0) -> None:
         self.n = n
         self.answer = answer
         self.status = status
+        self.delay = delay
         self.seen = 0
         self.faults = 0
         self._lock = threading.Lock()
@@ -638,7 +640,7 @@ class EveryNth:
             self.seen += 1
             if self.seen % self.n == 0:
                 self.faults += 1
-                return Step(status=self.status)
+                return Step(status=self.status, delay=self.delay)
         return self.answer(request) if callable(self.answer) else self.answer
 
 
