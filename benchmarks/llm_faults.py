@@ -114,8 +114,9 @@ def review(work: Path, name: str, diff: bytes, setup: Callable[[Any], None], rev
     llm = [a for a in report.agents if a.kind == "llm"]
     troubled = [f"{a.id} {a.status}" + (f" ({len(a.unreviewed)} files unreviewed)" if a.unreviewed else "")
                 for a in llm if a.status != "completed" or a.unreviewed]
-    return Outcome(requests, len(shown), limit.rejected_late if limit else 0, limit.rejected if limit else 0, faults,
-                   troubled, report.decision, seconds)
+    late = limit.rejected_late + limit.busy_late if limit else 0
+    return Outcome(requests, len(shown), late, limit.rejected if limit else 0, faults, troubled, report.decision,
+                   seconds)
 
 
 def _user(body: dict[str, Any]) -> str:

@@ -9,7 +9,8 @@ decrease, the shape TCP's congestion control made well known).
 - Once an answer carries rate-limit headers, the endpoint has budgets the governor checks
   request by request, so the window opens at once to its ceiling (``CEILING``, or the
   explicit ``max_concurrency``, a hard cap): the budgets, not the window, then say how many
-  go. An endpoint that never sends such headers (a local server) never grows past ``START``.
+  go (the governor spaces out the requests past the most ever answered at once). An endpoint
+  that never sends such headers (a local server) never grows past ``START``.
 - A 429 while the headers say every budget still has room is the server's own limit on
   requests at once, one it reports nowhere: the window's ceiling becomes one less than the
   requests that were in flight when the refused one went out, for the rest of the run.

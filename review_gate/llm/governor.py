@@ -50,6 +50,7 @@ from review_gate.models import LlmAgent
 WINDOW_S = 60.0  # rpm and tpm are per minute
 DEFAULT_PAUSE_S = 1.0  # after a 429 that says neither Retry-After nor a reset
 PROBE_AFTER_S = 1.0  # a budget short with no reset known and nothing in flight: one request asks again
+RAMP_S = 0.005  # requests past the most ever answered at once go out this far apart
 OVERLOADED = (429, 503, 529)  # answers that say the endpoint takes too much: the window shrinks
 
 
@@ -158,6 +159,8 @@ class Governor:
         self.rejected = 0  # 429s received
         self.answered = 0  # answers that were not errors
         self.flow = Flow(START, CEILING, explicit=False)
+        self.proven = 0  # the most requests in flight at once that were answered
+        self.raised_at = -math.inf  # when the last request past that went out
         self._changed: anyio.Event | None = None
         self.tighten(limits)
 
@@ -204,8 +207,19 @@ class Governor:
             waits.append(self.tpm.wait(need.cost("tokens"), now))
         return max(0.0, *waits)
 
+    def ramp(self, now: float) -> float:
+        """Seconds before one more request may go out past the most that were ever answered
+        at once (or the window's start): such requests go one every RAMP_S, so that a server
+        that takes fewer at once than its headers let on refuses one or two, not a burst,
+        before the governor learns its limit."""
+        if self.in_flight < max(self.flow.start, self.proven) or self.flow.explicit:
+            return 0.0
+        return max(0.0, self.raised_at + RAMP_S - now)
+
     def take(self, need: Need, now: float) -> Ticket:
         self._expire(now)
+        if self.in_flight >= max(self.flow.start, self.proven):
+            self.raised_at = now
         self.in_flight += 1
         self.most_in_flight = max(self.most_in_flight, self.in_flight)
         for dimension in DIMENSIONS:
@@ -245,6 +259,7 @@ class Governor:
                 self.flow.pushed_back(index, self.sent["requests"])
         elif status < 400:
             self.answered += 1
+            self.proven = max(self.proven, ticket.in_flight)
             self.slowest = max(self.slowest, now - ticket.started)
             self.flow.answered(now - ticket.started, index, bool(readings), self.sent["requests"])
         self._wake()
@@ -308,7 +323,9 @@ class Governor:
             if now >= latest or (math.isfinite(wait) and now + wait > latest):
                 raise NoTurn(f"no turn at {self.name} in time for the deadline")
             if wait == 0 and self.in_flight < self.concurrency:
-                return self.take(need, now)
+                wait = self.ramp(now)
+                if wait == 0:
+                    return self.take(need, now)
             if self._changed is None:
                 self._changed = anyio.Event()
             changed = self._changed

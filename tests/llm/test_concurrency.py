@@ -3,6 +3,8 @@ headers tell the budgets, open then, halved on a push back, a learned or explici
 
 from __future__ import annotations
 
+import pytest
+
 from review_gate.llm.concurrency import CEILING, START, Flow
 from review_gate.llm.governor import Governor, Limits, Need
 
@@ -88,3 +90,26 @@ def test_an_explicit_max_concurrency_starts_there_and_is_a_hard_cap() -> None:
     assert governor.concurrency == 2  # generous headers open nothing past it
     wide = Governor("e", Limits(max_concurrency=64))
     assert wide.concurrency == 64
+
+
+def test_past_the_most_ever_answered_at_once_requests_go_out_spaced() -> None:
+    # A server that takes fewer at once than its headers let on then refuses a few, not a burst
+    # (before the spacing: 45 refusals in the rate-limited benchmark row, 4 after).
+    governor = Governor("e")
+    first = governor.take(NEED, 0.0)
+    first.observe(ROOM, 200, now=1.0)
+    governor.release(first)
+    held = [governor.take(NEED, 1.0) for _ in range(4)]  # the start: at once
+    assert governor.ramp(1.0) == 0
+    held.append(governor.take(NEED, 1.0))  # the 5th at once: more than ever answered
+    assert governor.ramp(1.0) == pytest.approx(0.005) and governor.ramp(1.006) == 0
+    for ticket in held:
+        ticket.observe(ROOM, 200, now=1.2)
+        governor.release(ticket)
+    assert governor.proven == 5
+    for _ in range(5):  # 5 at once were answered: they go at once, as does the 6th, a while after the last raise
+        governor.take(NEED, 2.0)
+    assert governor.ramp(2.0) == 0
+    governor.take(NEED, 2.0)
+    assert governor.ramp(2.0) == pytest.approx(0.005)  # the 7th waits
+    assert Governor("e", Limits(max_concurrency=8)).ramp(0.0) == 0  # an explicit cap: no spacing
