@@ -428,8 +428,9 @@ def bench_rate_limited(table: Table, work: Path) -> None:
         table.error(name, target, exc)
         return
     failed = [r for r in results if r.status != "completed" or r.unreviewed]
-    measured = (f"{len(failed)} of {RATE_AGENTS} agents failed, {limit.rejected_late} 429s after 1st headers "
-                f"({limit.rejected} in all), {requests} requests, {seconds:.1f} s wall")
+    measured = (f"{len(failed)} of {RATE_AGENTS} agents failed, {limit.rejected_late} 429s on a budget after 1st "
+                f"headers, {limit.busy_late} on its unreported 5 at once ({limit.rejected} in all), "
+                f"{requests} requests, {seconds:.1f} s wall")
     table.rows.append(Row(name, target, measured, "ok" if not failed and not limit.rejected_late else "FAIL"))
     windows = -(-requests // limit.requests)
     table.info("  scaled to 60/min", f"window {RATE_WINDOW_S:g} s: the same run at 60/min takes about "

@@ -17,7 +17,8 @@
                                state could not be written): exit 3, as the loop's errors
 
     AgentFault                 an agent could not produce usable output (never reaches the CLI:
-    └── TransientAgentFault    dispatch records it; transient ones are retried)
+    ├── TransientAgentFault    dispatch records it; transient ones are retried)
+    └── AgentSkipped           the agent could not run at all (recorded as skipped)
 
 Example:
     >>> error = ConfigError([ConfigProblem("review-rules.json", "/rules/3/pattern", "not valid RE2",
@@ -144,21 +145,32 @@ class AgentFault(Exception):
 
     ``spent`` carries the tokens (and their cost) the agent's requests used before it gave up:
     they were billed, so its result reports them; ``tool_calls`` the calls its model made to
-    repository tools, which its result lists too.
+    repository tools, which its result lists too; ``attempts`` the times the request that
+    failed was sent, when the kind retries its requests itself (0: it does not).
     """
 
-    def __init__(self, message: str, *, spent: Usage | None = None, tool_calls: list[ToolCall] | None = None) -> None:
+    def __init__(self, message: str, *, spent: Usage | None = None, tool_calls: list[ToolCall] | None = None,
+                 attempts: int = 0) -> None:
         super().__init__(message)
         self.spent = spent
         self.tool_calls = list(tool_calls or [])
+        self.attempts = attempts
+
+
+class AgentSkipped(AgentFault):
+    """The agent did not run: nothing was sent (no request of an llm agent got its turn at
+    the endpoint before its deadline). Dispatch records it as ``skipped``."""
 
 
 class TransientAgentFault(AgentFault):
     """A fault worth retrying (timeout of one attempt, 429, 5xx, EX_TEMPFAIL).
 
-    ``retry_after`` carries the server's requested delay in seconds, when it gave one.
+    ``retry_after`` carries the server's requested delay in seconds, when it gave one;
+    ``status`` the HTTP status of the answer, when there was one.
     """
 
-    def __init__(self, message: str, *, retry_after: float | None = None, spent: Usage | None = None) -> None:
+    def __init__(self, message: str, *, retry_after: float | None = None, spent: Usage | None = None,
+                 status: int | None = None) -> None:
         super().__init__(message, spent=spent)
         self.retry_after = retry_after
+        self.status = status

@@ -36,13 +36,14 @@ from review_gate.models import (
     AgentResult,
     AgentStatus,
     Coverage,
+    DroppedFinding,
     Finding,
     Metrics,
     ReviewConfig,
     ReviewReport,
     Usage,
 )
-from review_gate.models.report import bounded_notes
+from review_gate.models.report import absence_counts, absences, bounded_notes
 from review_gate.pipeline.aggregate import decide, dedupe, exit_code, waived_inline
 from review_gate.reading import MIB, read_path
 from review_gate.state.freshness import config_sha
@@ -50,6 +51,7 @@ from review_gate.state.freshness import config_sha
 MAX_REPORT_BYTES = 256 * MIB  # a shard's JSON report
 _FIX = "merge the JSON reports (--format json) of one run's shards, `review-gate run --shard K/N`, all N of them"
 _USABLE = ("completed", "cached")
+MAX_DROPPED = 20  # AgentResult.out_of_scope_findings holds at most this many
 _STATUS_ORDER: tuple[AgentStatus, ...] = ("failed", "timed_out", "skipped", "completed", "cached")
 
 
@@ -176,7 +178,8 @@ def merge(reports: Sequence[tuple[str, ReviewReport]], config: ReviewConfig, *, 
     counts = {s: sum(1 for f in findings if f.severity == s) for s in SEVERITIES}
     missing = sum(1 for a in agents if a.missing_input) + sum(1 for u in unread if u.counted)
     metrics = Metrics(**counts, total=len(findings), missing_inputs=missing, unreviewed_files=len(unreviewed),
-                      waived_inline=waived_inline(waived), risk_score=first.classification.risk_score)
+                      **absence_counts(agents), waived_inline=waived_inline(waived),
+                      risk_score=first.classification.risk_score)
     decision = decide(metrics, config.settings.gate.conditions)
     covered = any(a.status in _USABLE and a.files for a in agents)
     if changed and not covered and decision in ("pass", "pass_with_warnings"):
@@ -186,7 +189,7 @@ def merge(reports: Sequence[tuple[str, ReviewReport]], config: ReviewConfig, *, 
     return first.model_copy(update={
         "tool_version": tool_version, "run_id": run_id, "decision": decision,
         "exit_code": exit_code(decision, fail_on or config.settings.gate.fail_on), "metrics": metrics,
-        "findings": findings, "waived": waived, "rules": rules, "agents": agents,
+        "findings": findings, "waived": waived, "rules": rules, "agents": agents, "did_not_review": absences(agents),
         "coverage": Coverage(files_changed=len(changed),
                              files_reviewed=len(changed) - len({*unreviewed, *(u.path for u in unread)}),
                              unreviewed=unreviewed, not_inspected=unread,
@@ -225,9 +228,16 @@ def _agent(results: list[AgentResult]) -> AgentResult:
         "error": "; ".join(errors) if errors else None, **usage.model_dump(),
         "unreviewed": sorted({p for r in results for p in r.unreviewed}),
         "out_of_scope": sum(r.out_of_scope for r in results),
+        "out_of_scope_findings": _dropped(results),
         "dropped_findings": sum(r.dropped_findings for r in results),
         "notes": bounded_notes([n for r in results for n in r.notes]),
         "tool_calls": [c for r in results for c in r.tool_calls]})
+
+
+def _dropped(results: list[AgentResult]) -> list[DroppedFinding]:
+    """The shards' dropped findings, the critical ones first, within the model's bound."""
+    found = [d for r in results for d in r.out_of_scope_findings]
+    return sorted(found, key=lambda d: SEVERITY_RANK[d.severity])[:MAX_DROPPED]
 
 
 __all__ = ["check", "coverage", "merge", "read"]

@@ -10,7 +10,7 @@ from pydantic import Field, field_validator
 
 from review_gate.models import CommandAgent, FileChange, LlmAgent, PatternAgent, Price, RawFinding, Rule
 from review_gate.models.base import Frozen
-from review_gate.models.report import ToolCall, Usage, bounded_notes
+from review_gate.models.report import DroppedFinding, ToolCall, Usage, bounded_notes
 
 if TYPE_CHECKING:
     import httpx
@@ -88,6 +88,10 @@ class AgentOutput(Frozen):
         default_factory=list, description="Files of the scope not reviewed (a hunk over the token budget)."
     )
     out_of_scope: int = Field(default=0, description="Findings dropped because their file is not in the scope.")
+    out_of_scope_findings: list[DroppedFinding] = Field(
+        default_factory=list, max_length=20, description="Those findings with their severity (at most 20).")
+    attempts: int = Field(
+        default=0, ge=0, description="A kind that retries its own requests: the most times one was sent (0: none).")
     dropped_findings: int = Field(default=0, ge=0, description="Findings of the answer too malformed to keep.")
     notes: list[str] = Field(default_factory=list, description="What was corrected in the answer (bounded).")
     tool_calls: list[ToolCall] = Field(

@@ -93,8 +93,9 @@ async def review_pack(specs: list[AgentSpec], tasks: list[AgentTask], context: A
     for r in results:
         met, why = r.criteria()
         outputs.append(AgentOutput(findings=r.findings, **r.usage.rounded().model_dump(), unreviewed=r.unreviewed,
-                                   out_of_scope=r.out_of_scope, dropped_findings=r.dropped, notes=[*r.notes, *notes],
-                                   raw="\n".join(r.raws) or None, prompts=r.prompts, tool_calls=calls,
+                                   out_of_scope=r.out_of_scope, out_of_scope_findings=r.discarded,
+                                   dropped_findings=r.dropped, notes=[*r.notes, *notes], raw="\n".join(r.raws) or None,
+                                   prompts=r.prompts, tool_calls=calls, attempts=r.attempts,
                                    criteria_met=met, criteria_note=why))
     return outputs
 

@@ -85,20 +85,21 @@ def _unit_results(frozen: FrozenRun, unit: Unit, entries: Mapping[str, ManifestE
     summary = _summary(reasons, len(answered))
     if not any(answered):
         return [agent_result(e, "failed", 1, 0.0, f"batch: {summary}", kind="llm", required=s.required,
-                             spent=shares[i]) for i, (e, s) in enumerate(specs)]
+                             spent=shares[i], on_failure=s.on_failure) for i, (e, s) in enumerate(specs)]
     lenses = [lens_review.Lens(spec=s, instructions="", rules=[], files=[files[p] for p in e.files if p in files])
               for e, s in specs]
     planned = lens_review.Requests(spec=spec, system=unit.system, users=[r.user for r in requests],
                                    files=[r.files for r in requests], unreviewed=unit.unreviewed, lenses=unit.lenses)
-    results = lens_review.lens_results(lenses, planned, answered, [], None)
+    results = lens_review.lens_results(lenses, planned, answered, None)
     out = []
     for i, ((entry, agent), result) in enumerate(zip(specs, results, strict=True)):
         notes = result.notes + ([f"batch: {summary}"] if reasons else [])
         output = AgentOutput(findings=result.findings, **result.usage.rounded().model_dump(),
                              unreviewed=result.unreviewed, out_of_scope=result.out_of_scope,
-                             dropped_findings=result.dropped, notes=notes, raw="\n".join(result.raws) or None,
-                             prompts=result.prompts)
-        out.append(agent_result(entry, "completed", 1, 0.0, None, output, "llm", agent.required, shares[i], lines))
+                             out_of_scope_findings=result.discarded, dropped_findings=result.dropped, notes=notes,
+                             raw="\n".join(result.raws) or None, prompts=result.prompts)
+        out.append(agent_result(entry, "completed", 1, 0.0, None, output, "llm", agent.required, shares[i], lines,
+                                on_failure=agent.on_failure))
     return out
 
 

@@ -93,16 +93,16 @@ def plan(entries: list[tuple[ManifestEntry, LlmAgent]], files: Mapping[str, File
                       for entry, spec in members]
             requests = lens_review.plan_requests(lenses, standards, repo_root)
         except AgentFault as fault:
-            planned.refused += [agent_result(e, "failed", error=str(fault), kind="llm", required=s.required)
-                                for e, s in members]
+            planned.refused += [agent_result(e, "failed", error=str(fault), kind="llm", required=s.required,
+                                             on_failure=s.on_failure) for e, s in members]
             continue
         tokens_in = sum(chunking.estimate_tokens(len(requests.system) + len(u)) for u in requests.users)
         tokens_out = requests.spec.max_output_tokens * len(requests.users)
         at_batch = client.cost(requests.spec.model, tokens_in, tokens_out, batch_prices)
         over = budget.reserve(tokens_in + tokens_out, at_batch)
         if over:
-            planned.refused += [agent_result(e, "skipped", error=over, kind="llm", required=s.required)
-                                for e, s in members]
+            planned.refused += [agent_result(e, "skipped", error=over, kind="llm", required=s.required,
+                                             on_failure=s.on_failure) for e, s in members]
             continue
         planned.estimate = (planned.estimate[0] + tokens_in, planned.estimate[1] + tokens_out)
         planned.cost = (planned.cost[0] + at_batch,

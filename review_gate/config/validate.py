@@ -87,6 +87,11 @@ def _domains(config: ReviewConfig, found: _Problems) -> None:
 def _agents(config: ReviewConfig, found: _Problems) -> None:
     for i, agent in enumerate(config.agents.agents):
         found.described(AGENTS_FILE, f"/agents/{i}/description", agent.description)
+        if agent.on_failure == "fail_open" and agent.required:
+            found.add(AGENTS_FILE, f"/agents/{i}/on_failure",
+                      f"agent {show(agent.id)} is required, and a required agent that fails always makes the gate "
+                      "incomplete: 'on_failure' fail_open would change nothing",
+                      'set "required": false to let it fail open, or remove "on_failure"')
         if isinstance(agent, LlmAgent):
             _llm_agent(config, found, i, agent)
         elif isinstance(agent, CommandAgent) and agent.dimensions is not None and agent.output != "dimensions":

@@ -1,7 +1,8 @@
 """The one way review-gate talks to a model, for the llm agents, the gap detector and
 ``agents check`` alike: which provider speaks which wire format, the API key, one request (sent
 in its turn at the endpoint's rate governor, its answer read with a size limit, HTTP errors
-mapped to faults), one question asked twice at most, and what the tokens cost.
+mapped to faults, a transient fault retried as that request alone), one question asked twice
+at most, and what the tokens cost.
 
     >>> sorted(PROVIDERS)
     ['anthropic', 'openai']
@@ -12,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
@@ -29,6 +31,11 @@ if TYPE_CHECKING:
 
 MARGIN_TOKENS = 64  # what the token estimate may be off by for the fixed parts of a request
 RESERVE_S = 10.0  # time an answer is expected to take, before one was seen (at most a quarter of the deadline)
+BACKOFF_S = (0.5, 10.0)  # a retry's wait without Retry-After: 0.5 s, doubling, at most 10 s (plus jitter)
+JITTER_S = 0.5
+MAX_REFUSALS = 10  # 429s one request may get (they do not use its retries: the governor paces them)
+MAX_SCATTERED = 5  # faults one request may get while the endpoint answers others (they do not use its retries)
+MIN_PAUSE_S = 0.05  # after a 429 that asks for no wait at all
 T = TypeVar("T")
 
 
@@ -107,11 +114,20 @@ def with_spent(fault: AgentFault, usage: Usage) -> AgentFault:
 
 @dataclass(frozen=True)
 class Pace:
-    """Whose turn a request waits for, and until when it is worth sending (anyio's clock)."""
+    """Whose turn a request waits for, until when it is worth sending (anyio's clock), and how
+    many more times it may be sent after a transient fault."""
 
     governor: Governor
     deadline: float | None = None
     reserve: float = 0.0
+    retries: int = 0
+
+    @property
+    def latest(self) -> float | None:
+        """The last moment a request may go out and still be answered before the deadline."""
+        if self.deadline is None:
+            return None
+        return self.deadline - max(self.reserve, self.governor.slowest)
 
 
 def pace(governors: Governors | None, spec: LlmAgent, deadline: float | None) -> Pace | None:
@@ -121,9 +137,17 @@ def pace(governors: Governors | None, spec: LlmAgent, deadline: float | None) ->
 
     governor = governors.get(spec)
     if deadline is None:
-        return Pace(governor)
+        return Pace(governor, retries=spec.retries)
     left = deadline - anyio.current_time()
-    return Pace(governor, deadline, max(0.0, min(RESERVE_S, left / 4)))
+    return Pace(governor, deadline, max(0.0, min(RESERVE_S, left / 4)), spec.retries)
+
+
+def backoff(fault: TransientAgentFault, retry: int) -> float:
+    """Seconds before the ``retry``-th retry (from 0): what the server asked for, else a
+    doubling wait with jitter, so that requests that failed together do not come back together."""
+    if fault.retry_after is not None:
+        return max(0.0, fault.retry_after)
+    return min(BACKOFF_S[1], BACKOFF_S[0] * 2.0 ** retry) + random.uniform(0, JITTER_S)
 
 
 def _turn(pacing: Pace | None, spec: LlmAgent, body: dict[str, Any]) -> contextlib.AbstractAsyncContextManager[
@@ -141,7 +165,50 @@ async def send(client: httpx.AsyncClient, spec: LlmAgent, key: str | None, syste
     """One request; transport and HTTP errors mapped to AgentFault / TransientAgentFault.
     ``schema`` and ``name``: another answer schema than the findings one (the gap detector's, a
     packed review's). ``pacing``: wait for a turn at the endpoint's rate governor (NoTurn when
-    it comes too late). ``dialog``: a conversation with tools, whose reply may be tool calls."""
+    it comes too late), and retry a transient fault (429, 5xx, a dropped connection, a timeout)
+    by sending this request again, as often as ``pacing.retries`` and the deadline allow, after
+    the wait the server asked for or a backoff; the fault that ends it carries its attempts.
+    ``dialog``: a conversation with tools, whose reply may be tool calls."""
+    import anyio
+
+    faults = refusals = scattered = 0
+    attempt = 0
+    answered = pacing.governor.answered if pacing is not None else 0
+    while True:
+        attempt += 1
+        try:
+            reply = await _send_once(client, spec, key, system, user, schema=schema, name=name, pacing=pacing,
+                                     dialog=dialog)
+        except TransientAgentFault as fault:
+            fault.attempts = attempt
+            if pacing is None:
+                raise
+            # A 429 is the server's "later", which the governor's pause already holds every request
+            # to; a fault while the endpoint answered other requests (since this one's last fault)
+            # is scattered noise, not an outage. Each has an allowance of its own; any other
+            # transient fault uses a retry.
+            if fault.status == 429:
+                refusals += 1
+            elif pacing.governor.answered > answered and scattered < MAX_SCATTERED:
+                scattered += 1
+            else:
+                faults += 1
+            answered = pacing.governor.answered
+            if faults > pacing.retries or refusals > MAX_REFUSALS:
+                raise
+            wait = max(MIN_PAUSE_S, backoff(fault, max(0, faults + scattered - 1)))
+            latest = pacing.latest
+            if latest is not None and anyio.current_time() + wait >= latest:
+                raise  # the retry could not be answered before the deadline
+            await anyio.sleep(wait)
+            continue
+        reply.attempts = attempt
+        return reply
+
+
+async def _send_once(client: httpx.AsyncClient, spec: LlmAgent, key: str | None, system: str, user: str, *,
+                     schema: dict[str, Any] | None, name: str | None, pacing: Pace | None,
+                     dialog: Dialog | None) -> Reply:
     import httpx
 
     provider = PROVIDERS[spec.provider]
@@ -166,11 +233,13 @@ async def send(client: httpx.AsyncClient, spec: LlmAgent, key: str | None, syste
 
 @dataclass
 class Asked(Generic[T]):
-    """A question's usable answer, read, with everything the attempts used and said."""
+    """A question's usable answer, read, with everything the attempts used and said, and the
+    most times one of its requests was sent."""
 
     answer: T
     usage: Usage
     raw: str
+    attempts: int = 1
 
 
 async def ask(client: httpx.AsyncClient, spec: LlmAgent, key: str | None, system: str, user: str,
@@ -182,6 +251,7 @@ async def ask(client: httpx.AsyncClient, spec: LlmAgent, key: str | None, system
     usage = Usage()
     raws: list[str] = []
     error = ""
+    attempts = 1
     for attempt in range(2):
         message = user if attempt == 0 else user + prompt.retry_note(error, _answer_key(schema))
         try:
@@ -195,9 +265,10 @@ async def ask(client: httpx.AsyncClient, spec: LlmAgent, key: str | None, system
             raise with_spent(fault, usage) from None
         usage += spent(reply, spec.model, prices)
         raws.append(reply.raw)
+        attempts = max(attempts, reply.attempts)
         try:
             assert reply.answer is not None
-            return Asked(read(reply.answer), usage, "\n".join(raws))
+            return Asked(read(reply.answer), usage, "\n".join(raws), attempts)
         except UnusableAnswer as exc:
             error = str(exc)
     raise AgentFault(f"no usable answer after a retry: {error}", spent=usage)

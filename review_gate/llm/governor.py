@@ -3,15 +3,27 @@
 An endpoint is a base URL and the *name* of the variable holding its key (never the key), so
 the llm agents of a run that share an account share its limits. A request goes out when
 
-- fewer than ``max_concurrency`` requests are in flight (default 4);
+- fewer requests are in flight than the endpoint's window (``llm.concurrency``: small at
+  first, open once the headers tell the budgets, halved on a push back; ``max_concurrency``
+  is a hard cap);
 - the config budgets ``rpm`` and ``tpm`` have room over the last 60 s (a request costs its
   prompt estimate plus its ``max_output_tokens``, as OpenAI counts it);
-- what the server last said leaves room: OpenAI's ``x-ratelimit-remaining-*`` and
-  ``-reset-*``, Anthropic's ``anthropic-ratelimit-*`` (requests, tokens, input and output
-  tokens). The remaining count is read conservatively: every request sent after the one that
-  brought the answer is taken as not yet counted by the server. When it is short, the request
-  waits for the reset;
-- the endpoint is not paused: a 429 pauses every request to it until its Retry-After.
+- what the server last said leaves room (``llm.limits`` reads it: requests, tokens, and
+  Anthropic's input and output tokens, each counted on its own). The remaining count is read
+  conservatively: every request sent after the one that brought the answer, and every one
+  sent before it still unanswered, is taken as not yet counted by the server. When it is
+  short, the request waits for the reset (no earlier than the reset's last digit allows), or,
+  when the reset is not known, for another answer.
+  At the reset the budget is its limit again, less every request sent since that answer: in a
+  rolling window they still count, in a fixed one they may have reached the server after its
+  reset;
+- the endpoint is not paused: a 429 pauses every request to it until its Retry-After (else
+  the reset of the budget that ran out, else a second), and so does a 503 or 529 that gives
+  a Retry-After.
+
+So no request goes out that the server's last word says it will refuse: after the first
+answer, a 429 means the server changed its mind (another client on the account, a budget it
+does not report).
 
 Waiting is cancellable, so the agent's deadline still bounds it, and a caller that gives a
 deadline gets ``NoTurn`` as soon as its turn cannot come before the deadline less the time an
@@ -24,143 +36,26 @@ from __future__ import annotations
 
 import contextlib
 import math
-import re
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
-from email.utils import parsedate_to_datetime
 
 import anyio
 
+from review_gate.llm.concurrency import CEILING, START, Flow
+from review_gate.llm.limits import DIMENSIONS, Reading, read_limits, retry_after
 from review_gate.models import LlmAgent
 
-DEFAULT_CONCURRENCY = 4  # a local server's usual parallel slots (Ollama, llama-server), a small burst for a paid tier
 WINDOW_S = 60.0  # rpm and tpm are per minute
 DEFAULT_PAUSE_S = 1.0  # after a 429 that says neither Retry-After nor a reset
-DIMENSIONS = ("requests", "tokens", "input_tokens", "output_tokens")
+PROBE_AFTER_S = 1.0  # a budget short with no reset known and nothing in flight: one request asks again
+RAMP_S = 0.005  # requests past the most ever answered at once go out this far apart
+OVERLOADED = (429, 503, 529)  # answers that say the endpoint takes too much: the window shrinks
 
 
 class NoTurn(Exception):
     """The request's turn cannot come early enough to be answered before the deadline."""
-
-
-# ---------------------------------------------------------------------------------------------
-# Reading the headers
-# ---------------------------------------------------------------------------------------------
-
-_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0,
-          "d": 86400.0}
-_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h|d)")
-_RFC3339 = re.compile(r"(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):(\d\d)(\.\d+)?([Zz]|[+-]\d\d:?\d\d)?")
-EPOCH_FROM = 1e9  # a bare number this large is a Unix time, not a number of seconds
-
-
-def parse_duration(text: str) -> float | None:
-    """Seconds in a Go-style duration ("1s", "6m0s", "20ms", "1h2m3.5s") or a bare number of
-    seconds ("2", "0.5"); None for anything else, a negative value included."""
-    text = text.strip()
-    if not text:
-        return None
-    try:
-        seconds = float(text)
-    except ValueError:
-        pos, seconds = 0, 0.0
-        for match in _PART.finditer(text):
-            if match.start() != pos:
-                return None
-            seconds += float(match.group(1)) * _UNITS[match.group(2)]
-            pos = match.end()
-        if pos != len(text):
-            return None
-    return seconds if math.isfinite(seconds) and seconds >= 0 else None
-
-
-def parse_timestamp(text: str) -> float | None:
-    """The Unix time of an RFC 3339 timestamp ("2024-05-01T12:00:03Z", with an optional
-    fraction and offset), None when it is not one."""
-    match = _RFC3339.fullmatch(text.strip())
-    if match is None:
-        return None
-    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
-    zone = match.group(8) or "Z"
-    offset = timedelta(0)
-    if zone not in ("Z", "z"):
-        sign = -1 if zone[0] == "-" else 1
-        digits = zone[1:].replace(":", "")
-        offset = sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
-    try:
-        when = datetime(year, month, day, hour, minute, second, tzinfo=timezone(offset))
-    except ValueError:
-        return None
-    return when.timestamp() + float(match.group(7) or 0)
-
-
-def seconds_until(text: str, wall: float) -> float | None:
-    """Seconds from ``wall`` (Unix time) until a reset given as a duration, a number of
-    seconds, a Unix time or an RFC 3339 timestamp; None when it cannot be read."""
-    seconds = parse_duration(text)
-    if seconds is not None:
-        return max(0.0, seconds - wall) if seconds >= EPOCH_FROM else seconds
-    at = parse_timestamp(text)
-    return None if at is None else max(0.0, at - wall)
-
-
-def retry_after(headers: Mapping[str, str], wall: float) -> float | None:
-    """Seconds a 429 asks to wait: retry-after-ms, or Retry-After in seconds or as an HTTP date."""
-    millis = parse_duration(headers.get("retry-after-ms", ""))
-    if millis is not None:
-        return millis / 1000
-    value = headers.get("retry-after", "")
-    seconds = parse_duration(value)
-    if seconds is not None:
-        return seconds
-    try:
-        return max(0.0, parsedate_to_datetime(value).timestamp() - wall)
-    except (TypeError, ValueError, IndexError):
-        return None
-
-
-@dataclass(frozen=True)
-class Reading:
-    """What one answer says of one budget."""
-
-    dimension: str  # one of DIMENSIONS
-    remaining: int
-    limit: int | None
-    reset_in: float | None  # seconds until the budget is full again
-
-
-def _count(value: str | None) -> int | None:
-    try:
-        return max(0, int(float(value))) if value is not None else None
-    except (ValueError, OverflowError):
-        return None
-
-
-def read_limits(headers: Mapping[str, str], wall: float) -> list[Reading]:
-    """The budgets an answer's headers report, OpenAI's and Anthropic's; the tighter one when a
-    budget is reported twice. Header names are matched case-insensitively."""
-    lower = {k.lower(): v for k, v in headers.items()}
-    names = [(d, f"x-ratelimit-{{}}-{d}") for d in ("requests", "tokens")]
-    names += [(d, f"anthropic-ratelimit-{d.replace('_', '-')}-{{}}") for d in DIMENSIONS]
-    found: dict[str, Reading] = {}
-    for dimension, pattern in names:
-        remaining = _count(lower.get(pattern.format("remaining")))
-        if remaining is None:
-            continue
-        reset = lower.get(pattern.format("reset"))
-        reading = Reading(dimension, remaining, _count(lower.get(pattern.format("limit"))),
-                          seconds_until(reset, wall) if reset else None)
-        if dimension not in found or reading.remaining < found[dimension].remaining:
-            found[dimension] = reading
-    return list(found.values())
-
-
-# ---------------------------------------------------------------------------------------------
-# The budgets
-# ---------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -220,12 +115,14 @@ class Window:
 @dataclass
 class Known:
     """A server's last word on one budget: ``remaining`` after the request whose running total
-    of sends was ``base``, until ``reset_at``."""
+    of sends was ``base`` (at ``heard``), until ``reset_at``."""
 
     remaining: int
     base: int
     reset_at: float | None
     limit: int | None
+    heard: float = 0.0
+    index: int = 0  # the place in the order of sending of the request that brought it
 
 
 @dataclass
@@ -235,6 +132,8 @@ class Ticket:
     governor: Governor
     sent: dict[str, int]  # the governor's running totals, this request included
     started: float
+    need: Need = Need(0, 0)
+    in_flight: int = 1  # requests in flight when it went out, itself included
 
     def observe(self, headers: Mapping[str, str], status: int, now: float | None = None) -> None:
         self.governor.observe(self, headers, status, now)
@@ -250,17 +149,24 @@ class Governor:
         self.rpm: Window | None = None
         self.tpm: Window | None = None
         self.in_flight = 0
+        self.most_in_flight = 0
+        self.flying: dict[int, Ticket] = {}  # the requests in flight, by id()
         self.sent = dict.fromkeys(DIMENSIONS, 0)
         self.known: dict[str, Known] = {}
+        self.largest: dict[str, int] = {}  # the most a budget was said to hold: its limit at least
         self.paused_until = -math.inf
         self.slowest = 0.0  # seconds, the slowest answer seen
         self.rejected = 0  # 429s received
+        self.answered = 0  # answers that were not errors
+        self.flow = Flow(START, CEILING, explicit=False)
+        self.proven = 0  # the most requests in flight at once that were answered
+        self.raised_at = -math.inf  # when the last request past that went out
         self._changed: anyio.Event | None = None
         self.tighten(limits)
 
     @property
     def concurrency(self) -> int:
-        return self.limits.max_concurrency or DEFAULT_CONCURRENCY
+        return self.flow.limit
 
     def tighten(self, limits: Limits) -> None:
         self.limits = self.limits.tighter(limits)
@@ -271,6 +177,9 @@ class Governor:
                 setattr(self, name, Window(budget))
             elif budget is not None and window is not None:
                 window.budget = budget
+        cap = self.limits.max_concurrency
+        if cap is not None and (not self.flow.explicit or cap < self.flow.ceiling):
+            self.flow = Flow(cap, cap, explicit=True)
         self._wake()
 
     # -- the pure part ---------------------------------------------------------------------
@@ -290,61 +199,102 @@ class Governor:
                 waits.append(known.reset_at - now)
             elif self.in_flight:
                 waits.append(math.inf)
-            # else: nothing in flight will say more; send, and let the server decide
+            else:  # no reset known and nothing in flight to bring one: one request asks again
+                waits.append(known.heard + PROBE_AFTER_S - now)
         if self.rpm is not None:
             waits.append(self.rpm.wait(1, now))
         if self.tpm is not None:
             waits.append(self.tpm.wait(need.cost("tokens"), now))
         return max(0.0, *waits)
 
+    def ramp(self, now: float) -> float:
+        """Seconds before one more request may go out past the most that were ever answered
+        at once (or the window's start): such requests go one every RAMP_S, so that a server
+        that takes fewer at once than its headers let on refuses one or two, not a burst,
+        before the governor learns its limit."""
+        if self.in_flight < max(self.flow.start, self.proven) or self.flow.explicit:
+            return 0.0
+        return max(0.0, self.raised_at + RAMP_S - now)
+
     def take(self, need: Need, now: float) -> Ticket:
         self._expire(now)
+        if self.in_flight >= max(self.flow.start, self.proven):
+            self.raised_at = now
         self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
         for dimension in DIMENSIONS:
             self.sent[dimension] += need.cost(dimension)
         if self.rpm is not None:
             self.rpm.add(1, now)
         if self.tpm is not None:
             self.tpm.add(need.cost("tokens"), now)
-        return Ticket(self, dict(self.sent), now)
+        ticket = Ticket(self, dict(self.sent), now, need, self.in_flight)
+        self.flying[id(ticket)] = ticket
+        return ticket
 
     def release(self, ticket: Ticket) -> None:
         self.in_flight -= 1
+        self.flying.pop(id(ticket), None)
         self._wake()
 
     def observe(self, ticket: Ticket, headers: Mapping[str, str], status: int, now: float | None = None) -> None:
-        """Read an answer: what the server says of its budgets, how long it took, a 429's pause."""
+        """Read an answer: what the server says of its budgets, how long it took, a push back."""
         now = anyio.current_time() if now is None else now
         wall = time.time()
         readings = read_limits(headers, wall)
         for reading in readings:
-            reset_at = now + reading.reset_in if reading.reset_in is not None else None
-            known = self.known.get(reading.dimension)
-            if reset_at is not None and reset_at <= now:
-                continue  # full again already: no constraint to add
-            if known is not None and known.base > ticket.sent[reading.dimension]:
-                continue  # older news than what is known: an answer to an earlier request, come late
-            self.known[reading.dimension] = Known(reading.remaining, ticket.sent[reading.dimension], reset_at,
-                                                  reading.limit)
-        if status == 429:
-            self.rejected += 1
-            pause = retry_after({k.lower(): v for k, v in headers.items()}, wall)
-            if pause is None:
-                empty = [r.reset_in for r in readings if r.remaining == 0 and r.reset_in is not None]
+            self._hear(reading, self._seen(ticket, reading.dimension), ticket.sent["requests"], now)
+        index = ticket.sent["requests"]
+        if status in OVERLOADED:
+            self.rejected += status == 429
+            pause = retry_after(headers, wall)
+            if pause is None and status == 429:
+                empty = [r.reset_in + r.slack for r in readings if r.remaining == 0 and r.reset_in is not None]
                 pause = max(empty, default=DEFAULT_PAUSE_S)
-            self.paused_until = max(self.paused_until, now + pause)
+            if pause is not None:
+                self.paused_until = max(self.paused_until, now + pause)
+            if status == 429 and readings and all(r.remaining >= ticket.need.cost(r.dimension) for r in readings):
+                self.flow.busy(ticket.in_flight)  # refused though every budget had room: too many at once
+            else:
+                self.flow.pushed_back(index, self.sent["requests"])
         elif status < 400:
+            self.answered += 1
+            self.proven = max(self.proven, ticket.in_flight)
             self.slowest = max(self.slowest, now - ticket.started)
+            self.flow.answered(now - ticket.started, index, bool(readings), self.sent["requests"])
         self._wake()
 
+    def _seen(self, ticket: Ticket, dimension: str) -> int:
+        """The running total of sends the server may be taken to have counted when it answered
+        ``ticket``: its own, less the requests sent before it still unanswered (the order
+        requests reach the server in is not the order their turns came in)."""
+        earlier = [t for t in self.flying.values() if t is not ticket and t.sent["requests"] < ticket.sent["requests"]]
+        return ticket.sent[dimension] - sum(t.need.cost(dimension) for t in earlier)
+
+    def _hear(self, reading: Reading, base: int, index: int, now: float) -> None:
+        dimension = reading.dimension
+        self.largest[dimension] = max(self.largest.get(dimension, 0), reading.remaining, reading.limit or 0)
+        known = self.known.get(dimension)
+        if known is not None and known.index > index:
+            return  # older news than what is known: an answer to an earlier request, come late
+        reset_at = now + reading.reset_in + reading.slack if reading.reset_in is not None else None
+        if reset_at is not None and reset_at <= now:
+            return  # full again already: no constraint to add
+        self.known[dimension] = Known(reading.remaining, base, reset_at, reading.limit, now, index)
+
     def _expire(self, now: float) -> None:
-        """A budget past its reset is full again: its limit from here on, or unknown."""
+        """A budget past its reset is full again: its limit (or the most it was ever said to
+        hold), less what was sent since the answer that told of it; unknown when nothing says
+        how much it holds."""
         for dimension, known in list(self.known.items()):
             if known.reset_at is not None and now >= known.reset_at:
-                if known.limit is None:
+                limit = known.limit if known.limit is not None else self.largest.get(dimension, 0)
+                if not limit:
                     del self.known[dimension]
-                else:
-                    self.known[dimension] = Known(known.limit, self.sent[dimension], None, known.limit)
+                    continue
+                unseen = self.sent[dimension] - known.base
+                self.known[dimension] = Known(max(0, limit - unseen), self.sent[dimension], None, known.limit, now,
+                                              self.sent["requests"])
 
     # -- the async part --------------------------------------------------------------------
 
@@ -369,10 +319,13 @@ class Governor:
             now = anyio.current_time()
             wait = self.delay(need, now)
             latest = math.inf if deadline is None else deadline - max(reserve, self.slowest)
-            if now >= latest or now + wait > latest:
+            # An unknown wait (an answer will tell) is not a late one: wait for it, up to ``latest``.
+            if now >= latest or (math.isfinite(wait) and now + wait > latest):
                 raise NoTurn(f"no turn at {self.name} in time for the deadline")
             if wait == 0 and self.in_flight < self.concurrency:
-                return self.take(need, now)
+                wait = self.ramp(now)
+                if wait == 0:
+                    return self.take(need, now)
             if self._changed is None:
                 self._changed = anyio.Event()
             changed = self._changed

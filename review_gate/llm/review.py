@@ -8,11 +8,14 @@ section, in a fixed order, so that every request of the review starts with the s
 a provider's prompt cache can serve it), each file shown once with the lenses that read it,
 and each finding names the lens that found it. A lens never keeps a finding about a file
 outside its scope. The tokens of a request are shared out evenly among the lenses that had
-files in it.
+files in it. A finding a model put under a lens whose scope does not hold its file goes to the
+lens of that request whose scope does, or is shown dropped with its severity.
 
-Requests are sent as the endpoint's rate governor gives them turns; near the deadline a chunk
-whose turn comes too late is not sent, and its files are reported unreviewed for every lens
-that had them, with the findings of the chunks that were answered kept.
+Requests are sent as the endpoint's rate governor gives them turns, and a transient fault of
+one is retried as that request alone. Near the deadline a chunk whose turn comes too late is
+not sent, and, like a chunk whose request failed after its retries, its files are reported
+unreviewed for every lens that had them, with the findings of the chunks that were answered
+kept: nothing answered is ever asked again.
 """
 
 from __future__ import annotations
@@ -24,15 +27,22 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from review_gate import dimensions
-from review_gate.errors import AgentFault, TransientAgentFault
+from review_gate.errors import AgentFault, AgentSkipped, TransientAgentFault
 from review_gate.llm import chunking, client, prompt
 from review_gate.llm.answer import ParsedAnswer, parse_answer, parse_dimensions
 from review_gate.llm.context import widen
 from review_gate.llm.converse import ask_with_tools
 from review_gate.llm.governor import Governors, NoTurn
-from review_gate.llm.schema import DIMENSIONS_TOOL, TOOL_NAME, dimensions_schema, findings_schema, format_note
+from review_gate.llm.schema import (
+    DIMENSIONS_TOOL,
+    MAX_PATH,
+    TOOL_NAME,
+    dimensions_schema,
+    findings_schema,
+    format_note,
+)
 from review_gate.models import FileChange, LlmAgent, Price, RawFinding, Rule, Usage
-from review_gate.models.report import bounded_notes
+from review_gate.models.report import NOTE_CHARS, DroppedFinding, bounded_notes
 
 if TYPE_CHECKING:
     import httpx
@@ -40,6 +50,7 @@ if TYPE_CHECKING:
     from review_gate.llm.tools import ToolBox
 
 CUTOFF_S = 0.5  # a review returns what it has this long before its deadline (at most a tenth of it)
+MAX_DISCARDED = 20  # findings about files outside every scope kept for the reports, per lens
 TOOL_CALL_TOKENS = 200  # what a tool result's fence and header add to its output, at most
 
 
@@ -63,6 +74,8 @@ class LensResult:
     raws: list[str] = field(default_factory=list)
     prompts: list[dict[str, str]] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)  # judging dimensions: those that failed, over every chunk
+    discarded: list[DroppedFinding] = field(default_factory=list)  # findings about files outside every scope
+    attempts: int = 1  # the most times one of its requests was sent
     judged: list[tuple[bool | None, str | None]] = field(default_factory=list)  # each chunk's criteria judgement
 
     def criteria(self) -> tuple[bool | None, str | None]:
@@ -115,7 +128,8 @@ def packed_spec(lenses: list[Lens]) -> LlmAgent:
     if any(lens.spec.dimensions is not None for lens in lenses):  # pack_key keeps them apart
         raise AgentFault("an agent that judges dimensions cannot share a packed review")
     return first.model_copy(update={"max_input_tokens": min(lens.spec.max_input_tokens for lens in lenses),
-                                    "max_output_tokens": max(lens.spec.max_output_tokens for lens in lenses)})
+                                    "max_output_tokens": max(lens.spec.max_output_tokens for lens in lenses),
+                                    "retries": min(lens.spec.retries for lens in lenses)})
 
 
 def plan_requests(lenses: list[Lens], standards: str | None, repo_root: str | None,
@@ -187,14 +201,21 @@ class Answered:
     parsed: ParsedAnswer
     usage: Usage
     raw: str
+    attempts: int = 1  # times its request was sent
 
 
 async def review(lenses: list[Lens], *, http: httpx.AsyncClient, standards: str | None,
                  prices: Mapping[str, Price], governors: Governors | None, deadline: float | None,
                  repo_root: str | None, box: ToolBox | None = None, intent: str | None = None) -> list[LensResult]:
-    """One result a lens, in order; a fault of any request fails the review (every lens), carrying
-    the tokens spent. ``box``: the repository tools of a lone lens, shared by its chunks; a
-    finding about a file it read through them is its own. ``intent``: what the change is for."""
+    """One result a lens, in order. A transient fault of a request is retried as that request
+    alone (``client.send``); a chunk whose request still fails leaves its files unreviewed for
+    the lenses that had them, the chunks answered kept. A permanent fault (a refused key, a
+    bad request, an answer unusable twice) fails the review (every lens), carrying the tokens
+    spent, and so does a review none of whose chunks was answered; one none of whose requests
+    got its turn before the deadline did not run (``AgentSkipped``). A review never raises a
+    transient fault: what it had answered must not be asked again. ``box``: the repository
+    tools of a lone lens, shared by its chunks; a finding about a file it read through them is
+    its own. ``intent``: what the change is for."""
     requests = plan_requests(lenses, standards, repo_root, intent)
     spec = requests.spec
     key = client.api_key(spec)
@@ -207,59 +228,73 @@ async def review(lenses: list[Lens], *, http: httpx.AsyncClient, standards: str 
         else:
             asked = await client.ask(http, spec, key, requests.system, user, prices, requests.parse,
                                      schema=requests.schema, name=requests.tool, pacing=pacing)
-        return Answered(asked.answer, asked.usage, asked.raw)
+        return Answered(asked.answer, asked.usage, asked.raw, asked.attempts)
 
     try:
-        chunks, faults = await _schedule(requests.users, deadline, one)
-        return lens_results(lenses, requests, chunks, faults, key, box.read if box is not None else ())
-    except TransientAgentFault as fault:
-        raise TransientAgentFault(client.scrub(str(fault), key), retry_after=fault.retry_after,
-                                  spent=fault.spent) from None
+        chunks, lost = await _schedule(requests.users, deadline, one)
+        if requests.users and not any(chunks):
+            _none_answered(requests, lost)
+        return lens_results(lenses, requests, chunks, key, box.read if box is not None else (), lost)
     except AgentFault as fault:
-        raise AgentFault(client.scrub(str(fault), key), spent=fault.spent) from None
+        scrubbed = (AgentSkipped if isinstance(fault, AgentSkipped) else AgentFault)(
+            client.scrub(str(fault), key), spent=fault.spent, attempts=fault.attempts)
+        raise scrubbed from None
 
 
-def lens_results(lenses: list[Lens], requests: Requests, chunks: list[Answered | None], faults: list[AgentFault],
-                 key: str | None, read: Iterable[str] = ()) -> list[LensResult]:
+def _none_answered(requests: Requests, lost: Mapping[int, AgentFault]) -> None:
+    """Raise why no chunk has an answer: their requests failed, or none got its turn."""
+    usage = sum((f.spent for f in lost.values() if f.spent is not None), Usage())
+    attempts = max((f.attempts for f in lost.values()), default=0)
+    if lost:
+        last = lost[max(lost)]
+        raise AgentFault(f"{len(lost)} of its {len(requests.users)} request(s) failed after "
+                         f"{plural(attempts, 'attempt')}: {last}", spent=usage, attempts=attempts)
+    raise AgentSkipped(f"none of its {len(requests.users)} request(s) could be sent early enough to be answered "
+                       f"before its deadline: {requests.spec.url} is at its rate limits or answering too slowly")
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def lens_results(lenses: list[Lens], requests: Requests, chunks: list[Answered | None], key: str | None,
+                 read: Iterable[str] = (), lost: Mapping[int, AgentFault] | None = None) -> list[LensResult]:
     """Each lens's result from the chunks' answers (None: a chunk not answered, whose files are
-    then unreviewed for the lenses that had them); a fault of any chunk fails them all.
-    ``read``: files a lone lens read through its tools, where its findings are kept too."""
-    done = [c for c in chunks if c is not None]
-    usage = sum((c.usage for c in done), Usage())
-    if faults:
-        # Every chunk's tokens were billed, those of the chunks that finished and of the failed one.
-        usage = sum((f.spent for f in faults if f.spent is not None), usage)
-        permanent = [f for f in faults if not isinstance(f, TransientAgentFault)]
-        if permanent:
-            permanent[0].spent = usage
-            raise permanent[0]
-        waits = [f.retry_after for f in faults if isinstance(f, TransientAgentFault) and f.retry_after is not None]
-        raise TransientAgentFault(str(faults[0]), retry_after=max(waits) if waits else None, spent=usage)
-    if requests.users and not done:
-        raise AgentFault(f"none of its {len(requests.users)} request(s) could be sent early enough to be answered "
-                         f"before its deadline: {requests.spec.url} is at its rate limits or answering too slowly",
-                         spent=usage)
+    then unreviewed for the lenses that had them; ``lost``: the faults that ended some of them,
+    whose tokens were billed all the same). ``read``: files a lone lens read through its tools,
+    where its findings are kept too.
+
+    A finding belongs to the lens it names when its file is in that lens's scope; else to the
+    first lens of its request whose scope holds the file (a model that put it under the wrong
+    lens, noted); else it is dropped, counted, and kept with its severity for every report to
+    show (``out_of_scope_findings``)."""
+    lost = lost or {}
     results = {lens.spec.id: LensResult() for lens in lenses}
     scopes = {lens.spec.id: {f.path for f in lens.files} for lens in lenses}
     reach = {lens_id: scope | set(read) if len(lenses) == 1 else scope for lens_id, scope in scopes.items()}
-    for chunk, files, user in zip(chunks, requests.files, requests.users, strict=True):
+    for index, (chunk, files, user) in enumerate(zip(chunks, requests.files, requests.users, strict=True)):
         present = [lens_id for lens_id, scope in scopes.items() if scope.intersection(files)]
         for lens_id in present:
             result = results[lens_id]
             result.prompts.append({"system": requests.system, "user": user})
             if chunk is None:
                 result.unreviewed += [f for f in files if f in scopes[lens_id]]
+        fault = lost.get(index)
+        if fault is not None:
+            for lens_id, share in zip(present, (fault.spent or Usage()).split(len(present)), strict=True):
+                results[lens_id].usage += share
+                results[lens_id].attempts = max(results[lens_id].attempts, fault.attempts)
+                results[lens_id].notes.append(f"request {index + 1} of {len(chunks)} failed after "
+                                              f"{plural(fault.attempts, 'attempt')}, its files unreviewed: {fault}")
         if chunk is None:
             continue
         for lens_id, share in zip(present, chunk.usage.split(len(present)), strict=True):
             results[lens_id].usage += share
             results[lens_id].raws.append(chunk.raw)
+            results[lens_id].attempts = max(results[lens_id].attempts, chunk.attempts)
         owners = chunk.parsed.owners or [lenses[0].spec.id] * len(chunk.parsed.findings)
         for owner, finding in zip(owners, chunk.parsed.findings, strict=True):
-            if finding.file is None or finding.file in reach[owner]:
-                results[owner].findings.append(finding)
-            else:
-                results[owner].out_of_scope += 1
+            _place(finding, owner, present, scopes, reach, results)
         for lens_id in present:  # a malformed finding may name no lens: every lens of the chunk hears of it
             results[lens_id].dropped += chunk.parsed.dropped
             results[lens_id].notes += chunk.parsed.notes
@@ -274,19 +309,43 @@ def lens_results(lenses: list[Lens], requests: Requests, chunks: list[Answered |
     for lens_id, result in results.items():
         result.unreviewed = list(dict.fromkeys([*(f for f in requests.unreviewed if f in scopes[lens_id]),
                                                 *result.unreviewed]))
-        result.notes = bounded_notes(result.notes)
+        result.notes = bounded_notes([client.scrub(note, key) for note in result.notes])
         result.raws = [client.scrub(raw, key) for raw in result.raws]
     return [results[lens.spec.id] for lens in lenses]
 
 
+def _place(finding: RawFinding, owner: str, present: list[str], scopes: Mapping[str, set[str]],
+           reach: Mapping[str, set[str]], results: dict[str, LensResult]) -> None:
+    """Give ``finding`` to the lens that may keep it (see ``lens_results``)."""
+    if finding.file is None or finding.file in reach[owner]:
+        results[owner].findings.append(finding)
+        return
+    holder = next((lens_id for lens_id in present if finding.file in scopes[lens_id]), None)
+    if holder is not None:
+        results[holder].findings.append(finding)
+        results[holder].notes.append(f"a finding named lens {owner}, whose scope does not hold its file; credited "
+                                     f"to {holder}, whose scope does")
+        return
+    result = results[owner]
+    result.out_of_scope += 1
+    if len(result.discarded) < MAX_DISCARDED:
+        result.discarded.append(DroppedFinding(severity=finding.severity, file=finding.file[:MAX_PATH],
+                                               message=finding.message[:NOTE_CHARS]))
+    elif finding.severity == "critical" and all(d.severity != "critical" for d in result.discarded):
+        result.discarded[-1] = DroppedFinding(severity=finding.severity, file=finding.file[:MAX_PATH],
+                                              message=finding.message[:NOTE_CHARS])
+
+
 async def _schedule(users: list[str], deadline: float | None, review_one: Callable[[str], Awaitable[Answered]],
-                    ) -> tuple[list[Answered | None], list[AgentFault]]:
+                    ) -> tuple[list[Answered | None], dict[int, AgentFault]]:
     """Review every chunk concurrently (the governor paces the requests); a chunk whose turn
-    comes too late stays None. The first fault cancels the others. Just before ``deadline``,
-    once a chunk is answered, the ones still in flight are given up (None); while none is,
-    the deadline takes its course and the review times out."""
+    comes too late, or whose request failed transiently after its retries (``lost``), stays
+    None. The first permanent fault cancels the others and is raised, carrying every chunk's
+    tokens. Just before ``deadline``, once a chunk is answered, the ones still in flight are
+    given up (None); while none is, the deadline takes its course and the review times out."""
     results: list[Answered | None] = [None] * len(users)
-    faults: list[AgentFault] = []
+    lost: dict[int, AgentFault] = {}
+    fatal: list[AgentFault] = []
     chunks = anyio.CancelScope()
 
     async def one(index: int, user: str) -> None:
@@ -294,8 +353,10 @@ async def _schedule(users: list[str], deadline: float | None, review_one: Callab
             results[index] = await review_one(user)
         except NoTurn:
             pass
+        except TransientAgentFault as fault:
+            lost[index] = fault
         except AgentFault as fault:
-            faults.append(fault)
+            fatal.append(fault)
             chunks.cancel()
 
     async def cut_short(at: float) -> None:
@@ -312,4 +373,9 @@ async def _schedule(users: list[str], deadline: float | None, review_one: Callab
                 for index, user in enumerate(users):
                     group.start_soon(one, index, user)
         watch.cancel_scope.cancel()
-    return results, faults
+    if fatal:
+        usage = sum((c.usage for c in results if c is not None), Usage())
+        usage = sum((f.spent for f in [*fatal, *lost.values()] if f.spent is not None), usage)
+        fatal[0].spent = usage
+        raise fatal[0]
+    return results, lost

@@ -22,6 +22,7 @@ from review_gate.models.config import (
     Gate,
     GateCondition,
     LlmAgent,
+    OnFailure,
     Packing,
     PatternAgent,
     Policy,
@@ -47,9 +48,11 @@ from review_gate.models.manifest import (
 )
 from review_gate.models.plan import Plan
 from review_gate.models.report import (
+    Absent,
     AgentResult,
     AgentStatus,
     Coverage,
+    DroppedFinding,
     Metrics,
     NotInspected,
     ReviewReport,
@@ -62,6 +65,7 @@ from review_gate.models.report import (
 __all__ = [
     "SEVERITIES",
     "SEVERITY_RANK",
+    "Absent",
     "Agent",
     "AgentManifest",
     "AgentRequest",
@@ -82,6 +86,7 @@ __all__ = [
     "DimensionVerdict",
     "Domain",
     "DomainsFile",
+    "DroppedFinding",
     "FailOn",
     "FileChange",
     "FileDomains",
@@ -96,6 +101,7 @@ __all__ = [
     "ManifestEntry",
     "Metrics",
     "NotInspected",
+    "OnFailure",
     "PRClassification",
     "PRFacts",
     "Packing",

@@ -21,8 +21,10 @@ Packing = Literal["per_agent", "agent_packed"]
 UnreadPolicy = Literal["list", "incomplete"]
 FailOn = Literal["pass_with_warnings", "needs_fixes", "fail", "never"]
 PrType = Literal["feature", "fix", "refactor", "docs", "test", "config", "deps", "mixed"]
-Metric = Literal[Severity, "total", "missing_inputs", "unreviewed_files", "waived_inline", "risk_score"]
+Metric = Literal[Severity, "total", "missing_inputs", "unreviewed_files", "agents_failed", "agents_skipped",
+                 "waived_inline", "risk_score"]
 InlineWaivers = Literal["honour", "report", "off"]
+OnFailure = Literal["fail_closed", "fail_open"]
 
 Id = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
 Interpreter = Annotated[str, Field(min_length=1, max_length=60, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")]
@@ -171,6 +173,13 @@ class AgentBase(Frozen):
     retries: int = Field(default=1, ge=0, le=10, description="Extra attempts on transient faults.")
     required: bool = Field(
         default=True, description="A required agent that produces no usable output fails closed."
+    )
+    on_failure: OnFailure = Field(
+        default="fail_closed",
+        description="An optional agent (required: false) that was run and failed, timed out or left files "
+                    "unreviewed: fail_closed counts it in agents_failed (the built-in gate: incomplete); "
+                    "fail_open counts it in agents_skipped instead (pass_with_warnings), named in every report "
+                    "as failing open. A required agent always fails closed.",
     )
     enabled: bool = True
 
@@ -349,8 +358,10 @@ class LlmAgent(AgentBase):
     )
     max_concurrency: int | None = Field(
         default=None, ge=1, le=256,
-        description="Rate governor: requests in flight at once to this endpoint, for all agents that share it; "
-                    "default 4.",
+        description="Rate governor: a hard cap on the requests in flight at once to this endpoint, for all agents "
+                    "that share it. Null (the default): 4 until an answer carries rate-limit headers, then up to "
+                    "64 as the budgets they report allow, halved on a 429; an endpoint without such headers (a "
+                    "local server) stays at 4.",
     )
 
     tools: list[ToolName] = Field(
@@ -421,8 +432,10 @@ class GateCondition(Frozen):
 DEFAULT_CONDITIONS = (
     GateCondition(metric="critical", op=">", value=0, decision="fail"),
     GateCondition(metric="missing_inputs", op=">", value=0, decision="incomplete"),
+    GateCondition(metric="agents_failed", op=">", value=0, decision="incomplete"),
     GateCondition(metric="major", op=">", value=0, decision="needs_fixes"),
     GateCondition(metric="warning", op=">", value=0, decision="pass_with_warnings"),
+    GateCondition(metric="agents_skipped", op=">", value=0, decision="pass_with_warnings"),
     GateCondition(metric="waived_inline", op=">", value=0, decision="pass_with_warnings"),
 )
 

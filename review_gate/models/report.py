@@ -8,7 +8,7 @@ from pydantic import Field
 
 from review_gate.models.base import Frozen, UntrustedText, VersionOne
 from review_gate.models.classification import PRClassification
-from review_gate.models.config import Decision, FilterMode, Severity
+from review_gate.models.config import Decision, FilterMode, OnFailure, Severity
 from review_gate.models.facts import UnreadKind
 from review_gate.models.findings import Finding
 from review_gate.models.manifest import Gap, ManifestEntry
@@ -55,11 +55,39 @@ class ToolCall(Frozen):
         default=None, description="Why it was refused (outside the repository, a private path, too large...).")
 
 
+class DroppedFinding(Frozen):
+    """A finding an agent's model reported about a file outside the scope of every reviewer of
+    its request: not counted, shown with its severity."""
+
+    severity: Severity
+    file: UntrustedText
+    message: UntrustedText = Field(description="The finding's message, cut to 200 characters.")
+
+
+AbsenceMetric = Literal["agents_failed", "agents_skipped"]
+
+
+class Absent(Frozen):
+    """An agent the change was routed to that did not review all of it, and why."""
+
+    agent: str
+    status: AgentStatus
+    reason: UntrustedText = Field(description="Why: its error, the files it left unreviewed, or the critical "
+                                              "finding it dropped.")
+    counted: AbsenceMetric = Field(description="The gate metric it counts in: agents_failed (it was run and "
+                                               "failed) or agents_skipped (it did not run, or fails open).")
+    required: bool = Field(description="A required agent: it counts in missing_inputs too.")
+    fails_open: bool = Field(default=False, description="Its on_failure is fail_open: a failure counts as a skip.")
+
+
 class AgentResult(Frozen):
     id: str
     kind: str
     status: AgentStatus
     required: bool = True
+    on_failure: OnFailure = Field(
+        default="fail_closed",
+        description="fail_open: this optional agent's failure counts in agents_skipped, not agents_failed.")
     attempts: int = Field(ge=0)
     duration_s: float = Field(ge=0)
     files: list[str]
@@ -75,6 +103,10 @@ class AgentResult(Frozen):
         description="Files of its scope the agent could not review (an llm agent's hunk over its token budget).",
     )
     out_of_scope: int = Field(default=0, ge=0, description="Findings dropped because their file was not in its scope.")
+    out_of_scope_findings: list[DroppedFinding] = Field(
+        default_factory=list, max_length=20,
+        description="Those findings (at most 20), with their severity: about a file no reviewer of the request had "
+                    "in scope. A critical one among them means the agent's review is incomplete.")
     dropped_findings: int = Field(
         default=0, ge=0,
         description="Findings of the answer dropped because they lacked a severity or a message (or had an "
@@ -118,9 +150,39 @@ class AgentResult(Frozen):
 
     @property
     def missing_input(self) -> bool:
-        """A required agent that broke, could not run (skipped), or left files of its scope
-        unreviewed: the review lacks its input, so the gate fails closed."""
-        return self.required and (self.broken or self.status == "skipped" or bool(self.unreviewed))
+        """A required agent that broke, could not run (skipped), left files of its scope
+        unreviewed or dropped a critical finding: the review lacks its input, so the gate fails
+        closed."""
+        return self.required and self.absence is not None
+
+    @property
+    def dropped_critical(self) -> DroppedFinding | None:
+        return next((d for d in self.out_of_scope_findings if d.severity == "critical"), None)
+
+    @property
+    def absence(self) -> Absent | None:
+        """How it did not review all it was given (None: it did): skipped (it did not run),
+        failed or timed out, left files unreviewed, or dropped a critical finding. A failure of
+        an agent that fails open counts as a skip."""
+        if self.status == "skipped":
+            return self._absent("agents_skipped", self.error or "it did not run")
+        if self.broken:
+            reason = self.error or self.status.replace("_", " ")
+        elif self.unreviewed:
+            shown = ", ".join(self.unreviewed[:3]) + (f" and {len(self.unreviewed) - 3} more"
+                                                     if len(self.unreviewed) > 3 else "")
+            reason = f"left {len(self.unreviewed)} file(s) unreviewed: {shown}"
+        elif (dropped := self.dropped_critical) is not None:
+            reason = (f"dropped a critical finding about {dropped.file}, a file outside the scope of every "
+                      f"reviewer of its request: {dropped.message}")
+        else:
+            return None
+        fails_open = self.on_failure == "fail_open" and not self.required
+        return self._absent("agents_skipped" if fails_open else "agents_failed", reason, fails_open)
+
+    def _absent(self, counted: AbsenceMetric, reason: str, fails_open: bool = False) -> Absent:
+        return Absent(agent=self.id, status=self.status, reason=reason, counted=counted, required=self.required,
+                      fails_open=fails_open)
 
     @property
     def left_unreviewed(self) -> list[str]:
@@ -139,8 +201,27 @@ class Metrics(Frozen):
     total: int = 0
     missing_inputs: int = 0
     unreviewed_files: int = 0
+    agents_failed: int = Field(
+        default=0, ge=0, description="Agents that were run (key present, not --offline) and failed, timed out, left "
+                                     "files unreviewed or dropped a critical finding; not those that fail open.")
+    agents_skipped: int = Field(
+        default=0, ge=0, description="Agents the change was routed to that did not run (no key, --offline, "
+                                     "disabled, the run budget, no turn before the deadline), and those that "
+                                     "fail open and failed.")
     waived_inline: int = Field(default=0, description="Findings waived by inline waivers the change adds.")
     risk_score: int = 0
+
+
+def absences(agents: list[AgentResult]) -> list[Absent]:
+    """The agents that did not review all they were given, in order, with why."""
+    return [absent for agent in agents if (absent := agent.absence) is not None]
+
+
+def absence_counts(agents: list[AgentResult]) -> dict[AbsenceMetric, int]:
+    """agents_failed and agents_skipped, for the metrics."""
+    found = absences(agents)
+    return {"agents_failed": sum(1 for a in found if a.counted == "agents_failed"),
+            "agents_skipped": sum(1 for a in found if a.counted == "agents_skipped")}
 
 
 class Usage(Frozen):
@@ -267,6 +348,11 @@ class ReviewReport(Frozen):
     )
     rules: list[RuleInfo] = Field(default_factory=list, description="The configured rules that fired.")
     agents: list[AgentResult]
+    did_not_review: list[Absent] = Field(
+        default_factory=list,
+        description="The agents the change was routed to that did not review all of it (skipped, failed, timed "
+                    "out, files left unreviewed, a critical finding dropped), each with why and the gate metric it "
+                    "counts in.")
     classification: PRClassification
     manifest: list[ManifestEntry]
     gaps: list[Gap]

@@ -31,8 +31,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from review_gate.escape import sanitize
-from review_gate.models import SEVERITIES, SEVERITY_RANK, AgentResult, Finding, ReviewReport
+from review_gate.models import SEVERITIES, SEVERITY_RANK, Finding, ReviewReport
 from review_gate.outputs.ids import short_ids
+from review_gate.outputs.reviewers import STATES, absent_agents, dropped, dropped_line, fails_open_note
 from review_gate.outputs.summary import summary_line
 
 MAX_CHARS = 8_000
@@ -51,11 +52,12 @@ NEXT = {
     "needs_fixes": "Fix every major finding at its line, then run the gate again. If you believe a finding is "
                    "wrong, do not work around it: say why and ask a human (a person can accept it with "
                    "`review-gate accept ID --reason TEXT`).",
-    "incomplete": "The review is incomplete: a required reviewer produced nothing usable, or no reviewer could "
-                  "be shown a changed file's content (see Not checked), so the gate fails closed. This is rarely "
-                  "your code's fault: fix the setup if the reason says "
+    "incomplete": "The review is incomplete: a reviewer that was run failed, a required one produced nothing "
+                  "usable, or no reviewer could be shown a changed file's content (see Not checked), so the gate "
+                  "fails closed. This is rarely your code's fault: fix the setup if the reason says "
                   "how (a key, a command, the hook's timeout), else stop and ask a human.",
-    "pass_with_warnings": "Nothing blocks the change. The warnings are worth fixing while you are here.",
+    "pass_with_warnings": "Nothing blocks the change. The warnings are worth fixing while you are here, and "
+                          "what was not checked is worth a look.",
     "pass": "Nothing blocks the change.",
 }
 LEFT_OUT_ROOM = 200  # characters kept free for the line that counts left-out findings
@@ -154,8 +156,8 @@ def _left_out(rest: Sequence[Finding], total: int) -> str:
 
 
 def _tail(report: ReviewReport, notes: Sequence[str]) -> str:
-    unchecked = [*_agents(report.agents), *_unreviewed(report), *_not_inspected(report), *_gaps(report),
-                 *(f"- {_clip(sanitize(n), NOTE_CHARS)}" for n in notes)]
+    unchecked = [*_agents(report), *_dropped(report), *_unreviewed(report), *_not_inspected(report),
+                 *_gaps(report), *(f"- {_clip(sanitize(n), NOTE_CHARS)}" for n in notes)]
     out = ["", "Not checked:" if unchecked else "Not checked: nothing; every changed file was reviewed.", *unchecked]
     inline = report.waived_in_change
     for finding in inline[:MAX_LISTED]:
@@ -172,19 +174,30 @@ def _tail(report: ReviewReport, notes: Sequence[str]) -> str:
     return "\n".join(out) + "\n"
 
 
-def _agents(agents: Sequence[AgentResult]) -> list[str]:
+def _agents(report: ReviewReport) -> list[str]:
     out = []
-    troubled = [a for a in agents if a.broken or a.status == "skipped" or a.unreviewed]
-    for agent in troubled[:MAX_LISTED]:
-        state = {"failed": "failed", "timed_out": "timed out", "skipped": "did not run"}.get(agent.status,
-                                                                                          "left files unreviewed")
+    results = {a.id: a for a in report.agents}
+    absent = absent_agents(report)
+    for entry in absent[:MAX_LISTED]:
+        agent = results[entry.agent]
+        state = STATES.get(agent.status, "did not review everything")
         weight = "required" if agent.required else "optional"
-        why = f": {_clip(sanitize(agent.error), NOTE_CHARS)}" if agent.error else ""
+        why = f": {_clip(sanitize(entry.reason), NOTE_CHARS)}"
         files = agent.left_unreviewed if agent.required else agent.files
         scope = f"; its files: {_listed(files)}" if files else ""
-        out.append(f"- agent {sanitize(agent.id)} ({weight}, {sanitize(agent.kind)}) {state}{why}{scope}")
-    if len(troubled) > MAX_LISTED:
-        out.append(f"- … and {len(troubled) - MAX_LISTED} more agents that did not complete")
+        counted = f" [{entry.counted}{'; fails open' if entry.fails_open else ''}]"
+        out.append(f"- agent {sanitize(agent.id)} ({weight}, {sanitize(agent.kind)}) {state}{why}{scope}{counted}")
+    if len(absent) > MAX_LISTED:
+        out.append(f"- … and {len(absent) - MAX_LISTED} more agents that did not complete")
+    note = fails_open_note(report)
+    return [*out, *([f"- {note}"] if note else [])]
+
+
+def _dropped(report: ReviewReport) -> list[str]:
+    found = dropped(report)
+    out = [f"- {_clip(sanitize(dropped_line(agent, d)), NOTE_CHARS)}" for agent, d in found[:MAX_LISTED]]
+    if len(found) > MAX_LISTED:
+        out.append(f"- … and {len(found) - MAX_LISTED} more findings dropped")
     return out
 
 

@@ -22,12 +22,14 @@ from rich.text import Text
 from review_gate.escape import sanitize
 from review_gate.models import SEVERITIES, SEVERITY_RANK, AgentResult, Finding, ReviewReport
 from review_gate.outputs.ids import short_ids
+from review_gate.outputs.reviewers import absent_agents
 from review_gate.outputs.summary import summary_line
 from review_gate.outputs.text import (
     DECISION_STYLES,
     STYLES,
     Writer,
     clip,
+    did_not_review,
     not_inspected,
     plural,
     usage_line,
@@ -139,13 +141,15 @@ def _rest(out: Writer, report: ReviewReport) -> None:
     """The agents in one line (those that did not complete named, with why), coverage, what did
     not count, gaps in one line each."""
     done = [a for a in report.agents if a.status in ("completed", "cached")]
-    others = [a for a in report.agents if a not in done]
-    agents = f"agents: {len(done)} ran"
-    noted = [(a, why) for a in report.agents if (why := a.error or _repaired(a))]
+    absent = {a.agent for a in absent_agents(report)}
+    agents = f"{len(done)} ran"
+    noted = [(a, why) for a in done if a.id not in absent and (why := _repaired(a))]
     if noted:
         agents += "; " + "; ".join(f"{sanitize(a.id)} {a.status} ({sanitize(why)})" for a, why in noted)
-    agents += "".join(f"; {sanitize(a.id)} {a.status}" for a in others if not (a.error or _repaired(a)))
-    out.hanging(0, Text("agents: ", style="dim"), Text(agents.removeprefix("agents: "), style="dim"))
+    if absent:
+        agents += f"; {len(absent)} did not review everything (below)"
+    out.hanging(0, Text("agents: ", style="dim"), Text(agents, style="dim"))
+    did_not_review(out, report)
     cov = report.coverage
     text = f"coverage: {cov.files_reviewed}/{plural(cov.files_changed, 'file')} reviewed"
     if cov.findings_filtered:

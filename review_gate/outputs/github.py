@@ -14,8 +14,10 @@ past that it drops them silently. So at most 10 of each kind are printed, and wh
 out a last ``::notice::`` (which itself takes one of the 10 notice places) says how many. The
 Markdown report that ``run`` appends to ``$GITHUB_STEP_SUMMARY`` lists every finding and gap.
 
-Plain lines follow: each required or optional agent that failed or timed out, then the summary
-line, last. Untrusted text in them cannot start a command (see ``plain``).
+Plain lines follow: each agent that did not review all of the change (it failed, timed out,
+did not run, left files unreviewed or dropped a critical finding) and why, each finding an
+agent dropped as outside every reviewer's scope, then the summary line, last. Untrusted text in
+them cannot start a command (see ``plain``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 from review_gate.escape import sanitize
 from review_gate.models import SEVERITIES, SEVERITY_RANK, Finding, Gap, ReviewReport
 from review_gate.outputs import markdown
+from review_gate.outputs.reviewers import absent_agents, absent_line, dropped, dropped_line
 from review_gate.outputs.summary import summary_line
 
 LEVELS = {"critical": "error", "major": "error", "warning": "warning", "info": "notice"}
@@ -111,11 +114,8 @@ def render(report: ReviewReport) -> str:
                 f"{PER_KIND} warning and {PER_KIND} notice annotations per step. The job summary and the JSON "
                 "report list them all.")
         lines.append(f"::notice title=review-gate::{data(note)}")
-    for agent in report.agents:
-        if agent.broken:
-            need = "required" if agent.required else "optional"
-            lines.append(f"review-gate: {need} agent {plain(agent.id)} {agent.status}: "
-                         f"{plain(agent.error or 'no reason given')}")
+    lines += [f"review-gate: agent {plain(absent_line(absent))}" for absent in absent_agents(report)]
+    lines += [f"review-gate: {plain(dropped_line(agent, d))}" for agent, d in dropped(report)]
     lines.append(summary_line(report))
     return "\n".join(lines) + "\n"
 

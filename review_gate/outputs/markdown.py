@@ -22,18 +22,19 @@ from collections.abc import Callable, Sequence
 from review_gate.escape import sanitize
 from review_gate.models import SEVERITIES, SEVERITY_RANK, AgentResult, Finding, Gap, ReviewReport
 from review_gate.outputs.ids import short_ids
+from review_gate.outputs.reviewers import STATES, absent_agents, dropped, dropped_line, fails_open_note
 from review_gate.outputs.summary import DECISION_LABELS, summary_line
 
 COMMENT_LIMIT = 65_536
 TITLES = {"critical": "Critical", "major": "Major", "warning": "Warning", "info": "Info"}
 DECISIONS = {
     "fail": "Critical findings were reported.",
-    "incomplete": "A required reviewer produced nothing usable: the review is incomplete and the gate fails closed.",
+    "incomplete": "A reviewer that was run failed, or a required one produced nothing usable: the review is "
+                  "incomplete and the gate fails closed.",
     "needs_fixes": "Major findings need fixing.",
-    "pass_with_warnings": "Warnings only: nothing blocking was found.",
+    "pass_with_warnings": "Nothing blocking was found, but there are warnings or reviewers that did not run.",
     "pass": "Nothing blocking was found.",
 }
-STATUS = {"failed": "failed", "timed_out": "timed out"}
 OPEN_GROUP = 10  # a group with more findings than this is collapsed (critical ones never are)
 MAX_LISTED = 50  # unreviewed files listed before "and N more"
 MAX_FIELD = 2000  # characters of one untrusted field shown; the JSON report has them whole
@@ -129,7 +130,8 @@ def _compose(report: ReviewReport, ordered: Sequence[Finding], shown: int) -> st
         group = [f for f in kept if f.severity == severity]
         out += _group(severity, group, left_out[severity], ids)
     out += _waived([f for f in report.waived if f not in report.waived_in_change], ids)
-    out += _agents(report.agents)
+    out += _agents(report)
+    out += _dropped(report)
     out += _unreviewed(report)
     out += _not_inspected(report)
     out += _gaps(report)
@@ -149,10 +151,12 @@ def _head(report: ReviewReport) -> list[str]:
     note = cov.left_out_note("Nothing to review: the diff changes no file.")
     if note is not None:
         lines += [note, ""]
-    lines += ["| critical | major | warning | info | total | missing inputs | unreviewed files | risk |",
-              "|---:|---:|---:|---:|---:|---:|---:|---:|",
+    lines += ["| critical | major | warning | info | total | missing inputs | unreviewed files | agents failed "
+              "| agents skipped | risk |",
+              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
               "| " + " | ".join(_number(n) for n in (m.critical, m.major, m.warning, m.info, m.total,
-                                                     m.missing_inputs, m.unreviewed_files))
+                                                     m.missing_inputs, m.unreviewed_files, m.agents_failed,
+                                                     m.agents_skipped))
               + f" | {m.risk_score} ({c.risk_level}) |", ""]
     domains = ", ".join(text(d, limit=100) for d in c.domains) or "none"
     facts = (f"{cov.files_reviewed} of {cov.files_changed} changed files reviewed · type {c.pr_type} "
@@ -229,17 +233,27 @@ def _waived(waived: Sequence[Finding], ids: dict[str, str]) -> list[str]:
     return [*lines, ""]
 
 
-def _agents(agents: Sequence[AgentResult]) -> list[str]:
-    broken = [a for a in agents if a.broken or a.missing_input]
-    if not broken:
+def _agents(report: ReviewReport) -> list[str]:
+    absent = absent_agents(report)
+    if not absent:
         return []
-    lines = [f"### Agents that did not review everything ({len(broken)})", "",
-             "| agent | status | required | why |", "|---|---|---|---|"]
-    for a in broken:
-        why = a.error or ("did not review: " + ", ".join(a.unreviewed) if a.unreviewed else "no reason given")
-        lines.append(f"| {text(a.id, limit=200)} | {STATUS.get(a.status, a.status)} | {'yes' if a.required else 'no'} "
-                     f"| {text(why, limit=500)} |")
-    return [*lines, ""]
+    lines = [f"### Agents that did not review everything ({len(absent)})", "",
+             "| agent | status | required | counts in | why |", "|---|---|---|---|---|"]
+    for a in absent:
+        counted = a.counted + (" (fails open)" if a.fails_open else "")
+        lines.append(f"| {text(a.agent, limit=200)} | {STATES.get(a.status, 'did not review everything')} "
+                     f"| {'yes' if a.required else 'no'} | {counted} | {text(a.reason, limit=500)} |")
+    note = fails_open_note(report)
+    return [*lines, "", *([note, ""] if note else [])]
+
+
+def _dropped(report: ReviewReport) -> list[str]:
+    found = dropped(report)
+    if not found:
+        return []
+    lines = [f"### Findings dropped: outside every reviewer's scope ({len(found)})", "",
+             "Not counted; a critical one makes its agent's review incomplete.", ""]
+    return [*lines, *(f"- **{d.severity}** {text(dropped_line(agent, d))}" for agent, d in found), ""]
 
 
 def _gaps(report: ReviewReport) -> list[str]:

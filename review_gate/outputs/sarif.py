@@ -23,7 +23,9 @@ How the report maps:
   its properties carry the kind, subject, id, suggestion and patch. A gap about one changed file
   (``uncovered_file``) has that file as its location. Code scanning makes no alert of a
   notification, so a gap never looks like a finding in the code.
-- The run's ``properties`` carry the decision, exit code and metrics.
+- The run's ``properties`` carry the decision, exit code and metrics, the agents that did not
+  review all of the change (``didNotReview``: why, and the metric each counts in) and the
+  findings dropped as outside every reviewer's scope (``droppedFindings``, with severity).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from urllib.parse import quote
 
 from review_gate.escape import json_safe
 from review_gate.models import SEVERITY_RANK, Finding, Gap, ReviewReport, RuleInfo
+from review_gate.outputs.reviewers import absent_agents, dropped
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://github.com/review-gate/review-gate"
@@ -249,6 +252,8 @@ def _run_properties(report: ReviewReport) -> dict[str, Any]:
         "decision": report.decision,
         "exitCode": report.exit_code,
         "metrics": report.metrics.model_dump(mode="json"),
+        "didNotReview": [a.model_dump(mode="json") for a in absent_agents(report)],
+        "droppedFindings": [{"agent": agent, **d.model_dump(mode="json")} for agent, d in dropped(report)],
         "findingsWithoutLocation": [
             {"fingerprint": f.fingerprint, "ruleId": rule_id_of(f), "severity": f.severity,
              "category": f.category, "agent": f.agent, "message": f.message,

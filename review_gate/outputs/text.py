@@ -22,6 +22,7 @@ from rich.text import Text
 from review_gate.escape import sanitize
 from review_gate.models import SEVERITIES, AgentResult, Finding, NotInspected, ReviewReport
 from review_gate.outputs.ids import short_ids
+from review_gate.outputs.reviewers import absent_agents, absent_line, dropped, dropped_line, fails_open_note
 from review_gate.outputs.summary import summary_line
 
 STYLES = {"critical": "bold red", "major": "red", "warning": "yellow", "info": "cyan"}
@@ -80,6 +81,7 @@ def show(report: ReviewReport, console: Console, *, verbose: bool = False) -> No
             _finding(out, finding, ids[finding.fingerprint], waived=True)
     out.blank()
     _agents(out, report.agents, _found(report))
+    did_not_review(out, report)
     _coverage(out, report)
     out.blank()
     decision = Text("decision: ")
@@ -226,6 +228,19 @@ def _agents(out: Writer, agents: Sequence[AgentResult], found: Mapping[str, int]
     if narrow:  # said once, under the table
         out.hanging(0, Text(""), Text(f"(at {out.console.width} columns the kind and files columns are left out; "
                                       "widen the terminal or see --format json)", style="dim"))
+
+
+def did_not_review(out: Writer, report: ReviewReport) -> None:
+    """The agents that did not review all they were given and why, the findings dropped as
+    outside every reviewer's scope, and why the gate passes over them when it does."""
+    for absent in absent_agents(report):
+        out.hanging(0, Text("did not review: ", style="yellow"), Text(sanitize(absent_line(absent)), style="yellow"))
+    for agent, finding in dropped(report):
+        style = "red" if finding.severity == "critical" else "yellow"
+        out.hanging(0, Text("dropped: ", style=style), Text(sanitize(dropped_line(agent, finding)), style=style))
+    note = fails_open_note(report)
+    if note is not None:
+        out.line(Text(note, style="yellow"))
 
 
 def _note(agent: AgentResult) -> str:

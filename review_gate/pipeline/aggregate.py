@@ -28,7 +28,7 @@ from review_gate.models import (
     Usage,
 )
 from review_gate.models.manifest import Gap, ManifestEntry
-from review_gate.models.report import ReviewReport
+from review_gate.models.report import ReviewReport, absence_counts, absences
 from review_gate.waivers import apply as apply_inline
 
 DECISION_RANK = {"pass": 0, "pass_with_warnings": 1, "needs_fixes": 2, "fail": 3}
@@ -262,7 +262,8 @@ def aggregate(
     counts = {s: sum(1 for f in findings if f.severity == s) for s in SEVERITIES}
     missing = sum(1 for r in results if r.missing_input) + len(counted)
     metrics = Metrics(**counts, total=len(findings), missing_inputs=missing, unreviewed_files=len(unreviewed),
-                      waived_inline=waived_inline(waived), risk_score=classification.risk_score)
+                      **absence_counts(results), waived_inline=waived_inline(waived),
+                      risk_score=classification.risk_score)
     decision = decide(metrics, config.settings.gate.conditions)
     if changed and not covered and decision in ("pass", "pass_with_warnings"):
         # Files changed and no agent completed on any of them: a pass would be a lie.
@@ -275,7 +276,7 @@ def aggregate(
         tool_version=tool_version, run_id=run_id, decision=decision,
         exit_code=exit_code(decision, fail_on or config.settings.gate.fail_on),
         metrics=metrics, findings=findings, waived=waived, rules=rules, agents=results,
-        classification=classification,
+        did_not_review=absences(results), classification=classification,
         manifest=manifest, gaps=gaps,
         coverage=Coverage(files_changed=len(changed),
                           files_reviewed=len(changed) - len({*unreviewed, *(u.path for u in unread)}),

@@ -3,7 +3,9 @@
 Every agent runs in its own task inside one task group, behind a capacity limiter. Its hard
 deadline (``timeout_s``) starts when it gets a slot and covers all its attempts; tenacity
 retries only transient faults, waiting what the fault asked for (Retry-After) or a jittered
-backoff. Whatever happens to one agent becomes its AgentResult; it never cancels the others.
+backoff. (The llm kind retries each of its requests itself and never raises a transient
+fault: a retry of the whole agent would send again what was answered.) Whatever happens to
+one agent becomes its AgentResult; it never cancels the others.
 
 When an agent of a network kind is dispatched (and the run is not offline), dispatch creates
 one HTTP client for all of them and closes it at the end. A run budget (``max_cost_usd``,
@@ -30,7 +32,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, sto
 from tenacity.wait import wait_exponential, wait_random
 
 from review_gate.agents import KINDS, AgentContext, AgentKind, AgentOutput, AgentSpec, AgentTask
-from review_gate.errors import AgentFault, TransientAgentFault
+from review_gate.errors import AgentFault, AgentSkipped, TransientAgentFault
 from review_gate.fingerprint import fingerprint, message_anchor
 from review_gate.llm.governor import Governors
 from review_gate.llm.tools import Revision
@@ -41,6 +43,7 @@ from review_gate.models import (
     FileChange,
     Finding,
     ManifestEntry,
+    OnFailure,
     Packing,
     PRFacts,
     RawFinding,
@@ -217,13 +220,14 @@ def _prepare(entry: ManifestEntry, config: ReviewConfig, options: DispatchOption
         # The configuration turned it off: nothing requires it to run. Any other skip of a
         # required agent (no key, --offline, the run budget) makes the run incomplete.
         return None, agent_result(entry, "skipped", kind=spec.kind, required=False,
-                             error="disabled in review-agents.json (enabled: false)")
+                                  error="disabled in review-agents.json (enabled: false)")
     if options.offline and kind.needs_network:
         return None, agent_result(entry, "skipped", kind=spec.kind, required=spec.required,
-                             error="needs the network; --offline")
+                                  error="needs the network; --offline", on_failure=spec.on_failure)
     reason = kind.unavailable(spec)
     if reason:
-        return None, agent_result(entry, "skipped", kind=spec.kind, required=spec.required, error=reason)
+        return None, agent_result(entry, "skipped", kind=spec.kind, required=spec.required, error=reason,
+                                  on_failure=spec.on_failure)
     files = [by_path[p] for p in entry.files]
     names = {f.path: found for f in files if (found := script_names(f.path, f.interpreter, config.domains.domains))}
     task = AgentTask(files=files, rules=config.rules_for(spec.id), repo_root=options.repo_root,
@@ -253,19 +257,22 @@ def agent_result(entry: ManifestEntry, status: AgentStatus, attempts: int = 0, d
                  error: str | None = None, output: AgentOutput | None = None, kind: str = "unknown",
                  required: bool = True, spent: Usage | None = None,
                  line_text: dict[tuple[str, int], str] | None = None,
-                 tool_calls: list[ToolCall] | None = None) -> AgentResult:
+                 tool_calls: list[ToolCall] | None = None, on_failure: OnFailure = "fail_closed") -> AgentResult:
     """The result of an entry: its status, and the findings of ``output`` given their agent and
     fingerprint (anchored on ``line_text``, ``line_index(facts)``). Provider batches build
     theirs here too, so a finding has the same fingerprint however it was asked for.
-    ``tool_calls``: those of attempts that failed, listed before the output's own."""
+    ``tool_calls``: those of attempts that failed, listed before the output's own. ``attempts``:
+    the agent's, or the most one of its requests took when its kind retries them itself."""
     findings = _findings(entry.agent, output.findings, line_text or {}) if output else []
     usage = (spent or Usage()) + output.usage if output else (spent or Usage())
     return AgentResult(
-        id=entry.agent, kind=kind, status=status, required=required, attempts=attempts,
+        id=entry.agent, kind=kind, status=status, required=required, on_failure=on_failure,
+        attempts=max(attempts, output.attempts if output else 0),
         duration_s=round(duration, 3), files=entry.files, error=error,
         **usage.rounded().model_dump(), findings=findings,
         unreviewed=output.unreviewed if output else [],
         out_of_scope=output.out_of_scope if output else 0,
+        out_of_scope_findings=output.out_of_scope_findings if output else [],
         dropped_findings=output.dropped_findings if output else 0, notes=output.notes if output else [],
         raw=output.raw if output else None, prompts=output.prompts if output else [],
         tool_calls=[*(tool_calls or []), *(output.tool_calls if output else [])],
@@ -281,13 +288,14 @@ async def _run_unit(unit: list[_Member], options: DispatchOptions, limiter: anyi
     spent = Usage()  # what attempts that raised a fault used (AgentFault.spent): billed all the same
     calls: list[ToolCall] = []  # the tool calls of attempts that raised a fault (tool agents run alone)
     attempts = 0
+    tries = 0  # a kind that retries its requests itself: the most times the one that failed was sent
 
     def each(status: AgentStatus, started: float, error: str | None = None,
              outputs: list[AgentOutput] | None = None) -> list[AgentResult]:
         shares = spent.split(len(unit))
-        return [agent_result(m.entry, status, attempts, time.monotonic() - started if started else 0.0, error,
-                        outputs[i] if outputs else None, m.spec.kind, m.spec.required, shares[i], line_text,
-                        calls if len(unit) == 1 else None)
+        return [agent_result(m.entry, status, max(attempts, tries), time.monotonic() - started if started else 0.0,
+                             error, outputs[i] if outputs else None, m.spec.kind, m.spec.required, shares[i],
+                             line_text, calls if len(unit) == 1 else None, m.spec.on_failure)
                 for i, m in enumerate(unit)]
 
     estimate = kind.estimate  # None: a kind that calls no model, never held back by the budget
@@ -318,10 +326,14 @@ async def _run_unit(unit: list[_Member], options: DispatchOptions, limiter: anyi
                         except AgentFault as fault:
                             spent += fault.spent or Usage()
                             calls += fault.tool_calls
+                            tries = max(tries, fault.attempts)
                             raise
         except TimeoutError:
             budget.settle(reserved, reserved)  # what it spent is unknown: keep the reservation
             return each("timed_out", started, f"no usable answer within its {deadline:g} s deadline")
+        except AgentSkipped as fault:  # it sent nothing: it did not run
+            budget.settle(reserved, (0, 0.0))
+            return each("skipped", started, str(fault))
         except AgentFault as fault:
             budget.settle(reserved, reserved)
             return each("failed", started, str(fault))

@@ -580,8 +580,9 @@ def test_other_exit_codes_are_not_retried(cli, tmp_path: Path) -> None:
     assert counter.read_text() == "x"
 
 
-def test_a_failing_optional_agent_is_reported_but_does_not_make_the_run_incomplete(
+def test_a_failing_optional_agent_is_no_missing_input_but_fails_the_gate_closed_unless_it_fails_open(
         cli, tmp_path: Path) -> None:
+    # Issue 20: an optional agent that was run and failed left the gate at pass.
     cfg = write_config(tmp_path, [
         agent("optional", script(tmp_path, "crash.py", CRASH), required=False),
         agent("main", printing(tmp_path, "clean.py", [])),
@@ -590,6 +591,12 @@ def test_a_failing_optional_agent_is_reported_but_does_not_make_the_run_incomple
     status = agent_result(report, "optional")
     assert (status["status"], status["required"]) == ("failed", False)
     assert "database exploded" in status["error"]
-    assert report["metrics"]["missing_inputs"] == 0
-    assert report["decision"] == "pass"
-    assert result.code == 0
+    assert (report["metrics"]["missing_inputs"], report["metrics"]["agents_failed"]) == (0, 1)
+    assert (report["decision"], result.code) == ("incomplete", 3)
+    cfg = write_config(tmp_path, [
+        agent("optional", script(tmp_path, "crash.py", CRASH), required=False, on_failure="fail_open"),
+        agent("main", printing(tmp_path, "clean.py", [])),
+    ])
+    result, report = review(cli, cfg)
+    assert (report["metrics"]["agents_failed"], report["metrics"]["agents_skipped"]) == (0, 1)
+    assert (report["decision"], result.code) == ("pass_with_warnings", 0)

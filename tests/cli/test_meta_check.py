@@ -197,14 +197,16 @@ def test_a_malformed_review_fails_the_agent_naming_the_problem(cli, tmp_path: Pa
     assert status["error"] == "review_meta output: no @@@REVIEW_META block: line 1 is 'Looks fine to me!'"
 
 
-def test_an_optional_malformed_reviewer_does_not_block(cli, tmp_path: Path) -> None:
+def test_an_optional_malformed_reviewer_is_no_missing_input_but_counts_as_failed(cli, tmp_path: Path) -> None:
+    # Issue 20: an optional reviewer that was run and failed no longer leaves the gate at pass.
     cfg = write_config(tmp_path, [
         agent("reviewer", script(tmp_path, "chatty.py", REVIEWER.format(text="nothing\n")), output="review_meta",
               required=False),
         agent("main", printing(tmp_path, "clean.py", [])),
     ])
     result, report = review(cli, cfg)
-    assert result.code == 0 and report["decision"] == "pass"
+    assert (report["metrics"]["missing_inputs"], report["metrics"]["agents_failed"]) == (0, 1)
+    assert result.code == 3 and report["decision"] == "incomplete"
     assert agent_result(report, "reviewer")["status"] == "failed"
 
 

@@ -69,7 +69,9 @@ def test_json_report_fields(cli) -> None:
     report = cli("--diff", "-", "--format", "json", stdin=MIXED.encode()).json()
     assert report["schema_version"] == 1
     assert report["metrics"] == {"critical": 1, "major": 1, "warning": 0, "info": 1, "total": 3,
-                                 "missing_inputs": 0, "unreviewed_files": 0, "waived_inline": 0,
+                                 "missing_inputs": 0, "unreviewed_files": 0, "agents_failed": 0,
+                                 "agents_skipped": 4,  # the built-in LLM reviewers: no key
+                                 "waived_inline": 0,
                                  "risk_score": report["classification"]["risk_score"]}
     secret = next(f for f in report["findings"] if f["severity"] == "critical")
     assert set(secret) >= {"fingerprint", "agent", "rule_id", "severity", "category", "file", "line",

@@ -18,5 +18,5 @@ def test_diff_from_stdin(cli, isolated) -> None:
     diff = make_diff("app.py", ["x = 1  # TODO tidy"])
     result = cli("--diff", "-", "--format", "json", stdin=diff.encode())
     assert result.code == 0, result.err
-    assert result.json()["decision"] == "pass"
+    assert result.json()["decision"] == "pass_with_warnings"  # the built-in LLM reviewers did not run: no key
     assert result.json()["metrics"]["info"] == 1

@@ -106,4 +106,7 @@ def test_the_default_offline_run_is_not_made_incomplete_by_the_seed_agents(cli: 
     agents = {a["id"]: a for a in report["agents"]}
     for agent_id in ("finance-sme", "design-auditor"):
         assert agents[agent_id]["status"] == "skipped" and agents[agent_id]["required"] is False
-    assert (report["decision"], result.code) == ("pass", 0), json.dumps(report["agents"])
+    # Not incomplete: they are optional and did not run (no key). Not a plain pass either (issue
+    # 20): a change routed to finance-sme that finance-sme did not read passes with a warning.
+    assert (report["decision"], result.code) == ("pass_with_warnings", 0), json.dumps(report["agents"])
+    assert report["metrics"]["agents_skipped"] >= 2

@@ -202,8 +202,8 @@ def test_unknown_field_lists_the_allowed_fields(cli, cfg: ConfigDir) -> None:
     problem = only(cli, cfg, AGENTS, f"/agents/{i}/timeout")
     assert problem.message == "unknown field 'timeout'"
     assert "did you mean 'timeout_s'?" in problem.fix
-    assert ("allowed fields: capabilities, description, enabled, id, kind, name, required, retries, timeout_s"
-            in problem.fix)
+    assert ("allowed fields: capabilities, description, enabled, id, kind, name, on_failure, required, retries, "
+            "timeout_s" in problem.fix)
 
 
 def test_each_unknown_field_is_its_own_problem(cli, cfg: ConfigDir) -> None:

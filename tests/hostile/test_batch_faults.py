@@ -104,7 +104,8 @@ def test_a_batch_that_fails_as_a_whole_fails_closed(cli, server: LlmServer, tmp_
     assert "missing" in failure
 
 
-def test_an_optional_agent_whose_batch_expired_does_not_block(cli, server: LlmServer, tmp_path: Path) -> None:
+def test_an_optional_agent_whose_batch_expired_is_no_missing_input_but_counts_as_failed(
+        cli, server: LlmServer, tmp_path: Path) -> None:
     server.batches.script.expire = lambda index, custom_id: True
     cfg = small_config(tmp_path, server, "openai")
     agents = json.loads((cfg / "review-agents.json").read_text())
@@ -112,7 +113,11 @@ def test_an_optional_agent_whose_batch_expired_does_not_block(cli, server: LlmSe
     (cfg / "review-agents.json").write_text(json.dumps(agents))
     submit(cli, cfg, WIDE)
     result, report = collect(cli, cfg)
-    assert report is not None and report["decision"] == "needs_fixes" and result.code == 1  # the pattern finding
+    assert report is not None and report["metrics"]["missing_inputs"] == 0
+    # It was run and got no answer: agents_failed, so the built-in gate fails closed (issue 20),
+    # where it said needs_fixes for the pattern finding alone before.
+    assert report["metrics"]["agents_failed"] == 1 and report["metrics"]["major"] >= 1
+    assert report["decision"] == "incomplete" and result.code == 3
 
 
 def test_a_results_url_on_another_host_gets_no_key(cli, server: LlmServer, tmp_path: Path) -> None:

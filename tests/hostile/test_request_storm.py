@@ -55,8 +55,13 @@ def test_many_agents_over_many_chunks_stay_under_the_limits_and_none_fails(
     cfg = write_config(tmp_path, agents, packing="per_agent")  # every agent its own requests: a storm
     _, report = run(cli, cfg, many_files())
     statuses = {a["id"]: (a["status"], a["attempts"], a["error"]) for a in report["agents"]}
-    assert all(s == ("completed", 1, None) for s in statuses.values()), statuses
-    assert limit.rejected_late == 0, f"{limit.rejected_late} 429s after the first answer's headers"
+    assert all(s[0] == "completed" and s[1] <= 2 and s[2] is None for s in statuses.values()), statuses
+    assert limit.rejected_late == 0, f"{limit.rejected_late} 429s on a budget after the first answer's headers"
+    # The 5 requests at once the server takes are in no header: the governor opens up once the
+    # headers tell the budgets, and learns it from the first refusal (a 429 with room in every
+    # budget), never again exceeding it. A storm would be dozens (issue 9: 89).
+    assert limit.busy_late <= 5 * len(AGENTS), limit.busy_late
+    assert limit.most_at_once <= 5
     assert limit.admitted == len(server.requests) > 2 * limit.requests  # more than a window or two holds
     assert report["coverage"]["unreviewed"] == [] and report["decision"] != "incomplete"
     for agent_id in statuses:
@@ -114,7 +119,7 @@ def test_a_request_still_unanswered_at_the_deadline_leaves_its_files_unreviewed_
     assert (report["decision"], result.code) == ("incomplete", 3)
 
 
-def test_an_agent_whose_every_request_misses_its_turn_fails_and_says_why(
+def test_an_agent_whose_every_request_misses_its_turn_did_not_run_and_says_why(
         cli: Any, tmp_path: Path, server: LlmServer) -> None:
     # One request per 30 s window, agents one after the other: the first takes the window.
     server.rate_limit = limit = RateLimit(requests=1, window_s=30.0)
@@ -123,7 +128,10 @@ def test_an_agent_whose_every_request_misses_its_turn_fails_and_says_why(
     cfg = write_config(tmp_path, agents, concurrency=1, packing="per_agent")
     _, report = run(cli, cfg, make_diff("app.py", ["x = 1"]))
     outcome = sorted((a["status"], a["error"] or "") for a in report["agents"])
-    assert [status for status, _ in outcome] == ["completed", "failed"]
+    # It sent nothing: skipped (issue 20: "deadline" is a reason an agent did not run), and,
+    # required, a missing input all the same.
+    assert [status for status, _ in outcome] == ["completed", "skipped"]
+    assert report["metrics"]["agents_skipped"] == 1 and report["metrics"]["missing_inputs"] == 1
     assert "could be sent early enough to be answered before its deadline" in outcome[1][1]
     assert "is at its rate limits" in outcome[1][1]
     assert len(server.requests) == 1 and limit.rejected == 0

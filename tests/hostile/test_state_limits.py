@@ -54,7 +54,7 @@ def test_a_file_left_unreviewed_is_recorded_missing_and_reviewed_again(cli: Any,
     assert [status for _, status in rows] == ["missing", "missing"]
 
 
-def test_an_optional_agent_leaving_a_file_unreviewed_does_not_count() -> None:
+def test_an_optional_agent_leaving_a_file_unreviewed_is_no_missing_input_but_counts_as_failed() -> None:
     config = load_config(None)
     facts = PRFacts(source="t", files=[])
     classification = PRClassification(files=[], domains=[], unclassified=[], risk_score=0, risk_level="low",
@@ -65,7 +65,8 @@ def test_an_optional_agent_leaving_a_file_unreviewed_does_not_count() -> None:
                            files=["a.py"], unreviewed=["a.py"])]
     optional = aggregate(facts, classification, [], [], results[:1], config, run_id="r", tool_version="t")
     required = aggregate(facts, classification, [], [], results, config, run_id="r", tool_version="t")
-    assert (optional.metrics.missing_inputs, optional.decision) == (0, "pass")
+    assert (optional.metrics.missing_inputs, optional.metrics.agents_failed, optional.decision) == (
+        0, 1, "incomplete")  # issue 20: an optional reviewer that left a file unreviewed is no pass
     assert (required.metrics.missing_inputs, required.decision) == (1, "incomplete")
     assert isinstance(required.coverage, Coverage)
 

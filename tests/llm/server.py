@@ -21,9 +21,13 @@ unanswered (the batch expired). Every call to those endpoints is in ``batch_call
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
+import socket
+import struct
+import sys
 import threading
 import time
 from collections import deque
@@ -38,6 +42,11 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256  # the default backlog of 5 stalls a burst of parallel connects by a second
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up (its deadline, a cancelled chunk) is no error of the server's."""
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
+
 
 @dataclass
 class Step:
@@ -50,6 +59,7 @@ class Step:
     tool_input: Any = None  # anthropic: the tool call's input instead of {"findings": ...}
     tool_name: str = "report_findings"  # anthropic: the tool the model calls
     truncated: bool = False  # finish_reason length / stop_reason max_tokens
+    finish: str | None = None  # another finish_reason (openai) or stop_reason (anthropic): content_filter, refusal
     tokens: tuple[int, int] = (100, 20)
     model: str = "test-model-1"
     usage: dict[str, Any] = field(default_factory=dict)  # more usage fields: cached and reasoning token details
@@ -57,6 +67,7 @@ class Step:
     # The model calls tools instead of answering: (tool name, arguments) each; arguments that are
     # a string go out verbatim (OpenAI's JSON text), anything else as JSON / Anthropic's input.
     tool_calls: list[tuple[str, Any]] | None = None
+    drop: bool = False  # the connection is reset without an answer
 
 
 @dataclass
@@ -84,43 +95,55 @@ class _Window:
     tokens: int = 0
     in_flight: int = 0
     first_answer: float | None = None  # when the first answer (and its headers) was sent
+    log: deque[tuple[float, int]] = field(default_factory=deque)  # a rolling window: (time, cost) admitted
 
 
 @dataclass
 class RateLimit:
     """The rate-limit mode: per API path (one per provider, as two accounts would be), at most
     ``concurrent`` requests at once and ``requests`` (and ``tokens``: prompt characters / 4 plus
-    the request's max tokens) per fixed window of ``window_s`` seconds. Beyond that the answer
-    is 429 with Retry-After; every answer carries the remaining / reset headers, OpenAI style
-    on /chat/completions and Anthropic style on /messages."""
+    the request's max tokens) per fixed window of ``window_s`` seconds, or, ``rolling``, over
+    the last ``window_s`` seconds (a reset is then when all of it has left the window). Beyond
+    that the answer is 429 with Retry-After; every answer carries the remaining / reset headers,
+    OpenAI style on /chat/completions and Anthropic style on /messages."""
 
     concurrent: int = 5
     requests: int = 10
     window_s: float = 2.0
     tokens: int | None = None
+    rolling: bool = False
     admitted: int = 0
     rejected: int = 0
-    rejected_late: int = 0  # 429s to requests that arrived after the first answer on their path was sent
+    # 429s to requests that arrived after the first answer on their path was sent: on a budget the
+    # headers report (the window's requests or tokens), and on the concurrency they do not report
+    rejected_late: int = 0
+    busy_late: int = 0
+    most_at_once: int = 0  # the most requests in work at once on one path
     _windows: dict[str, _Window] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def admit(self, path: str, body: dict[str, Any]) -> dict[str, str] | None:
         """None when the request is admitted, else the headers of its 429."""
-        cost = len(Recorded(path, {}, body).prompt) // 4 + int(body.get("max_tokens") or 0)
+        answer = body.get("max_tokens") or body.get("max_completion_tokens") or 0  # as OpenAI counts a request
+        cost = len(Recorded(path, {}, body).prompt) // 4 + int(answer)
         with self._lock:
             now = time.monotonic()
             window = self._window(path, now)
             over_tokens = self.tokens is not None and window.tokens + cost > self.tokens
-            if window.in_flight >= self.concurrent or window.requests >= self.requests or over_tokens:
+            over_budget = window.requests >= self.requests or over_tokens
+            if window.in_flight >= self.concurrent or over_budget:
                 self.rejected += 1
                 if window.first_answer is not None:
-                    self.rejected_late += 1
-                wait = 1.0 if window.in_flight >= self.concurrent else window.start + self.window_s - now
+                    self.rejected_late += over_budget
+                    self.busy_late += not over_budget
+                wait = 1.0 if not over_budget else self._reset(window, now)
                 return {"retry-after": str(max(1, math.ceil(wait))), **self._headers(path, window, now)}
             self.admitted += 1
             window.requests += 1
             window.tokens += cost
+            window.log.append((now, cost))
             window.in_flight += 1
+            self.most_at_once = max(self.most_at_once, window.in_flight)
             return None
 
     def headers(self, path: str) -> dict[str, str]:
@@ -140,13 +163,23 @@ class RateLimit:
 
     def _window(self, path: str, now: float) -> _Window:
         window = self._windows.setdefault(path, _Window(start=now))
-        if now >= window.start + self.window_s:
+        if self.rolling:
+            while window.log and window.log[0][0] <= now - self.window_s:
+                window.log.popleft()
+            window.requests, window.tokens = len(window.log), sum(cost for _, cost in window.log)
+        elif now >= window.start + self.window_s:
             window.start += (now - window.start) // self.window_s * self.window_s
             window.requests = window.tokens = 0
         return window
 
+    def _reset(self, window: _Window, now: float) -> float:
+        """Seconds until the window holds nothing again."""
+        if self.rolling:
+            return window.log[-1][0] + self.window_s - now if window.log else 0.0
+        return window.start + self.window_s - now
+
     def _headers(self, path: str, window: _Window, now: float) -> dict[str, str]:
-        reset = max(0.0, window.start + self.window_s - now)
+        reset = max(0.0, self._reset(window, now))
         budgets = [("requests", self.requests, window.requests)]
         if self.tokens is not None:
             budgets.append(("tokens", self.tokens, window.tokens))
@@ -400,6 +433,8 @@ class LlmServer:
         self.queue: deque[Step] = deque()
         self.default: Step | Callable[[Recorded], Step] = Step()
         self.batches = Batches(self)
+        self.in_work = 0  # model requests being answered now
+        self.most_at_once = 0  # the most there ever were
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), _handler(self))
@@ -452,12 +487,13 @@ def answer(path: str, step: Step) -> dict[str, Any]:
             tool_input = step.tool_input if step.tool_input is not None else {"findings": step.findings}
             content = [{"type": "tool_use", "id": "toolu_test", "name": step.tool_name, "input": tool_input}]
         stop = "max_tokens" if step.truncated else "end_turn" if step.content is not None else "tool_use"
+        stop = step.finish or stop
         return {"id": "msg_test", "type": "message", "role": "assistant", "model": step.model, "content": content,
                 "stop_reason": stop, "stop_sequence": None,
                 "usage": {"input_tokens": step.tokens[0], "output_tokens": step.tokens[1], **step.usage}}
     return {"id": "chatcmpl-test", "object": "chat.completion", "created": 1_700_000_000, "model": step.model,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                         "finish_reason": "length" if step.truncated else "stop"}],
+                         "finish_reason": step.finish or ("length" if step.truncated else "stop")}],
             "usage": {"prompt_tokens": step.tokens[0], "completion_tokens": step.tokens[1],
                       "total_tokens": sum(step.tokens), **step.usage}}
 
@@ -538,11 +574,22 @@ def _handler(owner: LlmServer) -> type[BaseHTTPRequestHandler]:
             if refused is not None:
                 status, payload, headers = 429, json.dumps(error_body(self.path, 429)).encode(), refused
             else:
+                step = owner.next_step(request)
+                with owner._lock:
+                    owner.in_work += 1
+                    owner.most_at_once = max(owner.most_at_once, owner.in_work)
                 try:
-                    status, payload, headers = self.answer_step(owner.next_step(request), limit)
+                    status, payload, headers = self.answer_step(step, limit)
                 finally:
+                    with owner._lock:
+                        owner.in_work -= 1
                     if limit is not None:  # done working: the answer is ready to go
                         limit.release(self.path)
+                if step.drop:  # a connection reset: no answer at all
+                    self.close_connection = True
+                    with contextlib.suppress(OSError):
+                        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    return
             self.reply(status, payload, headers)
             if limit is not None:
                 limit.answered(self.path)
@@ -572,6 +619,29 @@ def _handler(owner: LlmServer) -> type[BaseHTTPRequestHandler]:
                 pass  # the client gave up (its deadline); nothing to answer
 
     return Handler
+
+
+class EveryNth:
+    """A model behind an endpoint that answers 500 to every ``n``-th request it gets (counting
+    all of them, retries included), and as ``answer`` says to the others."""
+
+    def __init__(self, n: int, answer: Step | Callable[[Recorded], Step], status: int = 500,
+                 delay: float = 0.0) -> None:
+        self.n = n
+        self.answer = answer
+        self.status = status
+        self.delay = delay
+        self.seen = 0
+        self.faults = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, request: Recorded) -> Step:
+        with self._lock:
+            self.seen += 1
+            if self.seen % self.n == 0:
+                self.faults += 1
+                return Step(status=self.status, delay=self.delay)
+        return self.answer(request) if callable(self.answer) else self.answer
 
 
 LENS_HEADING = re.compile(r"^# Lens (\S+)$", re.MULTILINE)

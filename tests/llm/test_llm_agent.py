@@ -303,7 +303,11 @@ def test_builtin_llm_agents_are_skipped_without_keys(cli: Any, monkeypatch: pyte
     report = result.json()
     llm = [a for a in report["agents"] if a["kind"] == "llm"]
     assert llm and all(a["status"] == "skipped" and a["error"].endswith("is not set") for a in llm)
-    assert report["metrics"]["missing_inputs"] == 0 and report["decision"] == "pass"
+    # Optional reviewers that did not run never block, and never let the gate say a plain pass.
+    assert report["metrics"]["missing_inputs"] == 0 and report["metrics"]["agents_skipped"] == len(llm)
+    assert (report["decision"], result.code) == ("pass_with_warnings", 0)
+    assert [(a["agent"], a["counted"]) for a in report["did_not_review"]] == [
+        (a["id"], "agents_skipped") for a in llm]
 
 
 def test_constitution_flag_overrides_the_config(cli: Any, tmp_path: Path, server: LlmServer) -> None:

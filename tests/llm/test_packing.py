@@ -97,8 +97,11 @@ def test_a_lens_keeps_nothing_outside_its_scope_nor_findings_naming_no_lens(cli:
         {"severity": "major", "message": "nobody's", "file": "app.py", "line": 1},
         {"agent": "security", "severity": "major", "message": "real", "file": "app.py", "line": 1}])
     _, report = run(cli, packed_config(tmp_path, server), DIFF)
-    assert [(f["agent"], f["message"]) for f in report["findings"]] == [("security", "real")]
-    assert agent_result(report, "docs")["out_of_scope"] == 1
+    # docs does not read app.py: its finding goes to the first lens of the request that does (build)
+    assert [(f["agent"], f["message"]) for f in report["findings"]] == [("build", "docs on code"),
+                                                                        ("security", "real")]
+    assert agent_result(report, "docs")["out_of_scope"] == 0
+    assert any("credited to build" in note for note in agent_result(report, "build")["notes"])
     assert agent_result(report, "security")["dropped_findings"] == 2  # told to every lens of the request
 
 

@@ -116,3 +116,20 @@ def test_an_answer_cut_off_at_max_output_tokens_fails_the_agent(cli: Any, llama_
     assert entry["status"] == "failed", entry
     assert "finish_reason length" in entry["error"]
     assert not [f for f in report["findings"] if f["agent"] == AGENT]
+
+
+@needs_llm_kind
+def test_a_change_in_many_requests_to_a_server_without_rate_limit_headers_completes(
+        cli: Any, llama_server: str, tmp_path: Path) -> None:
+    # llama-server sends no rate-limit headers and has one slot here (-np 1): the governor never
+    # opens past its start of 4 at once, and each chunk is sent once (no 429 to retry, no fault).
+    diff = "".join(
+        f"diff --git a/app/m{i}.py b/app/m{i}.py\nnew file mode 100644\n--- /dev/null\n+++ b/app/m{i}.py\n"
+        f"@@ -0,0 +1,30 @@\n" + "".join(f"+value_{i}_{n} = {n} * {i}\n" for n in range(30)) for i in range(5))
+    config = make_config(tmp_path, llama_server, max_input_tokens=1000, max_output_tokens=256)
+    result = cli("--config", str(config), "--diff", "-", "--format", "json", stdin=diff.encode())
+    report = result.json()
+    entry = agent_result(report)
+    assert entry["status"] == "completed" and entry["unreviewed"] == [], entry
+    assert entry["attempts"] == 1 and report["metrics"]["agents_failed"] == 0
+    assert len(entry["files"]) == 5

@@ -21,6 +21,7 @@ from review_gate.models import (
     ReviewReport,
     RuleInfo,
 )
+from review_gate.models.report import absence_counts, absences
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -116,8 +117,9 @@ def make_report(findings: list[Finding] | None = None, *, decision: str = "fail"
     return ReviewReport(
         tool_version="0.1.0", run_id="20261125T120000Z-abcdef12", decision=decision,  # type: ignore[arg-type]
         exit_code={"fail": 1, "needs_fixes": 1, "incomplete": 3}.get(decision, 0),
-        metrics=Metrics(**counts, total=len(chosen), missing_inputs=1, unreviewed_files=1, risk_score=58),
-        findings=chosen, rules=RULES, agents=AGENTS,
+        metrics=Metrics(**counts, total=len(chosen), missing_inputs=1, unreviewed_files=1, risk_score=58,
+                        **absence_counts(AGENTS)),
+        findings=chosen, rules=RULES, agents=AGENTS, did_not_review=absences(AGENTS),
         classification=PRClassification(
             files=[FileDomains(path=p, domains=d) for p, d in (
                 ("keys/deploy.pem", ["secrets-prone"]), ("app/http.py", ["python"]), ("web/ui.ts", ["javascript"]),

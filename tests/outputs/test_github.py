@@ -95,8 +95,9 @@ def test_plain_lines_cannot_hold_commands() -> None:
 def test_failed_agents_and_the_summary_line_are_plain_lines_last(report: ReviewReport) -> None:
     lines = render(report).splitlines()
     assert lines[-1] == "REVIEW: FAIL | issues=6 (critical=1) | missing_inputs=1"
-    assert lines[-3] == "review-gate: required agent llm-security timed_out: no usable answer within its 30 s deadline"
-    assert lines[-2].startswith("review-gate: optional agent style-bot failed: ")
+    assert lines[-3] == ("review-gate: agent llm-security (required) timed out: no usable answer within its 30 s "
+                         "deadline [agents_failed]")
+    assert lines[-2].startswith("review-gate: agent style-bot (optional) failed: ")
 
 
 def test_caps_ten_per_kind_and_says_how_many_were_left_out() -> None:

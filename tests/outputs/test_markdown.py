@@ -43,8 +43,9 @@ def test_decision_and_summary_line_come_first(report: ReviewReport) -> None:
 
 def test_counts_table(report: ReviewReport) -> None:
     out = render(report)
-    assert "| critical | major | warning | info | total | missing inputs | unreviewed files | risk |" in out
-    assert "| 1 | 2 | 1 | 2 | 6 | 1 | 1 | 58 (high) |" in out
+    assert ("| critical | major | warning | info | total | missing inputs | unreviewed files | agents failed "
+            "| agents skipped | risk |") in out
+    assert "| 1 | 2 | 1 | 2 | 6 | 1 | 1 | 2 | 0 | 58 (high) |" in out
 
 
 def test_findings_grouped_by_severity_with_places(report: ReviewReport) -> None:
@@ -61,7 +62,7 @@ def test_findings_grouped_by_severity_with_places(report: ReviewReport) -> None:
 
 def test_agents_unreviewed_files_usage_and_footer(report: ReviewReport) -> None:
     out = render(report)
-    assert "| llm-security | timed out | yes | no usable answer within its 30 s deadline |" in out
+    assert "| llm-security | timed out | yes | agents_failed | no usable answer within its 30 s deadline |" in out
     assert "| style-bot | failed | no |" in out
     assert "- vendor/big.min.js" in out
     assert "1,200 tokens in, 300 tokens out, cost \\$0.0123." in out
@@ -90,7 +91,7 @@ def test_table_rows_keep_their_cells(report: ReviewReport) -> None:
     assert "tables @\u200doctocat<br>second line" in out  # the newline became <br> inside the cell
     assert "Exception:<br>    pass" in out  # CR LF too
     cells = [t for t in parse(out) if t.type == "td_open"]  # type: ignore[attr-defined]
-    assert len(cells) == 6 * 5 + 2 * 4 + 8 + 4  # 6 findings, 2 broken agents, the counts, 1 agent's usage
+    assert len(cells) == 6 * 5 + 2 * 5 + 10 + 4  # 6 findings, 2 broken agents, the counts, 1 agent's usage
 
 
 def test_nobody_is_mentioned(report: ReviewReport) -> None:

@@ -102,10 +102,26 @@ def test_a_failed_required_agent_is_a_missing_input_and_its_files_are_unreviewed
     assert report.exit_code == 3
 
 
-def test_a_failed_optional_agent_is_reported_but_not_missing() -> None:
+def test_a_failed_optional_agent_is_no_missing_input_but_the_built_in_gate_fails_closed_on_it() -> None:
+    # Issue 20: an optional reviewer that was run and broke let the gate say pass.
     report = run([result("ok", []), result("optional", [], status="timed_out", required=False)])
     assert report.metrics.missing_inputs == 0
-    assert report.decision == "pass"
+    assert (report.metrics.agents_failed, report.metrics.agents_skipped) == (1, 0)
+    assert (report.decision, report.exit_code) == ("incomplete", 3)
+    assert [(a.agent, a.counted) for a in report.did_not_review] == [("optional", "agents_failed")]
+
+
+def test_an_optional_agent_that_did_not_run_is_a_warning() -> None:
+    report = run([result("ok", []), result("optional", [], status="skipped", required=False)])
+    assert (report.metrics.missing_inputs, report.metrics.agents_skipped) == (0, 1)
+    assert (report.decision, report.exit_code) == ("pass_with_warnings", 0)
+
+
+def test_an_optional_agent_that_fails_open_is_counted_as_a_skip() -> None:
+    failed = result("optional", [], status="failed", required=False).model_copy(update={"on_failure": "fail_open"})
+    report = run([result("ok", []), failed])
+    assert (report.metrics.agents_failed, report.metrics.agents_skipped) == (0, 1)
+    assert report.decision == "pass_with_warnings" and report.did_not_review[0].fails_open
 
 
 def test_nothing_reviewed_never_passes() -> None:

@@ -1,6 +1,5 @@
 """What both providers share: the reply, the system message, reading a bounded answer, HTTP
-error mapping (a refused parameter named with the config key that controls it) and
-Retry-After parsing."""
+error mapping (a refused parameter named with the config key that controls it)."""
 
 from __future__ import annotations
 
@@ -8,10 +7,10 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
 from review_gate.errors import AgentFault, TransientAgentFault
+from review_gate.llm.limits import retry_after
 from review_gate.llm.schema import format_note
 
 if TYPE_CHECKING:
@@ -86,6 +85,7 @@ class Reply:
     reasoning_out: int = 0  # of tokens_out, spent on hidden reasoning
     calls: list[ToolUse] = field(default_factory=list)  # the tools the model asked for instead of answering
     turn: dict[str, Any] | None = None  # its message, to send back with the calls' results
+    attempts: int = 1  # times the request was sent (a transient fault retried)
 
 
 def call_id(value: Any, index: int) -> str:
@@ -119,28 +119,6 @@ async def read_bounded(response: httpx.Response, provider: str, limit: int = MAX
                if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
     return httpx.Response(response.status_code, headers=headers, content=bytes(body),
                           request=response.request, extensions=response.extensions)
-
-
-def retry_after(headers: httpx.Headers) -> float | None:
-    """Seconds the server asked us to wait: retry-after-ms, or Retry-After in seconds or as a date."""
-    millis = headers.get("retry-after-ms")
-    if millis:
-        try:
-            return max(0.0, float(millis) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 def error_detail(response: httpx.Response) -> tuple[str, str | None, str | None]:
@@ -214,7 +192,7 @@ def check_status(response: httpx.Response, provider: str, spec: LlmAgent | None 
     message, param, code = error_detail(response)
     text = f"{provider} API returned HTTP {status}: {message}"
     if status in TRANSIENT_STATUS or status >= 500:
-        raise TransientAgentFault(text, retry_after=retry_after(response.headers))
+        raise TransientAgentFault(text, retry_after=retry_after(response.headers, time.time()), status=status)
     hint = param_hint(spec, param, code, message) if spec is not None and status in (400, 422) else None
     raise AgentFault(f"{text} Fix: {hint}." if hint else text)
 

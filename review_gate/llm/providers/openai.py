@@ -88,9 +88,13 @@ def reply(data: dict[str, Any], raw: str, *, name: str = "", tools: bool = False
                    cached_in=as_int(prompt_details.get("cached_tokens")),
                    cache_write_in=as_int(prompt_details.get("cache_write_tokens")),
                    reasoning_out=as_int(completion_details.get("reasoning_tokens")))
-    if choice.get("finish_reason") == "length":
+    finish = choice.get("finish_reason")
+    if finish == "length":
         spent = f", {result.reasoning_out} of its tokens on reasoning" if result.reasoning_out else ""
         raise Unusable(f"the answer was cut off at max_output_tokens (finish_reason length{spent})", result)
+    if finish == "content_filter":  # what is left of the answer is not the review: never a clean one
+        raise Unusable("the answer was withheld by the provider's content filter (finish_reason content_filter)",
+                       result)
     if message.get("refusal"):
         raise Unusable(f"the model refused: {str(message['refusal'])[:200]}", result)
     if tools and _calls(message, result):

@@ -1,0 +1,55 @@
+"""What every format says of the reviewers that did not review all of a change, and of the
+findings an agent dropped for being about a file outside every reviewer's scope: the words
+are written once, here; each format escapes them at its own sink (they quote agents' errors,
+paths and messages, which are untrusted).
+
+    >>> from review_gate.models import Absent
+    >>> absent_line(Absent(agent="finance-sme", status="skipped", reason="ANTHROPIC_API_KEY is not set",
+    ...                    counted="agents_skipped", required=False))
+    'finance-sme (optional) did not run: ANTHROPIC_API_KEY is not set [agents_skipped]'
+"""
+
+from __future__ import annotations
+
+from review_gate.models import SEVERITY_RANK, Absent, DroppedFinding, ReviewReport
+from review_gate.models.report import absences
+
+STATES = {"skipped": "did not run", "failed": "failed", "timed_out": "timed out"}
+
+
+def absent_agents(report: ReviewReport) -> list[Absent]:
+    """The report's agents that did not review all they were given (from its agents, so that a
+    report made by hand or read back says the same)."""
+    return absences(report.agents)
+
+
+def absent_line(absent: Absent) -> str:
+    """One agent that did not review all it was given, why, and the metric it counts in."""
+    weight = "required" if absent.required else "optional"
+    state = STATES.get(absent.status, "did not review everything")
+    counted = f"{absent.counted}; fails open: on_failure is fail_open" if absent.fails_open else absent.counted
+    return f"{absent.agent} ({weight}) {state}: {absent.reason} [{counted}]"
+
+
+def dropped(report: ReviewReport) -> list[tuple[str, DroppedFinding]]:
+    """(agent, finding) of every finding dropped as outside every reviewer's scope, critical first."""
+    found = [(agent.id, d) for agent in report.agents for d in agent.out_of_scope_findings]
+    return sorted(found, key=lambda item: SEVERITY_RANK[item[1].severity])
+
+
+def dropped_line(agent: str, finding: DroppedFinding) -> str:
+    return (f"{agent} dropped a {finding.severity} finding about {finding.file}, outside the scope of every "
+            f"reviewer of its request: {finding.message}")
+
+
+def fails_open_note(report: ReviewReport) -> str | None:
+    """Said when the gate passes over reviewers that failed: the configuration chose it."""
+    if report.exit_code != 0:
+        return None
+    found = absent_agents(report)
+    if any(a.fails_open for a in found):
+        return "Reviewers that fail open (on_failure: fail_open in review-agents.json) failed: the gate lets it pass."
+    if any(a.counted == "agents_failed" for a in found):
+        return ("Reviewers that were run failed, and the gate conditions of review-gate.json let it pass "
+                "(the built-in gate makes agents_failed > 0 incomplete).")
+    return None

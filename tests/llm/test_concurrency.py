@@ -1,0 +1,115 @@
+"""How many requests an endpoint gets at once (``review_gate.llm.concurrency``): small until the
+headers tell the budgets, open then, halved on a push back, a learned or explicit cap kept."""
+
+from __future__ import annotations
+
+import pytest
+
+from review_gate.llm.concurrency import CEILING, START, Flow
+from review_gate.llm.governor import Governor, Limits, Need
+
+NEED = Need(100, 50)
+ROOM = {"x-ratelimit-remaining-requests": "900", "x-ratelimit-reset-requests": "1s",
+        "x-ratelimit-remaining-tokens": "900000", "x-ratelimit-reset-tokens": "1s"}
+
+
+def test_it_starts_small_and_opens_once_the_headers_tell_the_budgets() -> None:
+    flow = Flow(START, CEILING, explicit=False)
+    assert flow.limit == START == 4
+    flow.answered(1.0, index=1, headers=False)
+    assert flow.limit == START  # an answer without budgets says nothing of them
+    flow.answered(1.0, index=2, headers=True)
+    assert flow.limit == CEILING == 64
+
+
+def test_an_endpoint_without_headers_never_grows_past_its_start() -> None:
+    flow = Flow(START, CEILING, explicit=False)
+    for index in range(1, 200):
+        flow.answered(1.0, index, headers=False)
+    assert flow.limit == START
+
+
+def test_latency_that_rises_without_headers_halves_the_window_once_a_round() -> None:
+    flow = Flow(START, CEILING, explicit=False)
+    flow.answered(1.0, index=1, headers=False, sent=4)
+    flow.answered(4.0, index=2, headers=False, sent=4)  # one slow answer: the average is not twice the fastest
+    assert flow.limit == 4
+    flow.answered(4.0, index=3, headers=False, sent=4)  # queueing: now it is
+    assert flow.limit == 2
+    flow.answered(9.0, index=4, headers=False, sent=4)  # sent before the cut: no second halving
+    assert flow.limit == 2
+    for index in range(5, 40):  # calm again: one more a round trip, back to the start at most
+        flow.answered(1.0, index, headers=False, sent=index)
+    assert flow.limit == START
+
+
+def test_a_429_halves_it_once_and_it_grows_back_a_request_a_round() -> None:
+    flow = Flow(START, CEILING, explicit=False)
+    flow.answered(1.0, index=1, headers=True)
+    flow.pushed_back(index=10, sent=64)
+    assert flow.limit == 32
+    flow.pushed_back(index=20, sent=64)  # in flight when it was halved
+    assert flow.limit == 32
+    for index in range(65, 65 + 33):
+        flow.answered(1.0, index, headers=True)
+    assert flow.limit == 33
+    flow.pushed_back(index=70, sent=100)
+    assert flow.limit == 16
+
+
+def test_a_429_with_room_in_every_budget_is_the_servers_own_cap_on_requests_at_once() -> None:
+    governor = Governor("e")
+    first = governor.take(NEED, 0.0)
+    first.observe(ROOM, 200, now=1.0)
+    governor.release(first)
+    assert governor.concurrency == 64
+    tickets = [governor.take(NEED, 1.0) for _ in range(7)]
+    tickets[5].observe({**ROOM, "retry-after": "1"}, 429, now=1.1)  # the 6th at once was one too many
+    assert governor.concurrency == 5
+    for index in range(200):  # for the rest of the run
+        ticket = governor.take(NEED, 3.0 + index)
+        ticket.observe(ROOM, 200, now=3.5 + index)
+        governor.release(ticket)
+    assert governor.concurrency == 5
+
+
+def test_a_429_on_a_spent_budget_halves_the_window() -> None:
+    governor = Governor("e")
+    first = governor.take(NEED, 0.0)
+    first.observe(ROOM, 200, now=1.0)
+    spent = governor.take(NEED, 1.0)
+    spent.observe({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "1s"}, 429, now=1.1)
+    assert governor.concurrency == 32
+
+
+def test_an_explicit_max_concurrency_starts_there_and_is_a_hard_cap() -> None:
+    governor = Governor("e", Limits(max_concurrency=2))
+    assert governor.concurrency == 2  # no slow start: the team knows its server
+    ticket = governor.take(NEED, 0.0)
+    ticket.observe(ROOM, 200, now=0.5)
+    assert governor.concurrency == 2  # generous headers open nothing past it
+    wide = Governor("e", Limits(max_concurrency=64))
+    assert wide.concurrency == 64
+
+
+def test_past_the_most_ever_answered_at_once_requests_go_out_spaced() -> None:
+    # A server that takes fewer at once than its headers let on then refuses a few, not a burst
+    # (before the spacing: 45 refusals in the rate-limited benchmark row, 4 after).
+    governor = Governor("e")
+    first = governor.take(NEED, 0.0)
+    first.observe(ROOM, 200, now=1.0)
+    governor.release(first)
+    held = [governor.take(NEED, 1.0) for _ in range(4)]  # the start: at once
+    assert governor.ramp(1.0) == 0
+    held.append(governor.take(NEED, 1.0))  # the 5th at once: more than ever answered
+    assert governor.ramp(1.0) == pytest.approx(0.005) and governor.ramp(1.006) == 0
+    for ticket in held:
+        ticket.observe(ROOM, 200, now=1.2)
+        governor.release(ticket)
+    assert governor.proven == 5
+    for _ in range(5):  # 5 at once were answered: they go at once, as does the 6th, a while after the last raise
+        governor.take(NEED, 2.0)
+    assert governor.ramp(2.0) == 0
+    governor.take(NEED, 2.0)
+    assert governor.ramp(2.0) == pytest.approx(0.005)  # the 7th waits
+    assert Governor("e", Limits(max_concurrency=8)).ramp(0.0) == 0  # an explicit cap: no spacing

@@ -1,0 +1,115 @@
+"""Issue 20, parts 2 and 3, end to end: against the test server's rate limits (fixed and rolling
+windows, requests and tokens, both wire formats), no request goes out that the last headers
+say will be refused, and an endpoint whose headers leave room gets more than four at once."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import make_diff
+from tests.llm.conftest import KEY, llm_agent, run, write_config
+from tests.llm.server import LlmServer, RateLimit, Recorded, Step, every_file
+
+CHUNKS = 14
+
+
+@pytest.fixture(autouse=True)
+def key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TEST_LLM_KEY", KEY)
+
+
+def many_files(count: int = CHUNKS) -> str:
+    return "".join(make_diff(f"src/m{i:02d}.py", [f"value_{i}_{n} = {n} * {i}" for n in range(40)])
+                   for i in range(count))
+
+
+def slowly(delay: float) -> Any:
+    def answer(request: Recorded) -> Step:
+        step = every_file(request)
+        step.delay = delay
+        return step
+
+    return answer
+
+
+def review(cli: Any, tmp_path: Path, server: LlmServer, provider: str = "openai", count: int = CHUNKS,
+           **fields: Any) -> dict[str, Any]:
+    agent = llm_agent("llm", server, provider, max_input_tokens=1000, timeout_s=60, retries=0, **fields)
+    _, report = run(cli, write_config(tmp_path, [agent]), many_files(count))
+    assert report["agents"][0]["status"] == "completed" and report["agents"][0]["unreviewed"] == [], report["agents"]
+    assert report["metrics"]["agents_failed"] == 0
+    return report
+
+
+@pytest.mark.parametrize(("provider", "rolling"), [("openai", False), ("anthropic", False), ("openai", True),
+                                                   ("anthropic", True)])
+def test_a_request_window_is_never_overshot(cli: Any, tmp_path: Path, server: LlmServer, provider: str,
+                                            rolling: bool) -> None:
+    # Issue 20: at each window's reset the budget came back whole, and a request that reached
+    # the server just after its reset (or, in a rolling window, one still in it) drew a 429.
+    server.rate_limit = limit = RateLimit(concurrent=100, requests=4, window_s=1.0, rolling=rolling)
+    server.default = slowly(0.05)
+    review(cli, tmp_path, server, provider)
+    assert limit.rejected_late == 0 and limit.busy_late == 0
+    assert len(server.requests) == CHUNKS + limit.rejected  # no retry but for the first burst's 429s
+
+
+@pytest.mark.parametrize(("provider", "fields"), [("openai", {}), ("openai", {"reasoning": True}),
+                                                  ("anthropic", {})])
+def test_a_token_window_is_never_overshot(cli: Any, tmp_path: Path, server: LlmServer, provider: str,
+                                          fields: dict[str, Any]) -> None:
+    # Tokens as the server counts them: the prompt and the answer the request allows (max_tokens,
+    # or max_completion_tokens for a reasoning model). Issue 20: 4 of 20 requests drew a 429
+    # after the first headers, or the chunks were given up as "too late" while an answer that
+    # would tell was in flight.
+    server.rate_limit = limit = RateLimit(concurrent=100, requests=10_000, tokens=4 * 1600, window_s=1.0)
+    server.default = slowly(0.05)
+    review(cli, tmp_path, server, provider, count=8, max_output_tokens=600, **fields)
+    assert limit.rejected_late == 0 and limit.busy_late == 0
+
+
+def test_headers_that_cannot_be_read_never_crash_nor_stall_a_run(cli: Any, tmp_path: Path,
+                                                                 server: LlmServer) -> None:
+    def answer(request: Recorded) -> Step:
+        step = every_file(request)
+        step.headers = {"x-ratelimit-remaining-requests": "-1", "x-ratelimit-reset-requests": "soon",
+                        "x-ratelimit-remaining-tokens": "lots", "x-ratelimit-limit-tokens": "-5",
+                        "retry-after": "whenever"}
+        return step
+
+    server.default = answer
+    started = time.monotonic()
+    review(cli, tmp_path, server, count=6)
+    assert time.monotonic() - started < 10  # -1 is not read as 0 remaining: nothing waits on it
+
+
+def test_an_endpoint_whose_headers_leave_room_gets_more_than_four_at_once(cli: Any, tmp_path: Path,
+                                                                          server: LlmServer) -> None:
+    # Issue 20: the default held 4 requests in flight however much the headers said remained,
+    # five times slower than max_concurrency 64 on an 800-file change.
+    server.rate_limit = RateLimit(concurrent=1000, requests=100_000, tokens=10**9, window_s=60.0)
+    server.default = slowly(0.4)
+    started = time.monotonic()
+    review(cli, tmp_path, server, count=20)
+    took = time.monotonic() - started
+    assert 4 < server.most_at_once <= 16  # 4 first, the rest once the first answers told the budgets
+    assert took < 20 * 0.4 / 4  # what four at a time would take at the least
+
+
+def test_an_explicit_max_concurrency_is_a_hard_cap(cli: Any, tmp_path: Path, server: LlmServer) -> None:
+    server.rate_limit = RateLimit(concurrent=1000, requests=100_000, tokens=10**9, window_s=60.0)
+    server.default = slowly(0.1)
+    review(cli, tmp_path, server, count=10, max_concurrency=2)
+    assert server.most_at_once == 2
+
+
+def test_an_endpoint_without_headers_gets_no_more_than_four_at_once(cli: Any, tmp_path: Path,
+                                                                     server: LlmServer) -> None:
+    # A local server (llama-server, Ollama) sends no rate-limit headers: its slots are not told.
+    server.default = slowly(0.1)
+    review(cli, tmp_path, server, count=12)
+    assert server.most_at_once == 4
