@@ -103,7 +103,9 @@ def test_a_waiver_the_base_has_waives_without_being_counted(repo: GitRepo, cli: 
     [waived] = report["waived"]
     assert waived["inline_waiver"]["added"] is False
     assert waived["waived"].startswith("waived by a comment the base already has")
-    assert report["metrics"]["waived_inline"] == 0 and report["decision"] == "pass" and code == 0
+    # not counted: only the built-in llm reviewers that have no key here move the decision
+    assert report["metrics"]["waived_inline"] == 0 and code == 0
+    assert report["decision"] == ("pass_with_warnings" if report["metrics"]["agents_skipped"] else "pass")
 
 
 def _settings(repo: GitRepo, mode: str) -> None:
