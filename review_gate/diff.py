@@ -9,11 +9,14 @@ reviewed as if whole would hide changes from the reviewers.
 from __future__ import annotations
 
 import re
+from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from review_gate.errors import DiffError
-from review_gate.models import FileChange, Hunk, Line, Removed, Unread
+from review_gate.models import FileChange, Hunk, Unread
 from review_gate.models.facts import FileStatus
+from review_gate.models.lines import EMPTY_REMOVED, Lines, RemovedLines
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
 _GIT_HEADER = re.compile(rb'^diff --git ("(?:[^"\\]|\\.)*"|\S+) ("(?:[^"\\]|\\.)*"|\S+)$')
@@ -128,23 +131,50 @@ def _decode(raw: bytes, builder: _FileBuilder) -> str:
         return raw.decode("utf-8", "replace")
 
 
+PIECE = 1 << 20  # bytes of the diff split into lines at a time: what parsing holds beyond the models
+
+
+def _pieces(data: bytes) -> Iterator[bytes]:
+    """``data`` in pieces of about PIECE bytes, each cut just before a ``diff --git`` line, so no
+    file section spans two pieces (a diff without such lines is one piece)."""
+    at = 0
+    while at < len(data):
+        cut = data.find(b"\ndiff --git ", at + PIECE) + 1 if len(data) - at > PIECE else 0
+        end = cut if cut > 0 else len(data)
+        yield data[at:end]
+        at = end
+
+
 def parse_diff(data: bytes) -> list[FileChange]:
     """Parse a unified diff into files with hunks, new-side line numbers and counts.
 
     >>> [f.path for f in parse_diff(b"--- a/x.py\\n+++ b/x.py\\n@@ -0,0 +1 @@\\n+print(1)\\n")]
     ['x.py']
     """
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
     files: list[FileChange] = []
+    base = 0  # lines of the pieces before this one, for the diff line numbers of errors
+    text = False
+    for piece in _pieces(data):
+        lines = piece.split(b"\n")
+        if lines and lines[-1] == b"":
+            lines.pop()
+        text = text or any(ln.strip() for ln in lines)
+        _parse_piece(lines, base, files)
+        base += len(lines)
+    if not files and text:
+        raise DiffError("the input has no file headers (diff --git, ---/+++): it is not a unified diff",
+                        fix="produce it with `git diff` or `diff -u`")
+    return files
+
+
+def _parse_piece(lines: list[bytes], base: int, files: list[FileChange]) -> None:
     current: _FileBuilder | None = None
     i, n = 0, len(lines)
 
     def finish() -> None:
         nonlocal current
         if current is not None:
-            section = b"\n".join(lines[current.start_line - 1:i]) + b"\n"
+            section = b"\n".join(lines[current.start_line - 1 - base:i]) + b"\n"
             files.append(current.build(section.decode("utf-8", "surrogateescape")))
             current = None
 
@@ -152,7 +182,7 @@ def parse_diff(data: bytes) -> list[FileChange]:
         line = lines[i].rstrip(b"\r")
         if line.startswith(b"diff --git "):
             finish()
-            current = _FileBuilder(start_line=i + 1)
+            current = _FileBuilder(start_line=base + i + 1)
             names = _header_names(line)
             if names is not None:
                 current.git_paths = (_path(names[0], b"a/"), _path(names[1], b"b/"))
@@ -161,7 +191,7 @@ def parse_diff(data: bytes) -> list[FileChange]:
         if line.startswith(b"--- ") and i + 1 < n and lines[i + 1].startswith(b"+++ "):
             if current is None or current.saw_minus or current.hunks:
                 finish()
-                current = _FileBuilder(start_line=i + 1)
+                current = _FileBuilder(start_line=base + i + 1)
             minus, plus = line[4:], lines[i + 1].rstrip(b"\r")[4:]
             strip = current.git_paths != (None, None) or _has_prefixes(minus, plus)
             current.old_path = _path(minus, b"a/" if strip else None)
@@ -171,18 +201,14 @@ def parse_diff(data: bytes) -> list[FileChange]:
             continue
         if line.startswith(b"@@"):
             if current is None or not (current.saw_plus or current.git_paths != (None, None)):
-                raise DiffError(f"diff line {i + 1}: hunk header before any file header",
+                raise DiffError(f"diff line {base + i + 1}: hunk header before any file header",
                                 fix="pass a complete unified diff, including its ---/+++ lines")
-            i = _parse_hunk(lines, i, current)
+            i = _parse_hunk(lines, i, current, base)
             continue
         if current is not None and not current.hunks:
             _header_line(line, current)
         i += 1
     finish()
-    if not files and any(ln.strip() for ln in lines):
-        raise DiffError("the input has no file headers (diff --git, ---/+++): it is not a unified diff",
-                        fix="produce it with `git diff` or `diff -u`")
-    return files
 
 
 def _header_names(line: bytes) -> tuple[bytes, bytes] | None:
@@ -253,38 +279,50 @@ def _mode(raw: bytes) -> str:
     return raw.decode("utf-8", "replace").strip()
 
 
-def _parse_hunk(lines: list[bytes], i: int, current: _FileBuilder) -> int:
+def _block(lines: list[bytes], builder: _FileBuilder) -> str:
+    """The texts of diff lines (each behind its one-character tag), joined by newlines: the line
+    ending's carriage return dropped, decoded once for the whole block."""
+    raw = b"\n".join([ln[1:] for ln in lines])
+    if b"\r" in raw:
+        raw = raw.replace(b"\r\n", b"\n").removesuffix(b"\r")
+    return _decode(raw, builder)
+
+
+def _parse_hunk(lines: list[bytes], i: int, current: _FileBuilder, base: int = 0) -> int:
     header = lines[i].rstrip(b"\r")
     match = _HUNK.match(header)
     if match is None:
-        raise DiffError(f"diff line {i + 1}: malformed hunk header {header[:80]!r}",
+        raise DiffError(f"diff line {base + i + 1}: malformed hunk header {header[:80]!r}",
                         fix="hunk headers look like '@@ -12,5 +12,7 @@'")
     old_start, new_start = int(match.group(1)), int(match.group(3))
     old_count = int(match.group(2)) if match.group(2) is not None else 1
     new_count = int(match.group(4)) if match.group(4) is not None else 1
     old_left, new_left = old_count, new_count
-    number, old_number = new_start, old_start
-    kept: list[Line] = []
-    gone: list[Removed] = []
+    old_number = old_start
+    kept: list[bytes] = []  # new-side lines, still tagged
+    flags = bytearray()  # 1 for each added line of kept, 0 for context
+    gone: list[bytes] = []
+    gone_numbers: array[int] = array("q")
+    gone_before: array[int] = array("q")
     start = i
     i += 1
     n = len(lines)
     while (old_left > 0 or new_left > 0) and i < n:
         raw = lines[i]
-        if raw.endswith(b"\r"):
-            raw = raw[:-1]
         tag = raw[:1]
         if tag == b"+":
-            kept.append(Line(number, _decode(raw[1:], current), True))
-            number += 1
+            kept.append(raw)
+            flags.append(1)
             new_left -= 1
         elif tag == b"-":
-            gone.append(Removed(old_number, _decode(raw[1:], current), len(kept)))
+            gone.append(raw)
+            gone_numbers.append(old_number)
+            gone_before.append(len(flags))
             old_number += 1
             old_left -= 1
-        elif tag == b" " or raw == b"":
-            kept.append(Line(number, _decode(raw[1:], current), False))
-            number += 1
+        elif tag == b" " or raw == b"" or raw == b"\r":
+            kept.append(raw)
+            flags.append(0)
             old_number += 1
             old_left -= 1
             new_left -= 1
@@ -294,18 +332,20 @@ def _parse_hunk(lines: list[bytes], i: int, current: _FileBuilder) -> int:
             break
         i += 1
     if old_left > 0 or new_left > 0 or old_left < 0 or new_left < 0:
-        where = "at the end of the diff" if i >= n else f"at diff line {i + 1}"
+        where = "at the end of the diff" if i >= n else f"at diff line {base + i + 1}"
         raise DiffError(
-            f"diff line {start + 1}: hunk {header[:60].decode('utf-8', 'replace')!r} of "
+            f"diff line {base + start + 1}: hunk {header[:60].decode('utf-8', 'replace')!r} of "
             f"{current.new_path or current.git_paths[1]} is truncated or malformed: "
             f"{max(old_left, 0)} old and {max(new_left, 0)} new lines missing {where}",
             fix="pass the whole diff; a cut or hand-edited diff cannot be reviewed safely")
     while i < n and lines[i].startswith(b"\\"):
         i += 1
-    added = sum(1 for ln in kept if ln.added)
+    added = flags.count(1)
     current.added += added
     current.removed += len(gone)
     current.hunks.append(Hunk.model_construct(
         header=header.decode("utf-8", "replace"), old_start=old_start, old_count=old_count,
-        new_start=new_start, new_count=new_count, lines=kept, removed=len(gone), removed_lines=gone))
+        new_start=new_start, new_count=new_count, lines=Lines(_block(kept, current), bytes(flags), new_start),
+        removed=len(gone), removed_lines=RemovedLines(_block(gone, current), gone_numbers, gone_before)
+        if gone else EMPTY_REMOVED))
     return i

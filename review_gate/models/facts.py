@@ -2,42 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Literal
 
 from pydantic import Field
 
 from review_gate.models.base import Frozen
+from review_gate.models.lines import EMPTY_REMOVED, Line, Lines, LinesField, Removed, RemovedField, RemovedLines
 
 FileStatus = Literal["added", "modified", "deleted", "renamed", "copied", "binary"]
-
-
-@dataclass(frozen=True, slots=True)
-class Line:
-    """One line of a hunk on the new side: added (``+``) or context (`` ``).
-
-    A frozen dataclass, not a model: a large diff has a hundred thousand of them, and a
-    dataclass is built four times faster and is half the size. Models holding it still
-    validate and serialise it.
-    """
-
-    number: Annotated[int, Field(ge=1, description="Line number in the new file.")]
-    text: str
-    added: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Removed:
-    """One line a hunk removes (``-``), kept because a deleted check is often the bug.
-
-    ``before``: where it stood, as the index in ``Hunk.lines`` of the new-side line it came
-    before (``len(lines)`` when it came after them all). Kept apart from ``lines`` so everyone
-    who reads ``lines`` as the new file's lines still does.
-    """
-
-    number: Annotated[int, Field(ge=0, description="Line number in the old file.")]
-    text: str
-    before: Annotated[int, Field(ge=0)]
 
 
 class Hunk(Frozen):
@@ -46,10 +18,11 @@ class Hunk(Frozen):
     old_count: int = Field(ge=0)
     new_start: int = Field(ge=0)
     new_count: int = Field(ge=0)
-    lines: list[Line] = Field(repr=False, description="New-side lines: added and context.")
+    # held compactly (models.lines): a sequence of Line, a list of them in JSON
+    lines: LinesField = Field(repr=False, description="New-side lines: added and context.")
     removed: int = Field(default=0, ge=0)
-    removed_lines: list[Removed] = Field(default_factory=list, repr=False,
-                                         description="The removed lines, in order (empty in older bundles).")
+    removed_lines: RemovedField = Field(default_factory=lambda: EMPTY_REMOVED, repr=False,
+                                        description="The removed lines, in order (empty in older bundles).")
 
 
 UnreadKind = Literal["binary", "unreadable", "submodule"]
@@ -91,6 +64,10 @@ class FileChange(Frozen):
         default=False,
         description="One of review-gate's own data files (its run state, loop files, baseline, a report or bundle "
                     "it wrote) that the change commits: not reviewed as code, only scanned by the secret rules.")
+    binary_text: str = Field(
+        default="", exclude=True, repr=False,
+        description="The printable text inside a file binary by content (an image's metadata): scanned by the "
+                    "secret rules only, never shown to a reviewer.")
     patch: str = Field(
         default="", exclude=True, repr=False,
         description="This file's section of the diff, verbatim (undecodable bytes escaped).",
@@ -101,6 +78,10 @@ class Commit(Frozen):
     sha: str
     author: str
     subject: str
+
+
+__all__ = ["Commit", "FileChange", "FileStatus", "Hunk", "Line", "Lines", "PRFacts", "Removed", "RemovedLines",
+           "Unread", "UnreadKind"]
 
 
 class PRFacts(Frozen):
