@@ -42,6 +42,13 @@ def _compile(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
         raise GlobError(str(exc)) from exc
 
 
+@lru_cache(maxsize=1 << 16)
+def _matches(patterns: tuple[str, ...], path: str) -> bool:
+    """Whether ``patterns`` select ``path``, asked once: many rules share their globs (``*.py``), and
+    every rule of every pattern agent asks about every file of its scope."""
+    return bool(_compile(patterns).match_file(path))
+
+
 def check_glob(pattern: str) -> None:
     """Raise GlobError when ``pattern`` is not a usable gitignore-style glob."""
     _compile((pattern,))
@@ -55,7 +62,7 @@ class Globs:
         self._spec = _compile(self.patterns) if self.patterns else None
 
     def match(self, path: str) -> bool:
-        return self._spec is not None and bool(self._spec.match_file(path))
+        return self._spec is not None and _matches(self.patterns, path)
 
     def select(self, paths: Iterable[str]) -> list[str]:
         return [p for p in paths if self.match(p)]
