@@ -42,6 +42,25 @@ def _compile(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
         raise GlobError(str(exc)) from exc
 
 
+_PLAIN = re.compile(r"[^/!\\\[\]#\s][^/\\\[\]\s]*")  # no slash, negation, escape, class, comment or space
+
+
+@lru_cache(maxsize=1024)
+def _component_regex(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One regular expression for globs that name a path component (``*.py``, ``Dockerfile.*``,
+    ``.env``): none has a slash, so each may match any component, and a directory it matches
+    holds what it selects, exactly as git reads them. None when a glob is anything else
+    (pathspec decides those).
+
+    >>> bool(_component_regex(("*.py", "Dockerfile.*")).search("src/Dockerfile.dev/x"))
+    True
+    """
+    if not all(_PLAIN.fullmatch(p) for p in patterns):
+        return None
+    names = "|".join(re.escape(p).replace(r"\*", "[^/]*").replace(r"\?", "[^/]") for p in patterns)
+    return re.compile(f"(?:^|/)(?:{names})(?:/|$)")
+
+
 @lru_cache(maxsize=1 << 16)
 def _matches(patterns: tuple[str, ...], path: str) -> bool:
     """Whether ``patterns`` select ``path``, asked once: many rules share their globs (``*.py``), and
@@ -62,7 +81,10 @@ class Globs:
         self._spec = _compile(self.patterns) if self.patterns else None
 
     def match(self, path: str) -> bool:
-        return self._spec is not None and _matches(self.patterns, path)
+        if self._spec is None:
+            return False
+        quick = _component_regex(self.patterns)
+        return bool(quick.search(path)) if quick is not None else _matches(self.patterns, path)
 
     def select(self, paths: Iterable[str]) -> list[str]:
         return [p for p in paths if self.match(p)]

@@ -50,7 +50,7 @@ def _sfnt(probe: bytes) -> bool:
     if len(probe) < 12:
         return False
     tables, search = struct.unpack_from(">HH", probe, 4)
-    return 0 < tables < 256 and search == 16 * (1 << (tables.bit_length() - 1))
+    return bool(0 < tables < 256 and search == 16 * (1 << (tables.bit_length() - 1)))
 
 
 def _woff(probe: bytes) -> bool:

@@ -19,7 +19,7 @@ from review_gate import matching
 from review_gate.agents import base
 from review_gate.agents.base import AgentContext, AgentOutput, AgentSpec, AgentTask
 from review_gate.globs import Globs
-from review_gate.matching import Cancelled
+from review_gate.matching import Cancelled as Cancelled  # what scan raises when told to stop
 from review_gate.models import RawFinding, Rule
 from review_gate.own_files import SECRETS
 
@@ -31,8 +31,6 @@ review_pack = base.NO_PACKS
 
 _QUOTE = 100  # characters of the flagged line a message quotes
 _WORD = 40  # a word longer than this may be cut (a minified line, a blob)
-
-__all__ = ["Cancelled", "quote", "review", "scan"]
 
 
 async def review(spec: AgentSpec, task: AgentTask, context: AgentContext) -> AgentOutput:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Literal
 
 from pydantic import Field
@@ -80,8 +81,8 @@ class Commit(Frozen):
     subject: str
 
 
-__all__ = ["Commit", "FileChange", "FileStatus", "Hunk", "Line", "Lines", "PRFacts", "Removed", "RemovedLines",
-           "Unread", "UnreadKind"]
+__all__ = ["Commit", "FileChange", "FileStatus", "Hunk", "Line", "LineIndex", "Lines", "PRFacts", "Removed",
+           "RemovedLines", "Unread", "UnreadKind"]
 
 
 class PRFacts(Frozen):
@@ -98,3 +99,36 @@ class PRFacts(Frozen):
     @property
     def lines_removed(self) -> int:
         return sum(f.removed for f in self.files)
+
+
+class LineIndex(Mapping[tuple[str, int], str]):
+    """(file, new line number) -> the line's text, read from the facts' hunks when asked: what a
+    finding's fingerprint is anchored on. Where two hunks of a patch series show one number, the
+    later one's text. Nothing is copied: a large diff's lines are not held twice.
+
+    >>> index = LineIndex(PRFacts(source="x", files=[]))
+    >>> index.get(("a.py", 1)) is None
+    True
+    """
+
+    def __init__(self, facts: PRFacts) -> None:
+        self._files = {f.path: f for f in facts.files}
+
+    def __getitem__(self, key: tuple[str, int]) -> str:
+        path, number = key
+        change = self._files.get(path)
+        for hunk in reversed(change.hunks if change is not None else []):
+            text = hunk.lines.text_of(number)
+            if text is not None:
+                return text
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[tuple[str, int]]:
+        return iter(dict.fromkeys((f.path, ln.number) for f in self._files.values() for h in f.hunks
+                                  for ln in h.lines))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __bool__(self) -> bool:  # not len(): that reads every line
+        return bool(self._files)

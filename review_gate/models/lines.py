@@ -127,6 +127,25 @@ class Lines(_Block, Sequence[Line]):
         at = self._index(index)
         return Line(self._number(at), self._text_at(at), bool(self._added[at]))
 
+    def number_at(self, index: int) -> int:
+        """The new line number of line ``index``, without making the line."""
+        return self._number(self._index(index))
+
+    def added_numbers(self) -> Iterator[int]:
+        """The new line numbers of the added lines, without making the lines."""
+        for run in _RUNS.finditer(self._added):
+            yield from (self._number(i) for i in range(*run.span()))
+
+    def text_of(self, number: int) -> str | None:
+        """The text of new line ``number``, None when this hunk does not show it."""
+        if self._numbers is None:
+            at = number - self._first
+            return self._text_at(at) if 0 <= at < self._count else None
+        for at, known in enumerate(self._numbers):
+            if known == number:
+                return self._text_at(at)
+        return None
+
     def added_runs(self) -> Iterator[tuple[int, str]]:
         """(first line number, text) of each stretch of consecutive added lines, their texts
         joined by newlines: what the pattern rules read, without a Line made for each line."""

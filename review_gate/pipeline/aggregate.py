@@ -85,7 +85,7 @@ def _index(facts: PRFacts) -> dict[str, _Changed]:
     index = {}
     for f in facts.files:
         hunks = _merged([(h.new_start, h.new_start + max(h.new_count, 1)) for h in f.hunks])
-        changed = {ln.number for h in f.hunks for ln in h.lines if ln.added}
+        changed = {number for h in f.hunks for number in h.lines.added_numbers()}
         for h in f.hunks:
             if h.removed_lines or h.removed:
                 changed |= _removal_anchors(h)
@@ -100,7 +100,7 @@ def _removal_anchors(hunk: Hunk) -> set[int]:
     counts under the default filter mode."""
     if not hunk.lines:
         return {max(hunk.new_start, 1)}
-    return {hunk.lines[min(r.before, len(hunk.lines) - 1)].number for r in hunk.removed_lines}
+    return {hunk.lines.number_at(min(r.before, len(hunk.lines) - 1)) for r in hunk.removed_lines}
 
 
 def _clamped(finding: Finding, index: Mapping[str, _Changed]) -> Finding:

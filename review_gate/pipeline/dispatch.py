@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Hashable
+from collections.abc import AsyncIterator, Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -50,6 +50,7 @@ from review_gate.models import (
 )
 from review_gate.models.base import Frozen
 from review_gate.models.config import script_names
+from review_gate.models.facts import LineIndex
 
 if TYPE_CHECKING:
     import httpx
@@ -251,7 +252,7 @@ def _units(members: list[_Member], packing: Packing) -> list[list[_Member]]:
 def agent_result(entry: ManifestEntry, status: AgentStatus, attempts: int = 0, duration: float = 0.0,
                  error: str | None = None, output: AgentOutput | None = None, kind: str = "unknown",
                  required: bool = True, spent: Usage | None = None,
-                 line_text: dict[tuple[str, int], str] | None = None,
+                 line_text: Mapping[tuple[str, int], str] | None = None,
                  tool_calls: list[ToolCall] | None = None) -> AgentResult:
     """The result of an entry: its status, and the findings of ``output`` given their agent and
     fingerprint (anchored on ``line_text``, ``line_index(facts)``). Provider batches build
@@ -271,7 +272,7 @@ def agent_result(entry: ManifestEntry, status: AgentStatus, attempts: int = 0, d
 
 
 async def _run_unit(unit: list[_Member], options: DispatchOptions, limiter: anyio.CapacityLimiter,
-                    line_text: dict[tuple[str, int], str], notify: Listener, context: AgentContext,
+                    line_text: Mapping[tuple[str, int], str], notify: Listener, context: AgentContext,
                     budget: _Budget) -> list[AgentResult]:
     """Run one agent, or a pack of them, under the unit's deadline and retries."""
     kind = unit[0].kind
@@ -342,12 +343,13 @@ async def _review(unit: list[_Member], tasks: list[AgentTask], context: AgentCon
     return await review_pack([m.spec for m in unit], tasks, context)
 
 
-def line_index(facts: PRFacts) -> dict[tuple[str, int], str]:
-    """(file, new line number) -> the line's text: what a finding's fingerprint is anchored on."""
-    return {(f.path, ln.number): ln.text for f in facts.files for h in f.hunks for ln in h.lines}
+def line_index(facts: PRFacts) -> Mapping[tuple[str, int], str]:
+    """(file, new line number) -> the line's text: what a finding's fingerprint is anchored on
+    (read from the hunks when asked: a large diff's lines are not copied)."""
+    return LineIndex(facts)
 
 
-def _findings(agent: str, raw: list[RawFinding], line_text: dict[tuple[str, int], str]) -> list[Finding]:
+def _findings(agent: str, raw: list[RawFinding], line_text: Mapping[tuple[str, int], str]) -> list[Finding]:
     """Give each finding its agent and a fingerprint anchored on the flagged line's text."""
     seen: Counter[tuple[str, str | None, str]] = Counter()
     out = []
