@@ -9,9 +9,9 @@ reviewed as if whole would hide changes from the reviewers.
 from __future__ import annotations
 
 import re
-from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 from review_gate.errors import DiffError
 from review_gate.models import FileChange, Hunk, Unread
@@ -82,6 +82,9 @@ class _FileBuilder:
     added: int = 0
     removed: int = 0
     hunks: list[Hunk] = field(default_factory=list)
+    # hunks read but not made yet: (header, old_start, old_count, new_start, new_count, removed,
+    # first and end line of the body in the piece); made once the section's text exists
+    bodies: list[tuple[str, int, int, int, int, int, int, int]] = field(default_factory=list)
 
     def build(self, patch: str) -> FileChange:
         status: FileStatus
@@ -110,6 +113,26 @@ class _FileBuilder:
             unread=self._submodule(path, status), patch=patch,
         )
 
+    def make_hunks(self, patch: str, section: bytes, lines: list[bytes], first: int) -> None:
+        """The hunks read, as views of their bodies in ``patch`` (the section's text): no copy."""
+        if not self.bodies:
+            return
+        raw = b"\r" in section
+        try:
+            section.decode("utf-8")
+        except UnicodeDecodeError:
+            raw = True
+        ends = list(accumulate((len(ln) + 1 for ln in lines[first:self.bodies[-1][7]]), initial=0))
+        at = _Offsets(section)
+        for header, old_start, old_count, new_start, new_count, removed, start, end in self.bodies:
+            low, high = at(ends[start - first]), at(ends[end - first])
+            if raw:
+                self.non_utf8 = self.non_utf8 or not _utf8(section[ends[start - first]:ends[end - first]])
+            self.hunks.append(Hunk.model_construct(
+                header=header, old_start=old_start, old_count=old_count, new_start=new_start, new_count=new_count,
+                lines=Lines(patch, low, high, new_start, new_count, raw), removed=removed,
+                removed_lines=RemovedLines(patch, low, high, old_start, raw) if removed else EMPTY_REMOVED))
+
     def _submodule(self, path: str, status: FileStatus) -> Unread | None:
         """A gitlink (mode 160000) on the new side: the content is another repository's commit."""
         if status == "deleted" or (self.new_mode or self.index_mode) != GITLINK:
@@ -123,12 +146,28 @@ class _FileBuilder:
         return Unread(kind="submodule", reason=f"submodule {path} {how} {commit}: its content is not reviewed")
 
 
-def _decode(raw: bytes, builder: _FileBuilder) -> str:
+def _utf8(data: bytes) -> bool:
     try:
-        return raw.decode("utf-8")
+        data.decode("utf-8")
     except UnicodeDecodeError:
-        builder.non_utf8 = True
-        return raw.decode("utf-8", "replace")
+        return False
+    return True
+
+
+class _Offsets:
+    """Character offsets in ``data`` decoded (surrogate escapes) of its byte offsets, asked in order."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.same = data.isascii()
+        self.byte = self.char = 0
+
+    def __call__(self, offset: int) -> int:
+        if self.same:
+            return offset
+        self.char += len(self.data[self.byte:offset].decode("utf-8", "surrogateescape"))
+        self.byte = offset
+        return self.char
 
 
 PIECE = 1 << 20  # bytes of the diff split into lines at a time: what parsing holds beyond the models
@@ -174,8 +213,11 @@ def _parse_piece(lines: list[bytes], base: int, files: list[FileChange]) -> None
     def finish() -> None:
         nonlocal current
         if current is not None:
-            section = b"\n".join(lines[current.start_line - 1 - base:i]) + b"\n"
-            files.append(current.build(section.decode("utf-8", "surrogateescape")))
+            first = current.start_line - 1 - base
+            section = b"\n".join(lines[first:i]) + b"\n"
+            patch = section.decode("utf-8", "surrogateescape")
+            current.make_hunks(patch, section, lines, first)
+            files.append(current.build(patch))
             current = None
 
     while i < n:
@@ -189,7 +231,7 @@ def _parse_piece(lines: list[bytes], base: int, files: list[FileChange]) -> None
             i += 1
             continue
         if line.startswith(b"--- ") and i + 1 < n and lines[i + 1].startswith(b"+++ "):
-            if current is None or current.saw_minus or current.hunks:
+            if current is None or current.saw_minus or current.bodies:
                 finish()
                 current = _FileBuilder(start_line=base + i + 1)
             minus, plus = line[4:], lines[i + 1].rstrip(b"\r")[4:]
@@ -205,7 +247,7 @@ def _parse_piece(lines: list[bytes], base: int, files: list[FileChange]) -> None
                                 fix="pass a complete unified diff, including its ---/+++ lines")
             i = _parse_hunk(lines, i, current, base)
             continue
-        if current is not None and not current.hunks:
+        if current is not None and not current.bodies:
             _header_line(line, current)
         i += 1
     finish()
@@ -279,15 +321,6 @@ def _mode(raw: bytes) -> str:
     return raw.decode("utf-8", "replace").strip()
 
 
-def _block(lines: list[bytes], builder: _FileBuilder) -> str:
-    """The texts of diff lines (each behind its one-character tag), joined by newlines: the line
-    ending's carriage return dropped, decoded once for the whole block."""
-    raw = b"\n".join([ln[1:] for ln in lines])
-    if b"\r" in raw:
-        raw = raw.replace(b"\r\n", b"\n").removesuffix(b"\r")
-    return _decode(raw, builder)
-
-
 def _parse_hunk(lines: list[bytes], i: int, current: _FileBuilder, base: int = 0) -> int:
     header = lines[i].rstrip(b"\r")
     match = _HUNK.match(header)
@@ -298,37 +331,21 @@ def _parse_hunk(lines: list[bytes], i: int, current: _FileBuilder, base: int = 0
     old_count = int(match.group(2)) if match.group(2) is not None else 1
     new_count = int(match.group(4)) if match.group(4) is not None else 1
     old_left, new_left = old_count, new_count
-    old_number = old_start
-    kept: list[bytes] = []  # new-side lines, still tagged
-    flags = bytearray()  # 1 for each added line of kept, 0 for context
-    gone: list[bytes] = []
-    gone_numbers: array[int] = array("q")
-    gone_before: array[int] = array("q")
+    added = 0
     start = i
     i += 1
     n = len(lines)
     while (old_left > 0 or new_left > 0) and i < n:
-        raw = lines[i]
-        tag = raw[:1]
+        tag = lines[i][:1]
         if tag == b"+":
-            kept.append(raw)
-            flags.append(1)
+            added += 1
             new_left -= 1
         elif tag == b"-":
-            gone.append(raw)
-            gone_numbers.append(old_number)
-            gone_before.append(len(flags))
-            old_number += 1
             old_left -= 1
-        elif tag == b" " or raw == b"" or raw == b"\r":
-            kept.append(raw)
-            flags.append(0)
-            old_number += 1
+        elif tag == b" " or tag == b"" or tag == b"\r":
             old_left -= 1
             new_left -= 1
-        elif tag == b"\\":
-            pass  # "\ No newline at end of file"
-        else:
+        elif tag != b"\\":  # "\ No newline at end of file"
             break
         i += 1
     if old_left > 0 or new_left > 0 or old_left < 0 or new_left < 0:
@@ -340,12 +357,9 @@ def _parse_hunk(lines: list[bytes], i: int, current: _FileBuilder, base: int = 0
             fix="pass the whole diff; a cut or hand-edited diff cannot be reviewed safely")
     while i < n and lines[i].startswith(b"\\"):
         i += 1
-    added = flags.count(1)
+    removed = old_count - (new_count - added)
     current.added += added
-    current.removed += len(gone)
-    current.hunks.append(Hunk.model_construct(
-        header=header.decode("utf-8", "replace"), old_start=old_start, old_count=old_count,
-        new_start=new_start, new_count=new_count, lines=Lines(_block(kept, current), bytes(flags), new_start),
-        removed=len(gone), removed_lines=RemovedLines(_block(gone, current), gone_numbers, gone_before)
-        if gone else EMPTY_REMOVED))
+    current.removed += removed
+    current.bodies.append((header.decode("utf-8", "replace"), old_start, old_count, new_start, new_count, removed,
+                           start + 1, i))
     return i

@@ -1,10 +1,11 @@
-"""A hunk's lines held compactly: one text for all of them, not one object per line.
+"""A hunk's lines read from the diff text itself: no second copy of every line.
 
 A 50 MB diff has more than a million lines. Held as one object and one string each they cost
-about five times the diff; held as one string per hunk (its lines joined by newlines) and one
-byte per line they cost about what the diff does. ``Lines`` and ``RemovedLines`` are read-only
-sequences of ``Line`` and ``Removed`` that make each line when it is read, so every reader of
-``hunk.lines`` reads them as before; a model's JSON is the same list of objects as before.
+about five times the diff, on top of the diff's own text (``FileChange.patch``). So a hunk keeps
+only where its body is in that text (``source[start:end]``: its lines with their ``+``/``-``/
+`` `` tags, as the diff wrote them), and ``Lines`` and ``RemovedLines`` are read-only sequences of
+``Line`` and ``Removed`` made from it each time they are read. Every reader of ``hunk.lines``
+reads them as before, and a model's JSON is the same list of objects as before.
 
 >>> block = Lines.of([Line(3, "a = 1", True), Line(4, "b = 2", False)])
 >>> [(ln.number, ln.text, ln.added) for ln in block]
@@ -16,14 +17,14 @@ sequences of ``Line`` and ``Removed`` that make each line when it is read, so ev
 from __future__ import annotations
 
 import re
-from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, overload
 
 from pydantic import Field, PlainSerializer, PlainValidator, WithJsonSchema
 
-_RUNS = re.compile(b"\x01+")  # consecutive added lines, in a block's flags
+_RUNS = re.compile(b"\x01+")  # consecutive added lines, in a hunk's flags
+_OLD = frozenset(("-", "\\"))  # tags of body lines that are not on the new side
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,50 +56,50 @@ def _no_newline(texts: Sequence[str]) -> None:
             raise ValueError(f"a line's text holds no newline: {text[:40]!r}")
 
 
-class _Block:
-    """Lines joined by newlines in ``_text``, with the offsets of their starts made on first use."""
+class _Body:
+    """A hunk's body in ``source[start:end]``, up to and with its last line's newline. ``raw``: its
+    lines may end with a carriage return or hold undecodable bytes (surrogate escapes), which each
+    line's text drops or replaces."""
 
-    __slots__ = ("_count", "_starts", "_text")
+    __slots__ = ("_end", "_raw", "_source", "_start")
 
-    def __init__(self, text: str, count: int) -> None:
-        self._text = text
-        self._count = count
-        self._starts: array[int] | None = None
+    def __init__(self, source: str, start: int, end: int, raw: bool) -> None:
+        self._source = source
+        self._start = start
+        self._end = end
+        self._raw = raw
 
-    def __len__(self) -> int:
-        return self._count
+    def _rows(self) -> list[str]:
+        # the body ends with its last line's newline: "\n" alone is one empty line
+        return self._source[self._start:self._end - 1].split("\n") if self._end > self._start else []
 
-    def _texts(self) -> list[str]:
-        return self._text.split("\n") if self._count else []
-
-    def _text_at(self, index: int) -> str:
-        if self._starts is None:
-            starts, at = array("q"), 0
-            for text in self._texts():
-                starts.append(at)
-                at += len(text) + 1
-            starts.append(at)
-            self._starts = starts
-        return self._text[self._starts[index]:self._starts[index + 1] - 1]
-
-    def _index(self, index: int) -> int:
-        at = index + self._count if index < 0 else index
-        if not 0 <= at < self._count:
-            raise IndexError("line index out of range")
-        return at
+    def _texts(self, rows: list[str]) -> list[str]:
+        texts = [row[1:] for row in rows]
+        if self._raw:
+            texts = [_clean(t) for t in texts]
+        return texts
 
 
-class Lines(_Block, Sequence[Line]):
-    """A hunk's new-side lines: ``text`` (joined by newlines), one flag byte each (1: added),
-    numbered from ``first`` (or by ``numbers``, when they do not follow each other)."""
+def _clean(text: str) -> str:
+    """A line as a reviewer reads it: its line ending's carriage return dropped, undecodable bytes
+    (kept as surrogate escapes in the diff's text) replaced."""
+    text = text.removesuffix("\r")
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace") if not text.isascii() else text
 
-    __slots__ = ("_added", "_first", "_numbers")
 
-    def __init__(self, text: str, added: bytes, first: int, numbers: Sequence[int] | None = None) -> None:
-        super().__init__(text, len(added))
-        self._added = added
+class Lines(_Body, Sequence[Line]):
+    """A hunk's new-side lines: the body's lines tagged ``+`` or `` `` (or empty), ``count`` of
+    them, numbered from ``first`` (or by ``numbers``, when they do not follow each other)."""
+
+    __slots__ = ("_count", "_first", "_numbers", "_read")
+
+    def __init__(self, source: str, start: int, end: int, first: int, count: int, raw: bool = False,
+                 numbers: Sequence[int] | None = None) -> None:
+        super().__init__(source, start, end, raw)
         self._first = first
+        self._count = count
         self._numbers = numbers
+        self._read: tuple[list[str], bytes] | None = None  # kept once a line is read by index
 
     @classmethod
     def of(cls, lines: Iterable[Line]) -> Lines:
@@ -108,14 +109,32 @@ class Lines(_Block, Sequence[Line]):
         numbers = [ln.number for ln in lines]
         first = numbers[0] if numbers else 1
         follow = numbers == list(range(first, first + len(numbers)))
-        return cls("\n".join(texts), bytes(ln.added for ln in lines), first, None if follow else array("q", numbers))
+        source = "".join(("+" if ln.added else " ") + ln.text + "\n" for ln in lines)
+        return cls(source, 0, len(source), first, len(lines), numbers=None if follow else tuple(numbers))
+
+    def _new(self) -> tuple[list[str], bytes]:
+        """The new-side lines' texts, and a flag byte each (1: added)."""
+        if self._read is not None:
+            return self._read
+        rows = [row for row in self._rows() if row[:1] not in _OLD]
+        return self._texts(rows), bytes([row[:1] == "+" for row in rows])
+
+    def __len__(self) -> int:
+        return self._count
 
     def _number(self, index: int) -> int:
         return self._numbers[index] if self._numbers is not None else self._first + index
 
+    def _index(self, index: int) -> int:
+        at = index + self._count if index < 0 else index
+        if not 0 <= at < self._count:
+            raise IndexError("line index out of range")
+        return at
+
     def __iter__(self) -> Iterator[Line]:
-        numbers = self._numbers if self._numbers is not None else range(self._first, self._first + self._count)
-        return map(Line, numbers, self._texts(), map(bool, self._added))
+        texts, added = self._new()
+        numbers = self._numbers if self._numbers is not None else range(self._first, self._first + len(texts))
+        return map(Line, numbers, texts, map(bool, added))
 
     @overload
     def __getitem__(self, index: int) -> Line: ...
@@ -125,37 +144,36 @@ class Lines(_Block, Sequence[Line]):
         if isinstance(index, slice):
             return list(self)[index]
         at = self._index(index)
-        return Line(self._number(at), self._text_at(at), bool(self._added[at]))
+        self._read = texts, added = self._new()
+        return Line(self._number(at), texts[at], bool(added[at]))
 
     def number_at(self, index: int) -> int:
-        """The new line number of line ``index``, without making the line."""
+        """The new line number of line ``index``, without reading the line."""
         return self._number(self._index(index))
 
     def added_numbers(self) -> Iterator[int]:
-        """The new line numbers of the added lines, without making the lines."""
-        for run in _RUNS.finditer(self._added):
+        """The new line numbers of the added lines."""
+        for run in _RUNS.finditer(self._new()[1]):
             yield from (self._number(i) for i in range(*run.span()))
 
     def text_of(self, number: int) -> str | None:
         """The text of new line ``number``, None when this hunk does not show it."""
         if self._numbers is None:
             at = number - self._first
-            return self._text_at(at) if 0 <= at < self._count else None
-        for at, known in enumerate(self._numbers):
-            if known == number:
-                return self._text_at(at)
-        return None
+        else:
+            at = next((i for i, known in enumerate(self._numbers) if known == number), -1)
+        if not 0 <= at < self._count:
+            return None
+        self._read = texts, _ = self._new()
+        return texts[at]
 
     def added_runs(self) -> Iterator[tuple[int, str]]:
         """(first line number, text) of each stretch of consecutive added lines, their texts
         joined by newlines: what the pattern rules read, without a Line made for each line."""
         if not self._count:
             return
-        if self._numbers is None and not self._added.count(0):
-            yield self._first, self._text  # every line added: the block is the one run
-            return
-        texts = self._texts()
-        for run in _RUNS.finditer(self._added):
+        texts, added = self._new()
+        for run in _RUNS.finditer(added):
             start, end = run.span()
             if self._numbers is None:
                 yield self._first + start, "\n".join(texts[start:end])
@@ -163,60 +181,81 @@ class Lines(_Block, Sequence[Line]):
                 yield from ((self._numbers[i], texts[i]) for i in range(start, end))
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, Lines):
-            return (self._text, self._added) == (other._text, other._added) and list(self) == list(other)
-        return isinstance(other, (list, tuple)) and list(self) == list(other)
+        return isinstance(other, (Lines, list, tuple)) and list(self) == list(other)
 
     def __hash__(self) -> int:
-        return hash((self._text, self._added, self._first))
+        return hash(tuple(self))
 
     def __repr__(self) -> str:
         return f"Lines({list(self)!r})"
 
 
-class RemovedLines(_Block, Sequence[Removed]):
-    """A hunk's removed lines: ``text`` (joined by newlines), their old numbers and positions."""
+class RemovedLines(_Body, Sequence[Removed]):
+    """A hunk's removed lines: the body's lines tagged ``-``, numbered in the old file from
+    ``old_first``, each placed before the new-side line it preceded."""
 
-    __slots__ = ("_before", "_numbers")
+    __slots__ = ("_given", "_old_first")
 
-    def __init__(self, text: str, numbers: Sequence[int], before: Sequence[int]) -> None:
-        super().__init__(text, len(numbers))
-        self._numbers = numbers
-        self._before = before
+    def __init__(self, source: str, start: int, end: int, old_first: int, raw: bool = False,
+                 given: Sequence[Removed] | None = None) -> None:
+        super().__init__(source, start, end, raw)
+        self._old_first = old_first
+        self._given = given
 
     @classmethod
     def of(cls, lines: Iterable[Removed]) -> RemovedLines:
-        lines = list(lines)
-        texts = [ln.text for ln in lines]
-        _no_newline(texts)
-        return cls("\n".join(texts), array("q", [ln.number for ln in lines]), array("q", [ln.before for ln in lines]))
+        lines = tuple(lines)
+        _no_newline([ln.text for ln in lines])
+        return cls("", 0, 0, 0, given=lines)
+
+    def _all(self) -> list[Removed]:
+        if self._given is not None:
+            return list(self._given)
+        rows = self._rows()
+        texts = self._texts(rows)
+        out: list[Removed] = []
+        old, new = self._old_first, 0
+        for row, text in zip(rows, texts, strict=True):
+            tag = row[:1]
+            if tag == "-":
+                out.append(Removed(old, text, new))
+                old += 1
+            elif tag == "+":
+                new += 1
+            elif tag != "\\":
+                old += 1
+                new += 1
+        return out
+
+    def __len__(self) -> int:
+        return len(self._all()) if self._given is None else len(self._given)
 
     def __iter__(self) -> Iterator[Removed]:
-        return map(Removed, self._numbers, self._texts(), self._before)
+        return iter(self._all())
 
     @overload
     def __getitem__(self, index: int) -> Removed: ...
     @overload
     def __getitem__(self, index: slice) -> list[Removed]: ...
     def __getitem__(self, index: int | slice) -> Removed | list[Removed]:
-        if isinstance(index, slice):
-            return list(self)[index]
-        at = self._index(index)
-        return Removed(self._numbers[at], self._text_at(at), self._before[at])
+        return self._all()[index]
+
+    def __bool__(self) -> bool:
+        if self._given is not None:
+            return bool(self._given)
+        return any(row[:1] == "-" for row in self._rows())
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, (RemovedLines, list, tuple)):
-            return list(self) == list(other)
-        return False
+        return isinstance(other, (RemovedLines, list, tuple)) and list(self) == list(other)
 
     def __hash__(self) -> int:
-        return hash(self._text)
+        return hash(tuple(self))
 
     def __repr__(self) -> str:
         return f"RemovedLines({list(self)!r})"
 
 
-EMPTY_REMOVED = RemovedLines("", (), ())
+EMPTY_REMOVED = RemovedLines.of(())
 
 
 def _validated(value: object, kind: type[Line] | type[Removed]) -> list[Any]:
