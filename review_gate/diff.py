@@ -9,7 +9,7 @@ reviewed as if whole would hide changes from the reviewers.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate
 
@@ -184,16 +184,44 @@ def _pieces(data: bytes) -> Iterator[bytes]:
         at = end
 
 
+def _streamed(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """``_pieces`` of a diff read in chunks: what was read and not yet cut is all that is held."""
+    buffer = bytearray()
+    searched = PIECE  # where the next cut is looked for: what was searched is not searched again
+    for chunk in chunks:
+        buffer += chunk
+        while len(buffer) > searched:
+            cut = buffer.find(b"\ndiff --git ", searched)
+            if cut < 0:
+                searched = max(PIECE, len(buffer) - len(b"\ndiff --git "))
+                break
+            yield bytes(buffer[:cut + 1])
+            del buffer[:cut + 1]
+            searched = PIECE
+    if buffer:
+        yield bytes(buffer)
+
+
 def parse_diff(data: bytes) -> list[FileChange]:
     """Parse a unified diff into files with hunks, new-side line numbers and counts.
 
     >>> [f.path for f in parse_diff(b"--- a/x.py\\n+++ b/x.py\\n@@ -0,0 +1 @@\\n+print(1)\\n")]
     ['x.py']
     """
+    return _parse(_pieces(data))
+
+
+def parse_stream(chunks: Iterable[bytes]) -> list[FileChange]:
+    """``parse_diff`` of a diff read in chunks (a pipe, a file): a piece of it at a time is held
+    as lines, never the whole diff."""
+    return _parse(_streamed(chunks))
+
+
+def _parse(pieces: Iterable[bytes]) -> list[FileChange]:
     files: list[FileChange] = []
     base = 0  # lines of the pieces before this one, for the diff line numbers of errors
     text = False
-    for piece in _pieces(data):
+    for piece in pieces:
         lines = piece.split(b"\n")
         if lines and lines[-1] == b"":
             lines.pop()

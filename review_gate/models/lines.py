@@ -91,7 +91,7 @@ class Lines(_Body, Sequence[Line]):
     """A hunk's new-side lines: the body's lines tagged ``+`` or `` `` (or empty), ``count`` of
     them, numbered from ``first`` (or by ``numbers``, when they do not follow each other)."""
 
-    __slots__ = ("_count", "_first", "_numbers", "_read")
+    __slots__ = ("_count", "_first", "_numbers")
 
     def __init__(self, source: str, start: int, end: int, first: int, count: int, raw: bool = False,
                  numbers: Sequence[int] | None = None) -> None:
@@ -99,7 +99,6 @@ class Lines(_Body, Sequence[Line]):
         self._first = first
         self._count = count
         self._numbers = numbers
-        self._read: tuple[list[str], bytes] | None = None  # kept once a line is read by index
 
     @classmethod
     def of(cls, lines: Iterable[Line]) -> Lines:
@@ -113,9 +112,7 @@ class Lines(_Body, Sequence[Line]):
         return cls(source, 0, len(source), first, len(lines), numbers=None if follow else tuple(numbers))
 
     def _new(self) -> tuple[list[str], bytes]:
-        """The new-side lines' texts, and a flag byte each (1: added)."""
-        if self._read is not None:
-            return self._read
+        """The new-side lines' texts, and a flag byte each (1: added): made anew each time, never kept."""
         rows = [row for row in self._rows() if row[:1] not in _OLD]
         return self._texts(rows), bytes([row[:1] == "+" for row in rows])
 
@@ -144,7 +141,7 @@ class Lines(_Body, Sequence[Line]):
         if isinstance(index, slice):
             return list(self)[index]
         at = self._index(index)
-        self._read = texts, added = self._new()
+        texts, added = self._new()
         return Line(self._number(at), texts[at], bool(added[at]))
 
     def number_at(self, index: int) -> int:
@@ -164,8 +161,7 @@ class Lines(_Body, Sequence[Line]):
             at = next((i for i, known in enumerate(self._numbers) if known == number), -1)
         if not 0 <= at < self._count:
             return None
-        self._read = texts, _ = self._new()
-        return texts[at]
+        return self._new()[0][at]
 
     def added_runs(self) -> Iterator[tuple[int, str]]:
         """(first line number, text) of each stretch of consecutive added lines, their texts
