@@ -6,7 +6,7 @@ joined into one text; one pass of an RE2 set over it tells which of its rules oc
 all, and only those are run for positions. RE2 calls cost, not bytes (about 3 µs a call): the
 work is a few calls per group and rule that occurs, never a Python loop of rules over lines.
 
-The text is built from stretches of consecutive added lines of one file (*runs*, from
+The text is built, about a megabyte at a time, from stretches of consecutive added lines of one file (*runs*, from
 ``Lines.added_runs``), not line by line; a match offset goes back to its run by bisection and
 to its line by counting the newlines before it in the run. A match may span lines of one run
 (``except:`` then ``pass``), never two runs: one that does is dropped, and the runs it touched
@@ -15,7 +15,7 @@ are scanned again on their own, so it hides no real match.
 The text inside a binary file (``FileChange.binary_text``, an image's metadata) is read by the
 secret rules only (``secret``); its matches have no line. Scans run one at a time in the
 process (a lock): they hold the GIL anyway, and one text at a time is what keeps a large
-diff's scan small. A scan looks at ``stop`` every few thousand runs or matches and while it
+diff's scan small. A scan looks at ``stop`` between batches, every few thousand matches and while it
 waits, and raises ``Cancelled`` once it is set.
 """
 
@@ -31,7 +31,8 @@ from typing import Any
 from review_gate.models import FileChange
 from review_gate.patterns import compile_pattern, pattern_set
 
-_CHECK_EVERY = 4096  # runs or matches between two looks at the stop flag
+_CHECK_EVERY = 4096  # matches between two looks at the stop flag
+BATCH = 1 << 20  # bytes of added lines scanned at a time
 _SCANNING = threading.Lock()  # one scan at a time (see the module's docstring)
 
 
@@ -115,8 +116,7 @@ def find(patterns: Sequence[str], files: Sequence[FileChange], allowed: Sequence
         found: list[Match] = []
         everything = pattern_set(list(patterns))
         for rules, members in _groups(files, allowed).items():
-            text = _joined(files, members, stop)
-            if text.size:
+            for text in _batches(files, members, stop):
                 found += _scan(everything, patterns, rules, text, stop)
         secrets = tuple(r for r, reads in enumerate(secret) if reads)
         inside = [i for i in range(len(files)) if files[i].binary_text]
@@ -132,16 +132,22 @@ def find(patterns: Sequence[str], files: Sequence[FileChange], allowed: Sequence
     return found
 
 
-def _joined(files: Sequence[FileChange], members: list[int], stop: threading.Event | None) -> _Text:
+def _batches(files: Sequence[FileChange], members: list[int], stop: threading.Event | None) -> Iterator[_Text]:
+    """The added lines of ``members``, joined, about BATCH bytes at a time (whole runs): a large
+    diff's text is never held whole, and a batch is still few RE2 calls."""
     text = _Text()
     for index in members:
         for hunk in files[index].hunks:
             for first, run in hunk.lines.added_runs():
                 text.add(index, first, run)
-        if len(text.starts) % _CHECK_EVERY == 0:
-            _check(stop)
-    text.join()
-    return text
+            if text.size > BATCH:
+                _check(stop)
+                text.join()
+                yield text
+                text = _Text()
+    if text.size:
+        text.join()
+        yield text
 
 
 def _scan(everything: Any, patterns: Sequence[str], rules: tuple[int, ...], text: _Text,
