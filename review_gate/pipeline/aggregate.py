@@ -29,6 +29,7 @@ from review_gate.models import (
 )
 from review_gate.models.manifest import Gap, ManifestEntry
 from review_gate.models.report import ReviewReport
+from review_gate.pipeline.boundary import checked, checked_all
 
 DECISION_RANK = {"pass": 0, "pass_with_warnings": 1, "needs_fixes": 2, "fail": 3}
 _OPS: dict[str, Callable[[float, float], bool]] = {
@@ -234,6 +235,9 @@ def aggregate(
     shown for them; those findings are reported under ``waived`` and do not count. ``files_left_out``:
     how many changed files were left out before classification as the gate's own.
     """
+    facts, classification = checked("aggregate", facts), checked("aggregate", classification)
+    manifest, gaps, results = (checked_all("aggregate", manifest), checked_all("aggregate", gaps),
+                               checked_all("aggregate", results))
     mode = filter_mode or config.settings.filter_mode
     index = _index(facts)
     raw = [f for r in results if r.status in _USABLE for f in r.findings]
@@ -266,7 +270,7 @@ def aggregate(
     rules = [RuleInfo(id=r.id, name=r.name, agent=r.agent, severity=r.severity, category=r.category,
                       description=r.description, detection=r.detection, recommendation=r.recommendation)
              for r in config.rules.rules if r.id in fired]
-    return ReviewReport(
+    return checked("aggregate", ReviewReport(
         tool_version=tool_version, run_id=run_id, decision=decision,
         exit_code=exit_code(decision, fail_on or config.settings.gate.fail_on),
         metrics=metrics, findings=findings, waived=waived, rules=rules, agents=results,
@@ -278,7 +282,7 @@ def aggregate(
                           filter_mode=mode, nothing_to_review=not changed, files_left_out=files_left_out),
         usage=_usage(results),
         source=facts.source,
-    )
+    ))
 
 
 def not_inspected(facts: PRFacts, settings: SettingsFile) -> list[NotInspected]:

@@ -51,6 +51,7 @@ from review_gate.models import (
 from review_gate.models.base import Frozen
 from review_gate.models.config import script_names
 from review_gate.models.facts import LineIndex
+from review_gate.pipeline.boundary import checked, checked_all
 
 if TYPE_CHECKING:
     import httpx
@@ -94,6 +95,7 @@ async def dispatch(
 
     >>> # results = await dispatch(manifest, facts, config, DispatchOptions(concurrency=4, default_timeout_s=60))
     """
+    manifest, facts = checked("dispatch", manifest), checked("dispatch", facts)
     notify: Listener = listener or (lambda _id, _event, _result: None)
     limiter = anyio.CapacityLimiter(options.concurrency)
     by_path = {f.path: f for f in facts.files}
@@ -126,7 +128,7 @@ async def dispatch(
         async with anyio.create_task_group() as group:
             for unit in _units(members, options.packing):
                 group.start_soon(run, unit)
-    return [results[e.agent] for e in manifest.entries]
+    return checked_all("dispatch", [results[e.agent] for e in manifest.entries])
 
 
 def revision(facts: PRFacts, options: DispatchOptions) -> Revision | None:

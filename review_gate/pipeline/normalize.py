@@ -16,6 +16,7 @@ from review_gate.errors import GitError, InputError, UsageError
 from review_gate.escape import sanitize
 from review_gate.models import Commit, FileChange, PRFacts, Unread
 from review_gate.models.base import Frozen
+from review_gate.pipeline.boundary import checked
 from review_gate.reading import MIB, chunks, human
 from review_gate.reveal import Where, reveal
 
@@ -107,7 +108,8 @@ async def normalize(request: DiffRequest) -> PRFacts:
     >>> [f.path for f in facts.files]
     ['x.py']
     """
-    return await anyio.to_thread.run_sync(_normalize, request)
+    request = checked("normalize", request)
+    return checked("normalize", await anyio.to_thread.run_sync(_normalize, request))
 
 
 def _parse(data: bytes | Iterable[bytes], where: Where) -> list[FileChange]:

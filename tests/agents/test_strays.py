@@ -32,8 +32,8 @@ def test_marks_ended_at_once_are_all_killed() -> None:
         for thread in threads:
             thread.start()
         for thread in threads:
-            thread.join(timeout=30)
-        assert all(process.wait(timeout=10) == -9 for process in processes)
+            thread.join(timeout=60)
+        assert all(process.wait(timeout=30) == -9 for process in processes)
     finally:
         for process in processes:
             process.kill()
