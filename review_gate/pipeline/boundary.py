@@ -39,9 +39,9 @@ def checked(stage: str, value: M) -> M:
     if os.environ.get("REVIEW_GATE_UNCHECKED") == "1":
         return value
     try:
-        return _checked(value)
-    except ValidationError as exc:
-        raise UsageError(f"stage {stage}: {type(value).__name__} is not valid: {_first(exc)}",
+        return _checked(value, ())
+    except _Invalid as invalid:
+        raise UsageError(f"stage {stage}: {type(value).__name__} is not valid: {invalid.describe()}",
                          fix="build models with their constructors (or model_validate), which check every field; "
                              "model_construct and model_copy(update=...) check nothing") from None
 
@@ -50,23 +50,44 @@ def checked_all(stage: str, values: Sequence[M]) -> list[M]:
     return [checked(stage, value) for value in values]
 
 
-def _checked(value: M) -> M:
+class _Invalid(Exception):
+    """A nested model at ``path`` failed its check."""
+
+    def __init__(self, path: tuple[str | int, ...], error: ValidationError) -> None:
+        super().__init__(path, error)
+        self.path = path
+        self.error = error
+
+    def describe(self) -> str:
+        """The first error, as field path: message (the value it got)."""
+        first = self.error.errors()[0]
+        where = ".".join(str(part) for part in (*self.path, *first["loc"])) or "(the model)"
+        got = repr(first.get("input"))[:80]
+        count = self.error.error_count()
+        return f"{where}: {first['msg']} (got {got})" + (f" (and {count - 1} more)" if count > 1 else "")
+
+
+def _checked(value: M, path: tuple[str | int, ...]) -> M:
     known = _seen.get(id(value))
     if known is not None and known() is value:
         return value
-    fields = {name: _nested(value.__dict__[name]) for name in type(value).model_fields if name in value.__dict__}
-    # strict: the fields a constructor stored are of their types already; anything a check would
-    # have to convert was never checked (model_construct), and is refused
-    type(value).model_validate(fields, strict=True)
+    fields = {name: _nested(value.__dict__[name], (*path, name))
+              for name in type(value).model_fields if name in value.__dict__}
+    try:
+        # strict: the fields a constructor stored are of their types already; anything a check
+        # would have to convert was never checked (model_construct), and is refused
+        type(value).model_validate(fields, strict=True)
+    except ValidationError as exc:
+        raise _Invalid(path, exc) from None
     _remember(value)
     return value
 
 
-def _nested(item: Any) -> Any:
+def _nested(item: Any, path: tuple[str | int, ...]) -> Any:
     if isinstance(item, BaseModel):
-        return _checked(item)
+        return _checked(item, path)
     if isinstance(item, list) and item and isinstance(item[0], BaseModel):
-        return [_nested(x) for x in item]
+        return [_nested(x, (*path, i)) for i, x in enumerate(item)]
     return item
 
 
@@ -74,15 +95,6 @@ def _remember(model: BaseModel) -> None:
     key = id(model)
     with contextlib.suppress(TypeError):  # a model that takes no weak reference is checked each time
         _seen[key] = weakref.ref(model, lambda _ref, key=key: _seen.pop(key, None))  # type: ignore[misc]
-
-
-def _first(exc: ValidationError) -> str:
-    """The first error, as field path: message (the value it got)."""
-    error = exc.errors()[0]
-    where = ".".join(str(part) for part in error["loc"]) or "(the model)"
-    got = repr(error.get("input"))[:80]
-    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"{where}: {error['msg']} (got {got}){more}"
 
 
 __all__ = ["checked", "checked_all"]
