@@ -117,17 +117,15 @@ class _FileBuilder:
         """The hunks read, as views of their bodies in ``patch`` (the section's text): no copy."""
         if not self.bodies:
             return
-        raw = b"\r" in section
-        try:
-            section.decode("utf-8")
-        except UnicodeDecodeError:
-            raw = True
-        ends = list(accumulate((len(ln) + 1 for ln in lines[first:self.bodies[-1][7]]), initial=0))
+        raw = b"\r" in section or (not patch.isascii() and not _utf8(section))
+        # where each line starts: the lengths before it, and a newline after each (C loops, no Python one)
+        sums = list(accumulate(map(len, lines[first:self.bodies[-1][7]]), initial=0))
         at = _Offsets(section)
         for header, old_start, old_count, new_start, new_count, removed, start, end in self.bodies:
-            low, high = at(ends[start - first]), at(ends[end - first])
+            begin, stop = sums[start - first] + start - first, sums[end - first] + end - first
+            low, high = at(begin), at(stop)
             if raw:
-                self.non_utf8 = self.non_utf8 or not _utf8(section[ends[start - first]:ends[end - first]])
+                self.non_utf8 = self.non_utf8 or not _utf8(section[begin:stop])
             self.hunks.append(Hunk.model_construct(
                 header=header, old_start=old_start, old_count=old_count, new_start=new_start, new_count=new_count,
                 lines=Lines(patch, low, high, new_start, new_count, raw), removed=removed,

@@ -25,6 +25,7 @@ from pydantic import Field, PlainSerializer, PlainValidator, WithJsonSchema
 
 _RUNS = re.compile(b"\x01+")  # consecutive added lines, in a hunk's flags
 _OLD = frozenset(("-", "\\"))  # tags of body lines that are not on the new side
+_NEAR = 32  # a line this close to a hunk's start is found row by row, not by splitting the whole body
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,8 +142,25 @@ class Lines(_Body, Sequence[Line]):
         if isinstance(index, slice):
             return list(self)[index]
         at = self._index(index)
+        if at < _NEAR:
+            row = self._row(at)
+            return Line(self._number(at), self._texts([row])[0], row[:1] == "+")
         texts, added = self._new()
         return Line(self._number(at), texts[at], bool(added[at]))
+
+    def _row(self, index: int) -> str:
+        """New-side row ``index`` of the body, found without splitting all of it (``lines[0]``:
+        a script's ``#!`` line at the top of a new file of thousands of lines)."""
+        source, at, seen = self._source, self._start, -1
+        while at < self._end:
+            stop = source.find("\n", at, self._end)
+            stop = self._end if stop < 0 else stop
+            if source[at:at + 1] not in _OLD:
+                seen += 1
+                if seen == index:
+                    return source[at:stop]
+            at = stop + 1
+        raise IndexError("line index out of range")
 
     def number_at(self, index: int) -> int:
         """The new line number of line ``index``, without reading the line."""

@@ -21,7 +21,9 @@ they cost; nothing else sets it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import typing
 import weakref
 from collections.abc import Sequence
 from typing import Any, TypeVar
@@ -71,8 +73,10 @@ def _checked(value: M, path: tuple[str | int, ...]) -> M:
     known = _seen.get(id(value))
     if known is not None and known() is value:
         return value
-    fields = {name: _nested(value.__dict__[name], (*path, name))
-              for name in type(value).model_fields if name in value.__dict__}
+    fields = value.__dict__
+    nested = _holding_models(type(value))
+    if nested:
+        fields = {**fields, **{name: _nested(fields[name], (*path, name)) for name in nested if name in fields}}
     try:
         # strict: the fields a constructor stored are of their types already; anything a check
         # would have to convert was never checked (model_construct), and is refused
@@ -81,6 +85,18 @@ def _checked(value: M, path: tuple[str | int, ...]) -> M:
         raise _Invalid(path, exc) from None
     _remember(value)
     return value
+
+
+@functools.cache
+def _holding_models(model: type[BaseModel]) -> tuple[str, ...]:
+    """The fields of ``model`` that may hold models (``hunks: list[Hunk]``): only those are walked."""
+    return tuple(name for name, info in model.model_fields.items() if _mentions_model(info.annotation))
+
+
+def _mentions_model(annotation: Any) -> bool:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return True
+    return any(_mentions_model(arg) for arg in typing.get_args(annotation))
 
 
 def _nested(item: Any, path: tuple[str | int, ...]) -> Any:

@@ -21,9 +21,9 @@ from __future__ import annotations
 import contextlib
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Hashable, Mapping
+from collections.abc import AsyncIterator, Hashable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import anyio
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
@@ -48,31 +48,17 @@ from review_gate.models import (
     ToolCall,
     Usage,
 )
-from review_gate.models.base import Frozen
 from review_gate.models.config import script_names
 from review_gate.models.facts import LineIndex
 from review_gate.pipeline.boundary import checked, checked_all
+from review_gate.pipeline.options import DispatchOptions as DispatchOptions
+from review_gate.pipeline.options import Event
+from review_gate.pipeline.options import Listener as Listener
 
 if TYPE_CHECKING:
     import httpx
 
-Event = Literal["queued", "running", "retrying", "done"]
-Listener = Callable[[str, Event, AgentResult | None], None]
-
 _backoff = wait_exponential(multiplier=0.5, max=10) + wait_random(0, 0.5)
-
-
-class DispatchOptions(Frozen):
-    concurrency: int
-    timeout_s: float | None = None  # overrides every agent's timeout when given
-    default_timeout_s: float
-    offline: bool = False
-    repo_root: str | None = None
-    config_dir: str | None = None
-    standards: str | None = None  # the constitution's Standards section (resolved by the bootstrap)
-    packing: Packing = "agent_packed"  # agents that can share requests run as one unit (per_agent: never)
-    staged: bool = False  # the change is the index's: an llm agent's tools read the staged files
-    private_paths: tuple[str, ...] = ()  # globs an llm agent's tools never read (config and the run state)
 
 
 def _wait(state: RetryCallState) -> float:
