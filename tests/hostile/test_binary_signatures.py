@@ -125,3 +125,13 @@ def test_source_that_starts_like_a_signature_keeps_the_stray_nul_rule(source: by
 def test_the_text_inside_a_binary_is_bounded() -> None:
     text = signatures.text_inside(b"\x00".join([b"A" * 100] * 20_000))
     assert len(text) == signatures.MAX_TEXT
+
+
+def test_a_sweep_reads_the_text_inside_an_image_with_the_secret_rules(cli: Any, repo: GitRepo) -> None:
+    repo.write("docs/logo.png", png_with_xmp(b"Comment\x00aws_access_key_id=" + KEY.encode()))
+    repo.commit("logo with a key")
+    result = cli("sweep", "--offline", "--no-state", "--format", "json")
+    report = json.loads(result.out)
+    assert [(f["file"], f["line"]) for f in report["findings"] if f["rule_id"] == "sec-aws-key-01"] == [
+        ("docs/logo.png", None)]
+    assert {item["path"]: item["kind"] for item in report["coverage"]["not_inspected"]} == {"docs/logo.png": "binary"}
