@@ -9,7 +9,7 @@ from pydantic import AfterValidator, Field
 from review_gate.models.base import Frozen, UntrustedText
 from review_gate.models.config import Severity
 
-TEXT_LIMIT = 2000  # characters of an agent's message or recommendation kept: it may quote a whole minified line
+TEXT_LIMIT = 4000  # characters of an agent's message or recommendation kept: it may quote a whole minified line
 
 
 def _bounded(text: str) -> str:
