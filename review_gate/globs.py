@@ -42,23 +42,25 @@ def _compile(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
         raise GlobError(str(exc)) from exc
 
 
-_PLAIN = re.compile(r"[^/!\\\[\]#\s][^/\\\[\]\s]*")  # no slash, negation, escape, class, comment or space
-
-
 @lru_cache(maxsize=1024)
-def _component_regex(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
-    """One regular expression for globs that name a path component (``*.py``, ``Dockerfile.*``,
-    ``.env``): none has a slash, so each may match any component, and a directory it matches
-    holds what it selects, exactly as git reads them. None when a glob is anything else
-    (pathspec decides those).
+def _one_regex(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
+    """The globs' own regular expressions (pathspec's, stdlib ``re``) as one alternation, when none
+    is negated (``!``): then a path is selected when any selects it, exactly as git reads them,
+    and one match of an already compiled expression answers, not pathspec's per-call machinery
+    (which every rule of every pattern agent asked about every file). None for a list with a
+    negation, whose order matters: pathspec decides those.
 
-    >>> bool(_component_regex(("*.py", "Dockerfile.*")).search("src/Dockerfile.dev/x"))
+    >>> bool(_one_regex(("*.py", "**/migrations/**")).match("app/migrations/0001.sql"))
     True
     """
-    if not all(_PLAIN.fullmatch(p) for p in patterns):
-        return None
-    names = "|".join(re.escape(p).replace(r"\*", "[^/]*").replace(r"\?", "[^/]") for p in patterns)
-    return re.compile(f"(?:^|/)(?:{names})(?:/|$)")
+    expressions = []
+    for pattern in _compile(patterns).patterns:
+        regex = getattr(pattern, "regex", None)
+        if getattr(pattern, "include", None) is not True or not isinstance(regex, re.Pattern):
+            return None
+        # the directory group pathspec names in each expression is for negations' order: unnamed here
+        expressions.append(f"(?:{regex.pattern.replace('(?P<ps_d>', '(?:')})")
+    return re.compile("|".join(expressions))
 
 
 @lru_cache(maxsize=1 << 16)
@@ -83,8 +85,8 @@ class Globs:
     def match(self, path: str) -> bool:
         if self._spec is None:
             return False
-        quick = _component_regex(self.patterns)
-        return bool(quick.search(path)) if quick is not None else _matches(self.patterns, path)
+        quick = _one_regex(self.patterns)
+        return bool(quick.match(path)) if quick is not None else _matches(self.patterns, path)
 
     def select(self, paths: Iterable[str]) -> list[str]:
         return [p for p in paths if self.match(p)]

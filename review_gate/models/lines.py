@@ -186,6 +186,12 @@ class Lines(_Body, Sequence[Line]):
         joined by newlines: what the pattern rules read, without a Line made for each line."""
         if not self._count:
             return
+        if self._numbers is None and not self._raw:
+            body = self._source[self._start:self._end]
+            if body[:1] == "+" and body.count("\n+") == body.count("\n") - 1:
+                # every line added (a new file): the text is the body without its tags, in one C call
+                yield self._first, body[1:-1].replace("\n+", "\n")
+                return
         texts, added = self._new()
         for run in _RUNS.finditer(added):
             start, end = run.span()
