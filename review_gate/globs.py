@@ -75,16 +75,31 @@ def check_glob(pattern: str) -> None:
     _compile((pattern,))
 
 
+_SUFFIX = re.compile(r"\*(\.[A-Za-z0-9_.+-]+)")  # *.py: any path component that ends so
+
+
+@lru_cache(maxsize=1024)
+def _suffixes(patterns: tuple[str, ...]) -> tuple[str, ...] | None:
+    """``(".py", ".pyw")`` for globs that are all ``*.EXT`` (most rules' ``paths``), None otherwise."""
+    found = [_SUFFIX.fullmatch(p) for p in patterns]
+    return tuple(m.group(1) for m in found if m) if all(found) else None
+
+
 class Globs:
     """A list of globs; ``match`` is true for a path any of them selects (``!`` negates)."""
 
     def __init__(self, patterns: Sequence[str]) -> None:
         self.patterns = tuple(patterns)
         self._spec = _compile(self.patterns) if self.patterns else None
+        self._suffixes = _suffixes(self.patterns) if self.patterns else None
 
     def match(self, path: str) -> bool:
         if self._spec is None:
             return False
+        suffixes = self._suffixes
+        if suffixes is not None:  # *.EXT matches a file or a directory on the way: any component
+            return path.endswith(suffixes) or ("/" in path and any(
+                part.endswith(suffixes) for part in path.split("/")[:-1]))
         quick = _one_regex(self.patterns)
         return bool(quick.match(path)) if quick is not None else _matches(self.patterns, path)
 

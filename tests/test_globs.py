@@ -8,14 +8,16 @@ import pytest
 
 from review_gate.globs import Globs, _compile, _one_regex
 
-PATHS = ["a.py", "src/a.py", "x.py/y.txt", "a.pyw", ".py", "py", "app/migrations/0001_init.py",
+PATHS = ["a.tar.gz", "b.gz", "x.tar.gz/in.txt",
+         "a.py", "src/a.py", "x.py/y.txt", "a.pyw", ".py", "py", "app/migrations/0001_init.py",
          "migrations/x.sql", "db/migrate/1.rb", "k8s/deploy.yaml", "x/k8s/deploy.yaml", ".github/workflows/ci.yml",
          "deep/.github/workflows/ci.yml", "Dockerfile", "src/Dockerfile.dev", "Dockerfiles", "a.dockerfile",
          "requirements-dev.txt", "req/requirements.txt", ".env", ".env.local", "x.env", "docs/guide.md",
          "docs", "a/docs/b.md", "notes.xyz", "weird name [1].py", "café/ünïcode.py"]
 LISTS = [("*.py", "*.pyw"), ("Dockerfile", "Dockerfile.*", "*.dockerfile"), ("**/migrations/**", "*.sql"),
          (".github/workflows/**",), ("k8s/**", "kubernetes/**"), ("docs/",), ("requirements*.txt",),
-         ("/docs/guide.md",), ("**/*.md",), ("*.py", "!src/*"), ("docs/**", "!docs/guide.md")]
+         ("/docs/guide.md",), ("**/*.md",), ("*.py", "!src/*"), ("docs/**", "!docs/guide.md"), ("*.env",),
+         ("*.tar.gz", "*.txt")]
 
 
 @pytest.mark.parametrize("patterns", LISTS)

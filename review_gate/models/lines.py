@@ -168,8 +168,20 @@ class Lines(_Body, Sequence[Line]):
 
     def added_numbers(self) -> Iterator[int]:
         """The new line numbers of the added lines."""
-        for run in _RUNS.finditer(self._new()[1]):
-            yield from (self._number(i) for i in range(*run.span()))
+        if self._numbers is None and self._all_added():
+            yield from range(self._first, self._first + self._count)
+            return
+        rows = self._rows()
+        flags = bytes([row[:1] == "+" for row in rows if row[:1] not in _OLD])
+        for run in _RUNS.finditer(flags):
+            start, end = run.span()
+            yield from (range(self._first + start, self._first + end) if self._numbers is None
+                        else (self._numbers[i] for i in range(start, end)))
+
+    def _all_added(self) -> bool:
+        """Every line of the body is an added one (a new file), told by counting, not splitting."""
+        source, start, end = self._source, self._start, self._end
+        return source[start:start + 1] == "+" and source.count("\n+", start, end) == source.count("\n", start, end) - 1
 
     def text_of(self, number: int) -> str | None:
         """The text of new line ``number``, None when this hunk does not show it."""
@@ -186,12 +198,10 @@ class Lines(_Body, Sequence[Line]):
         joined by newlines: what the pattern rules read, without a Line made for each line."""
         if not self._count:
             return
-        if self._numbers is None and not self._raw:
-            body = self._source[self._start:self._end]
-            if body[:1] == "+" and body.count("\n+") == body.count("\n") - 1:
-                # every line added (a new file): the text is the body without its tags, in one C call
-                yield self._first, body[1:-1].replace("\n+", "\n")
-                return
+        if self._numbers is None and not self._raw and self._all_added():
+            # every line added (a new file): the text is the body without its tags, in one C call
+            yield self._first, self._source[self._start + 1:self._end - 1].replace("\n+", "\n")
+            return
         texts, added = self._new()
         for run in _RUNS.finditer(added):
             start, end = run.span()
