@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from typing import Literal
 
@@ -111,17 +112,34 @@ class LineIndex(Mapping[tuple[str, int], str]):
     True
     """
 
+    _KEPT = 64  # hunks whose texts are kept while findings are anchored: findings come file by file
+
     def __init__(self, facts: PRFacts) -> None:
         self._files = {f.path: f for f in facts.files}
+        self._texts: OrderedDict[int, list[str]] = OrderedDict()  # id of a hunk's Lines -> its texts
 
     def __getitem__(self, key: tuple[str, int]) -> str:
         path, number = key
         change = self._files.get(path)
         for hunk in reversed(change.hunks if change is not None else []):
-            text = hunk.lines.text_of(number)
-            if text is not None:
-                return text
+            at = hunk.lines.index_of(number)
+            if at is not None:
+                return self._hunk_texts(hunk.lines)[at]
         raise KeyError(key)
+
+    def _hunk_texts(self, lines: Lines) -> list[str]:
+        """A hunk's texts, made once for the findings on it (thousands of findings in one new file
+        of 55,000 lines read it once, not once each)."""
+        key = id(lines)
+        texts = self._texts.get(key)
+        if texts is None:
+            texts = [line.text for line in lines]
+            self._texts[key] = texts
+            if len(self._texts) > self._KEPT:
+                self._texts.popitem(last=False)
+        else:
+            self._texts.move_to_end(key)
+        return texts
 
     def __iter__(self) -> Iterator[tuple[str, int]]:
         return iter(dict.fromkeys((f.path, ln.number) for f in self._files.values() for h in f.hunks

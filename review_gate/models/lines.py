@@ -183,15 +183,18 @@ class Lines(_Body, Sequence[Line]):
         source, start, end = self._source, self._start, self._end
         return source[start:start + 1] == "+" and source.count("\n+", start, end) == source.count("\n", start, end) - 1
 
-    def text_of(self, number: int) -> str | None:
-        """The text of new line ``number``, None when this hunk does not show it."""
+    def index_of(self, number: int) -> int | None:
+        """The index of new line ``number`` among the lines, None when this hunk does not show it."""
         if self._numbers is None:
             at = number - self._first
         else:
             at = next((i for i, known in enumerate(self._numbers) if known == number), -1)
-        if not 0 <= at < self._count:
-            return None
-        return self._new()[0][at]
+        return at if 0 <= at < self._count else None
+
+    def text_of(self, number: int) -> str | None:
+        """The text of new line ``number``, None when this hunk does not show it."""
+        at = self.index_of(number)
+        return None if at is None else self[at].text
 
     def added_runs(self) -> Iterator[tuple[int, str]]:
         """(first line number, text) of each stretch of consecutive added lines, their texts
