@@ -118,7 +118,8 @@ class Table:
         self.rows: list[Row] = []
 
     def check(self, name: str, value: float, limit: float, unit: str, detail: str = "") -> None:
-        measured = f"{value:.3f} {unit}" if unit == "s" else f"{value:.0f} {unit}"
+        digits = 3 if unit == "s" else 2 if value < 100 else 0
+        measured = f"{value:.{digits}f} {unit}"
         if detail:
             measured += f" ({detail})"
         self.rows.append(Row(name, f"< {limit:g} {unit}", measured, "ok" if value < limit else "FAIL"))

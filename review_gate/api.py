@@ -58,9 +58,9 @@ from review_gate.models import (
     ReviewReport,
 )
 from review_gate.own_files import blob_ids, relative
-from review_gate.pipeline.dispatch import Listener
 from review_gate.pipeline.gap_detect import check_requests
 from review_gate.pipeline.normalize import DiffRequest
+from review_gate.pipeline.options import Listener
 from review_gate.state.session import NoState, RunState, run_state
 
 if TYPE_CHECKING:

@@ -18,8 +18,8 @@ from review_gate.globs import literal_glob
 from review_gate.models import CommandAgent, LlmAgent, Packing, PRFacts, ReviewConfig
 from review_gate.models.config import AGENTS_FILE, COMPOSITION_FILE, DOMAINS_FILE, RULES_FILE
 from review_gate.own_files import Link, OwnFiles, inside, link_target, locate, relative
-from review_gate.pipeline.dispatch import DispatchOptions
 from review_gate.pipeline.normalize import DiffRequest
+from review_gate.pipeline.options import DispatchOptions
 from review_gate.state.store import companions, open_store, state_file, state_link, state_location
 
 PER_AGENT_FILES = (RULES_FILE, AGENTS_FILE, DOMAINS_FILE, COMPOSITION_FILE)

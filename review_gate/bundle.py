@@ -28,7 +28,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
-from review_gate.agents.base import capped
 from review_gate.config.load import read_json
 from review_gate.config.messages import pointer
 from review_gate.errors import BundleError, ConfigProblem, InputError, ReviewGateError, UsageError
@@ -101,6 +100,8 @@ def result_data(result: AgentResult) -> Any:
     """An AgentResult as JSON, with its findings and raw answer, which model dumps leave out."""
     data = _dump(result)
     data["findings"] = [_dump(f) for f in result.findings]
+    from review_gate.agents.base import capped  # here: importing the agents package imports every kind
+
     data["raw"] = capped(result.raw)  # kinds cap their answers; a bundle never trusts that alone
     return data
 

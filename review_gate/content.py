@@ -17,7 +17,8 @@ file taken for binary would be passed unread.
 from __future__ import annotations
 
 import codecs
-import unicodedata
+
+from review_gate.signatures import signature
 
 BINARY_PROBE = 8000  # git's buffer_is_binary looks for a NUL byte in this many bytes
 _STRANGE_SHARE = 0.1  # more odd characters than this in the probe: binary, not text with a few NULs
@@ -39,10 +40,17 @@ def readable(data: bytes) -> bytes | None:
     few NUL or control bytes), its UTF-8 form when it is UTF-16 or UTF-32 text, None when binary.
     Only the first 8000 bytes decide; the rest of a wide file is decoded leniently."""
     probe = data[:BINARY_PROBE]
+    if not is_binary(data):
+        return data
+    # A file that starts with a well-known binary format's signature is that format, however much
+    # text its metadata holds (an image's XMP packet can fill its first 8000 bytes); git saw a NUL
+    # in it too, and no source file or script starts with one of these (see ``signature``).
+    if signature(probe) is not None:
+        return None
     # A #! script is what its interpreter runs, byte by byte, whatever its bytes look like; and
     # bytes that read as text one byte at a time are that text, though a BOM stands before them:
     # real UTF-16/32 text is a third to three quarters NUL bytes read that way.
-    if not is_binary(data) or probe.startswith(b"#!") or _mostly_text(probe):
+    if probe.startswith(b"#!") or _mostly_text(probe):
         return data
     encoding = wide_encoding(probe)
     return _decoded(data, encoding).encode("utf-8") if encoding is not None else None
@@ -88,10 +96,15 @@ def _decoded(data: bytes, encoding: str) -> str:
     return data.decode(encoding, "replace")
 
 
+# the control characters (Unicode category Cc) that are not white space: deleted by translate
+_CONTROLS = dict.fromkeys(c for c in [*range(0x20), *range(0x7F, 0xA0)] if chr(c) not in _SPACES)
+
+
 def _mostly_text(probe: bytes) -> bool:
     """Text that holds a few NUL or control bytes (a stray NUL makes git call it binary)."""
     text = probe.decode("utf-8", "replace")
-    strange = sum(1 for c in text if c == "\ufffd" or (unicodedata.category(c) == "Cc" and c not in _SPACES))
+    # counted by C loops (count, translate), not a Python loop over 8000 characters
+    strange = text.count("\ufffd") + len(text) - len(text.translate(_CONTROLS))
     return strange <= _STRANGE_SHARE * max(len(text), 1)
 
 

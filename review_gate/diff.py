@@ -9,11 +9,14 @@ reviewed as if whole would hide changes from the reviewers.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 from review_gate.errors import DiffError
-from review_gate.models import FileChange, Hunk, Line, Removed, Unread
+from review_gate.models import FileChange, Hunk, Unread
 from review_gate.models.facts import FileStatus
+from review_gate.models.lines import EMPTY_REMOVED, Lines, RemovedLines
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
 _GIT_HEADER = re.compile(rb'^diff --git ("(?:[^"\\]|\\.)*"|\S+) ("(?:[^"\\]|\\.)*"|\S+)$')
@@ -79,6 +82,9 @@ class _FileBuilder:
     added: int = 0
     removed: int = 0
     hunks: list[Hunk] = field(default_factory=list)
+    # hunks read but not made yet: (header, old_start, old_count, new_start, new_count, removed,
+    # first and end line of the body in the piece); made once the section's text exists
+    bodies: list[tuple[str, int, int, int, int, int, int, int]] = field(default_factory=list)
 
     def build(self, patch: str) -> FileChange:
         status: FileStatus
@@ -107,6 +113,24 @@ class _FileBuilder:
             unread=self._submodule(path, status), patch=patch,
         )
 
+    def make_hunks(self, patch: str, section: bytes, lines: list[bytes], first: int) -> None:
+        """The hunks read, as views of their bodies in ``patch`` (the section's text): no copy."""
+        if not self.bodies:
+            return
+        raw = b"\r" in section or (not patch.isascii() and not _utf8(section))
+        # where each line starts: the lengths before it, and a newline after each (C loops, no Python one)
+        sums = list(accumulate(map(len, lines[first:self.bodies[-1][7]]), initial=0))
+        at = _Offsets(section)
+        for header, old_start, old_count, new_start, new_count, removed, start, end in self.bodies:
+            begin, stop = sums[start - first] + start - first, sums[end - first] + end - first
+            low, high = at(begin), at(stop)
+            if raw:
+                self.non_utf8 = self.non_utf8 or not _utf8(section[begin:stop])
+            self.hunks.append(Hunk.model_construct(
+                header=header, old_start=old_start, old_count=old_count, new_start=new_start, new_count=new_count,
+                lines=Lines(patch, low, high, new_start, new_count, raw), removed=removed,
+                removed_lines=RemovedLines(patch, low, high, old_start, raw) if removed else EMPTY_REMOVED))
+
     def _submodule(self, path: str, status: FileStatus) -> Unread | None:
         """A gitlink (mode 160000) on the new side: the content is another repository's commit."""
         if status == "deleted" or (self.new_mode or self.index_mode) != GITLINK:
@@ -120,12 +144,60 @@ class _FileBuilder:
         return Unread(kind="submodule", reason=f"submodule {path} {how} {commit}: its content is not reviewed")
 
 
-def _decode(raw: bytes, builder: _FileBuilder) -> str:
+def _utf8(data: bytes) -> bool:
     try:
-        return raw.decode("utf-8")
+        data.decode("utf-8")
     except UnicodeDecodeError:
-        builder.non_utf8 = True
-        return raw.decode("utf-8", "replace")
+        return False
+    return True
+
+
+class _Offsets:
+    """Character offsets in ``data`` decoded (surrogate escapes) of its byte offsets, asked in order."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.same = data.isascii()
+        self.byte = self.char = 0
+
+    def __call__(self, offset: int) -> int:
+        if self.same:
+            return offset
+        self.char += len(self.data[self.byte:offset].decode("utf-8", "surrogateescape"))
+        self.byte = offset
+        return self.char
+
+
+PIECE = 1 << 20  # bytes of the diff split into lines at a time: what parsing holds beyond the models
+
+
+def _pieces(data: bytes) -> Iterator[bytes]:
+    """``data`` in pieces of about PIECE bytes, each cut just before a ``diff --git`` line, so no
+    file section spans two pieces (a diff without such lines is one piece)."""
+    at = 0
+    while at < len(data):
+        cut = data.find(b"\ndiff --git ", at + PIECE) + 1 if len(data) - at > PIECE else 0
+        end = cut if cut > 0 else len(data)
+        yield data[at:end]
+        at = end
+
+
+def _streamed(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """``_pieces`` of a diff read in chunks: what was read and not yet cut is all that is held."""
+    buffer = bytearray()
+    searched = PIECE  # where the next cut is looked for: what was searched is not searched again
+    for chunk in chunks:
+        buffer += chunk
+        while len(buffer) > searched:
+            cut = buffer.find(b"\ndiff --git ", searched)
+            if cut < 0:
+                searched = max(PIECE, len(buffer) - len(b"\ndiff --git "))
+                break
+            yield bytes(buffer[:cut + 1])
+            del buffer[:cut + 1]
+            searched = PIECE
+    if buffer:
+        yield bytes(buffer)
 
 
 def parse_diff(data: bytes) -> list[FileChange]:
@@ -134,34 +206,60 @@ def parse_diff(data: bytes) -> list[FileChange]:
     >>> [f.path for f in parse_diff(b"--- a/x.py\\n+++ b/x.py\\n@@ -0,0 +1 @@\\n+print(1)\\n")]
     ['x.py']
     """
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
+    return _parse(_pieces(data))
+
+
+def parse_stream(chunks: Iterable[bytes]) -> list[FileChange]:
+    """``parse_diff`` of a diff read in chunks (a pipe, a file): a piece of it at a time is held
+    as lines, never the whole diff."""
+    return _parse(_streamed(chunks))
+
+
+def _parse(pieces: Iterable[bytes]) -> list[FileChange]:
     files: list[FileChange] = []
+    base = 0  # lines of the pieces before this one, for the diff line numbers of errors
+    text = False
+    for piece in pieces:
+        lines = piece.split(b"\n")
+        if lines and lines[-1] == b"":
+            lines.pop()
+        text = text or any(ln.strip() for ln in lines)
+        _parse_piece(lines, base, files)
+        base += len(lines)
+    if not files and text:
+        raise DiffError("the input has no file headers (diff --git, ---/+++): it is not a unified diff",
+                        fix="produce it with `git diff` or `diff -u`")
+    return files
+
+
+def _parse_piece(lines: list[bytes], base: int, files: list[FileChange]) -> None:
     current: _FileBuilder | None = None
     i, n = 0, len(lines)
 
     def finish() -> None:
         nonlocal current
         if current is not None:
-            section = b"\n".join(lines[current.start_line - 1:i]) + b"\n"
-            files.append(current.build(section.decode("utf-8", "surrogateescape")))
+            first = current.start_line - 1 - base
+            section = b"\n".join(lines[first:i]) + b"\n"
+            patch = section.decode("utf-8", "surrogateescape")
+            current.make_hunks(patch, section, lines, first)
+            files.append(current.build(patch))
             current = None
 
     while i < n:
         line = lines[i].rstrip(b"\r")
         if line.startswith(b"diff --git "):
             finish()
-            current = _FileBuilder(start_line=i + 1)
+            current = _FileBuilder(start_line=base + i + 1)
             names = _header_names(line)
             if names is not None:
                 current.git_paths = (_path(names[0], b"a/"), _path(names[1], b"b/"))
             i += 1
             continue
         if line.startswith(b"--- ") and i + 1 < n and lines[i + 1].startswith(b"+++ "):
-            if current is None or current.saw_minus or current.hunks:
+            if current is None or current.saw_minus or current.bodies:
                 finish()
-                current = _FileBuilder(start_line=i + 1)
+                current = _FileBuilder(start_line=base + i + 1)
             minus, plus = line[4:], lines[i + 1].rstrip(b"\r")[4:]
             strip = current.git_paths != (None, None) or _has_prefixes(minus, plus)
             current.old_path = _path(minus, b"a/" if strip else None)
@@ -171,18 +269,14 @@ def parse_diff(data: bytes) -> list[FileChange]:
             continue
         if line.startswith(b"@@"):
             if current is None or not (current.saw_plus or current.git_paths != (None, None)):
-                raise DiffError(f"diff line {i + 1}: hunk header before any file header",
+                raise DiffError(f"diff line {base + i + 1}: hunk header before any file header",
                                 fix="pass a complete unified diff, including its ---/+++ lines")
-            i = _parse_hunk(lines, i, current)
+            i = _parse_hunk(lines, i, current, base)
             continue
-        if current is not None and not current.hunks:
+        if current is not None and not current.bodies:
             _header_line(line, current)
         i += 1
     finish()
-    if not files and any(ln.strip() for ln in lines):
-        raise DiffError("the input has no file headers (diff --git, ---/+++): it is not a unified diff",
-                        fix="produce it with `git diff` or `diff -u`")
-    return files
 
 
 def _header_names(line: bytes) -> tuple[bytes, bytes] | None:
@@ -253,59 +347,45 @@ def _mode(raw: bytes) -> str:
     return raw.decode("utf-8", "replace").strip()
 
 
-def _parse_hunk(lines: list[bytes], i: int, current: _FileBuilder) -> int:
+def _parse_hunk(lines: list[bytes], i: int, current: _FileBuilder, base: int = 0) -> int:
     header = lines[i].rstrip(b"\r")
     match = _HUNK.match(header)
     if match is None:
-        raise DiffError(f"diff line {i + 1}: malformed hunk header {header[:80]!r}",
+        raise DiffError(f"diff line {base + i + 1}: malformed hunk header {header[:80]!r}",
                         fix="hunk headers look like '@@ -12,5 +12,7 @@'")
     old_start, new_start = int(match.group(1)), int(match.group(3))
     old_count = int(match.group(2)) if match.group(2) is not None else 1
     new_count = int(match.group(4)) if match.group(4) is not None else 1
     old_left, new_left = old_count, new_count
-    number, old_number = new_start, old_start
-    kept: list[Line] = []
-    gone: list[Removed] = []
+    added = 0
     start = i
     i += 1
     n = len(lines)
     while (old_left > 0 or new_left > 0) and i < n:
-        raw = lines[i]
-        if raw.endswith(b"\r"):
-            raw = raw[:-1]
-        tag = raw[:1]
+        tag = lines[i][:1]
         if tag == b"+":
-            kept.append(Line(number, _decode(raw[1:], current), True))
-            number += 1
+            added += 1
             new_left -= 1
         elif tag == b"-":
-            gone.append(Removed(old_number, _decode(raw[1:], current), len(kept)))
-            old_number += 1
             old_left -= 1
-        elif tag == b" " or raw == b"":
-            kept.append(Line(number, _decode(raw[1:], current), False))
-            number += 1
-            old_number += 1
+        elif tag == b" " or tag == b"" or tag == b"\r":
             old_left -= 1
             new_left -= 1
-        elif tag == b"\\":
-            pass  # "\ No newline at end of file"
-        else:
+        elif tag != b"\\":  # "\ No newline at end of file"
             break
         i += 1
     if old_left > 0 or new_left > 0 or old_left < 0 or new_left < 0:
-        where = "at the end of the diff" if i >= n else f"at diff line {i + 1}"
+        where = "at the end of the diff" if i >= n else f"at diff line {base + i + 1}"
         raise DiffError(
-            f"diff line {start + 1}: hunk {header[:60].decode('utf-8', 'replace')!r} of "
+            f"diff line {base + start + 1}: hunk {header[:60].decode('utf-8', 'replace')!r} of "
             f"{current.new_path or current.git_paths[1]} is truncated or malformed: "
             f"{max(old_left, 0)} old and {max(new_left, 0)} new lines missing {where}",
             fix="pass the whole diff; a cut or hand-edited diff cannot be reviewed safely")
     while i < n and lines[i].startswith(b"\\"):
         i += 1
-    added = sum(1 for ln in kept if ln.added)
+    removed = old_count - (new_count - added)
     current.added += added
-    current.removed += len(gone)
-    current.hunks.append(Hunk.model_construct(
-        header=header.decode("utf-8", "replace"), old_start=old_start, old_count=old_count,
-        new_start=new_start, new_count=new_count, lines=kept, removed=len(gone), removed_lines=gone))
+    current.removed += removed
+    current.bodies.append((header.decode("utf-8", "replace"), old_start, old_count, new_start, new_count, removed,
+                           start + 1, i))
     return i

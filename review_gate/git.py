@@ -7,7 +7,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from review_gate.errors import GitError
@@ -24,6 +24,7 @@ WORKTREE_FIX = ("run `git status` in the repository to see what git says about t
                 "is committed instead (--head HEAD) or the staged changes (--staged)")
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1, SHA-256
 BLOB_GROUP = 8_000_000  # bytes of blobs one `git cat-file --batch` reads at most
+CHUNK = 1 << 20  # bytes of a diff read from git at a time
 
 
 # What every git command of ours runs with: no prompt, no lock of the user's index, and the
@@ -114,6 +115,34 @@ def merge_base(root: Path, a: str, b: str) -> str:
 
 def diff_range(root: Path, base: str, head: str) -> bytes:
     return _git(["diff", *DIFF_OPTIONS, base, head, "--"], root).stdout
+
+
+def diff_range_chunks(root: Path, base: str, head: str, *, limit: int,
+                      too_big: Callable[[int], Exception]) -> Iterator[bytes]:
+    """``diff_range`` read as git writes it, a piece at a time: the whole diff is never held. Past
+    ``limit`` bytes git is stopped and ``too_big(bytes read)`` raised: a range too large to review
+    is refused before it fills the memory."""
+    if shutil.which("git") is None:
+        raise GitError("git is not installed or not on PATH", fix="install git, or pass --diff FILE")
+    args = ["diff", *DIFF_OPTIONS, base, head, "--"]
+    with tempfile.TemporaryFile() as errors, subprocess.Popen(
+            ["git", *args], cwd=root, env=environment(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=errors) as process:
+        assert process.stdout is not None
+        size = 0
+        try:
+            while part := process.stdout.read(CHUNK):
+                size += len(part)
+                if size > limit:
+                    raise too_big(size)
+                yield part
+        finally:
+            if process.poll() is None:
+                process.kill()
+        if process.wait() != 0:
+            errors.seek(0)
+            message = errors.read().decode("utf-8", "replace").strip().splitlines()
+            raise GitError(f"git diff failed: {message[-1] if message else process.returncode}")
 
 
 def diff_staged(root: Path, base: str) -> bytes:

@@ -16,6 +16,7 @@ import errno as errno_module
 import hashlib
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -32,6 +33,19 @@ def human(limit: int) -> str:
     ('256 MiB', '1500 bytes')
     """
     return f"{limit // MIB} MiB" if limit >= MIB else f"{limit} bytes"
+
+
+def chunks(stream: BinaryIO, *, limit: int, name: str, fix: str) -> Iterator[bytes]:
+    """``stream`` in pieces, refused once it passes ``limit`` bytes (``name`` says what it is)."""
+    size = 0
+    while True:
+        part = stream.read(min(CHUNK, limit + 1 - size))
+        if not part:
+            return
+        size += len(part)
+        if size > limit:
+            raise InputError(f"{name} is larger than {human(limit)}", fix=fix)
+        yield part
 
 
 def read_stream(stream: BinaryIO, *, limit: int, name: str, fix: str) -> bytes:

@@ -26,7 +26,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from review_gate import binpatch, content, git, held
+from review_gate import binpatch, content, git, held, signatures
 from review_gate.diff import parse_diff
 from review_gate.errors import ReviewGateError
 from review_gate.models import FileChange, Unread, UnreadKind
@@ -51,7 +51,8 @@ class Where:
 @dataclass(frozen=True)
 class _Side:
     data: bytes
-    whole: bool  # False: only the first bytes were read (the file is over READ_LIMIT)
+    whole: bool  # False: only the first bytes were read (the file is over READ_LIMIT), or kept
+    text: str | None = None  # a binary blob's text inside (signatures.text_inside), when only its head is kept
 
 
 def reveal(files: list[FileChange], where: Where) -> list[FileChange]:
@@ -108,7 +109,7 @@ class _Store:
     def _kept(self, data: bytes) -> _Side:
         if self.keep or content.readable(data[:content.BINARY_PROBE]) is not None:
             return _Side(data, True)
-        return _Side(data[:content.BINARY_PROBE], False)
+        return _Side(data[:content.BINARY_PROBE], False, signatures.text_inside(data))
 
     def get(self, object_id: str) -> _Side | None:
         return self.sides.get(object_id) if object_id else None
@@ -128,8 +129,10 @@ def _revealed(change: FileChange, where: Where, store: _Store) -> FileChange:
     if new is None:
         return _shown_as_text(change) or _unread(change, "unreadable", *_missing(change.path, where))
     text = content.readable(new.data)
-    if text is None:
-        return _unread(change, "binary", f"{change.path} is binary by content: no agent reads it")
+    if text is None:  # its text (metadata) is still read by the secret rules: a key in it leaks all the same
+        inside = new.text if new.text is not None else signatures.text_inside(new.data)
+        return _unread(change, "binary", f"{change.path} is binary by content: no agent reads it").model_copy(
+            update={"binary_text": inside})
     if not new.whole:
         return _unread(change, "unreadable",
                        f"{change.path}: text git showed as binary, over {READ_LIMIT // 2**20} MiB, too large to "

@@ -26,9 +26,9 @@ from review_gate.own_files import OwnFiles, sealed, secret_scope, split
 from review_gate.pipeline.aggregate import aggregate
 from review_gate.pipeline.classify import classify
 from review_gate.pipeline.compose import compose
-from review_gate.pipeline.dispatch import DispatchOptions, Listener, dispatch
 from review_gate.pipeline.gap_detect import gap_detect
 from review_gate.pipeline.normalize import DiffRequest, normalize
+from review_gate.pipeline.options import DispatchOptions, Listener
 from review_gate.shebang import annotate
 
 if TYPE_CHECKING:
@@ -109,6 +109,8 @@ async def review(
     honour_added_waivers: bool = True,
 ) -> ReviewReport:
     """Stages 5-6: dispatch the plan's manifest (only its stale part, with ``reuse``) and aggregate."""
+    from review_gate.pipeline.dispatch import dispatch  # every agent kind: not imported by what only plans
+
     if reuse is None:
         results = await dispatch(the_plan.manifest, the_plan.facts, config, options, listener, http)
     else:

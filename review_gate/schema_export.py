@@ -1,4 +1,5 @@
-"""The published JSON Schemas of the five config files and of the JSON report.
+"""The published JSON Schemas of the five config files, the JSON report and what each stage hands
+the next (the facts, the classification, the manifest, the gap log, an agent's result).
 
 They are generated from the models, never written by hand, and checked in under ``schemas/``
 so that editors can validate a config file as it is typed (``"$schema": "..."`` in the file)
@@ -17,7 +18,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from review_gate.models import ReviewConfig, ReviewReport
+from pydantic import TypeAdapter
+
+from review_gate.models import AgentManifest, AgentResult, Gap, PRClassification, PRFacts, ReviewConfig, ReviewReport
 from review_gate.models.config import AGENTS_FILE, COMPOSITION_FILE, DOMAINS_FILE, RULES_FILE, SETTINGS_FILE
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -34,6 +37,21 @@ DESCRIPTIONS = {
     SETTINGS_FILE: "The gate's conditions and decision threshold, the filter mode, concurrency and timeouts.",
 }
 REPORT_SCHEMA = "report.schema.json"
+# what each stage returns (docs/architecture.md), as `plan --format json`, the report and a bundle hold it
+STAGES: dict[str, tuple[TypeAdapter[Any], str, str]] = {
+    "facts.schema.json": (TypeAdapter(PRFacts), "review-gate facts (stage 1, normalize)",
+                          "What the diff says: the changed files, their status, counts and hunks, and the commits."),
+    "classification.schema.json": (TypeAdapter(PRClassification), "review-gate classification (stage 2, classify)",
+                                   "Each changed file's domains, the unclassified files, the risk and the PR type."),
+    "manifest.schema.json": (TypeAdapter(AgentManifest), "review-gate manifest (stage 3, compose)",
+                             "The agents a change dispatches: each with the files in its scope, the policies "
+                             "that chose it and its priority."),
+    "gap-log.schema.json": (TypeAdapter(list[Gap]), "review-gate gap log (stage 4, gap-detect)",
+                            "What the configuration missed for this change, each gap with its reason, a "
+                            "suggestion and, where one config entry closes it, a JSON Patch."),
+    "agent-result.schema.json": (TypeAdapter(AgentResult), "review-gate agent result (stage 5, dispatch)",
+                                 "One agent's outcome: its status, attempts, duration, usage and findings."),
+}
 
 
 def schema_name(config_file: str) -> str:
@@ -61,6 +79,8 @@ def schemas() -> dict[str, dict[str, Any]]:
         "The report of one review: decision, metrics, findings, agents, classification, "
         "manifest, gaps and coverage.",
     )
+    for name, (adapter, title, description) in STAGES.items():
+        result[name] = _publish(name, adapter.json_schema(mode="serialization"), title, description)
     return result
 
 

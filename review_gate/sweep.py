@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from review_gate import content, git, held
+from review_gate import content, git, held, signatures
 from review_gate.diff import parse_diff
 from review_gate.errors import UsageError
 from review_gate.models import Gap, PRFacts, Unread
@@ -62,12 +62,13 @@ def sweep_facts(cwd: Path, root: Path, pathspecs: Sequence[str] = (), *, since: 
     sections: list[bytes] = []
     gaps: list[Gap] = []
     unread: dict[str, Unread] = {}
+    inside: dict[str, str] = {}  # the text inside a binary file: the secret rules read it (signatures)
     for raw in listed:
-        section = _section(root, raw, max_bytes, sha256, gaps, unread)
+        section = _section(root, raw, max_bytes, sha256, gaps, unread, inside)
         if section is not None:
             sections.append(section)
-    files = [f.model_copy(update={"unread": unread[f.path]}) if f.path in unread else f
-             for f in parse_diff(b"".join(sections))]
+    files = [f.model_copy(update={"unread": unread[f.path], "binary_text": inside.get(f.path, "")})
+             if f.path in unread else f for f in parse_diff(b"".join(sections))]
     listed_files = len(files)
     if own is not None:  # its data files go on to the plan, which has the secret rules scan those git tracks;
         # its configuration does not: a sweep is no change of it (a review of a change scans it)
@@ -83,7 +84,7 @@ def sweep_facts(cwd: Path, root: Path, pathspecs: Sequence[str] = (), *, since: 
 
 
 def _section(root: Path, raw: bytes, max_bytes: int, sha256: bool, gaps: list[Gap],
-             unread: dict[str, Unread]) -> bytes | None:
+             unread: dict[str, Unread], inside: dict[str, str]) -> bytes | None:
     """The git diff that adds file ``raw`` whole, None for what a sweep leaves out; what no agent
     will read of it goes into ``unread`` (by path) and ``gaps``."""
     path = root / os.fsdecode(raw)
@@ -112,6 +113,7 @@ def _section(root: Path, raw: bytes, max_bytes: int, sha256: bool, gaps: list[Ga
     text = content.readable(data)
     if text is None:
         unread[name] = Unread(kind="binary", reason=f"{name} is binary by content: no agent reads it")
+        inside[name] = signatures.text_inside(data)
         return head + b"Binary files /dev/null and %s differ\n" % content.quoted(b"b/" + raw)
     return head + (b"--- /dev/null\n+++ %s\n" % content.quoted(b"b/" + raw) if text else b"") + content.added_hunk(text)
 

@@ -61,7 +61,10 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     # recorded findings judged by another configuration's rules (replay): pure, over models
     "review_gate.rejudge": ("only", ("review_gate.models",)),
     # what bytes are to a reviewer, and git's binary patches: pure, so any reader can share them
-    "review_gate.content": ("only", ()),
+    "review_gate.content": ("only", ("review_gate.signatures",)),
+    "review_gate.signatures": ("only", ()),
+    # the pattern engine: rules and added lines in, matches out; it knows no agent, stage or sink
+    "review_gate.matching": ("only", ("review_gate.models", "review_gate.patterns")),
     "review_gate.binpatch": ("only", ()),
     # the second look at what git showed as binary reads the repository, never a caller or a sink
     "review_gate.reveal": ("not", (*ENTRY, "review_gate.console", "review_gate.outputs", "review_gate.state",

@@ -27,6 +27,8 @@ CONFIG_SCHEMAS = {
     "review-gate.json": "review-gate.schema.json",
 }
 REGENERATE = "schemas/ is stale: regenerate it with `python -m review_gate.schema_export`"
+STAGE_SCHEMAS = ("facts.schema.json", "classification.schema.json", "manifest.schema.json", "gap-log.schema.json",
+                 "agent-result.schema.json")
 
 
 def load_schema(name: str) -> dict[str, Any]:
@@ -44,7 +46,7 @@ def errors(schema_name: str, instance: Any) -> list[str]:
 
 
 def test_every_schema_is_published() -> None:
-    assert sorted(schemas()) == sorted([*CONFIG_SCHEMAS.values(), "report.schema.json"])
+    assert sorted(schemas()) == sorted([*CONFIG_SCHEMAS.values(), "report.schema.json", *STAGE_SCHEMAS])
     on_disk = sorted(p.name for p in SCHEMA_DIR.glob("*.json"))
     assert on_disk == sorted(schemas()), REGENERATE
 
@@ -72,7 +74,7 @@ def test_schema_is_a_valid_draft_2020_12_schema_with_id_and_title(name: str) -> 
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert schema["$id"].endswith(f"/schemas/{name}")
     assert schema["title"]
-    assert schema["type"] == "object"
+    assert schema["type"] == ("array" if name == "gap-log.schema.json" else "object")  # a log: a list of gaps
 
 
 def test_rendering_is_sorted_indented_and_ends_with_a_newline() -> None:
@@ -243,3 +245,41 @@ def test_plan_json_lists_each_file_change(cli) -> None:
         "path": "new.py", "old_path": "old.py", "status": "renamed", "added": 1, "removed": 1}
     assert {k: by_path["app.py"][k] for k in ("path", "old_path", "status", "added", "removed")} == {
         "path": "app.py", "old_path": None, "status": "added", "added": 2, "removed": 0}
+
+
+# --- what the stages hand each other (issue 22: checked boundaries) -----------------------------
+
+
+def test_plan_json_is_true_to_the_stage_schemas(cli, repo: GitRepo) -> None:
+    """A real plan of a real range: facts, classification, manifest and gaps each validate."""
+    repo.write("app.py", "import os\nprint(os.sep)  # TODO\n")
+    repo.write(".github/workflows/ci.yml", "on: push\njobs: {}\n")
+    repo.write("notes.xyz", "unclassified\n")
+    repo.commit("change")
+    result = cli("plan", "--base", "HEAD~1", "--head", "HEAD", "--format", "json")
+    assert result.code == 0, result.err
+    plan = result.json()
+    assert plan["gaps"], "a file no domain claims makes a gap"
+    assert errors("facts.schema.json", plan["facts"]) == []
+    assert errors("classification.schema.json", plan["classification"]) == []
+    assert errors("manifest.schema.json", {"entries": plan["manifest"]}) == []
+    assert errors("gap-log.schema.json", plan["gaps"]) == []
+
+
+def test_the_facts_schema_holds_hunks_and_refuses_a_bogus_file() -> None:
+    from review_gate.diff import parse_diff
+    from review_gate.models import PRFacts
+
+    facts = PRFacts(source="x", files=parse_diff(make_diff("a.py", ["x = 1"]).encode())).model_dump(mode="json")
+    assert facts["files"][0]["hunks"][0]["lines"] == [{"number": 1, "text": "x = 1", "added": True}]
+    assert errors("facts.schema.json", facts) == []
+    facts["files"][0].update(status="bogus", added=-5, path=123)
+    assert sorted(errors("facts.schema.json", facts)) == [
+        "files/0/added: -5 is less than the minimum of 0", "files/0/path: 123 is not of type 'string'",
+        "files/0/status: 'bogus' is not one of ['added', 'modified', 'deleted', 'renamed', 'copied', 'binary']"]
+
+
+def test_each_agent_of_a_report_is_true_to_the_agent_result_schema(cli) -> None:
+    result = cli("--diff", "-", "--format", "json", stdin=make_diff("app.py", ["x = 1  # TODO"]).encode())
+    agents = result.json()["agents"]
+    assert agents and all(errors("agent-result.schema.json", agent) == [] for agent in agents)

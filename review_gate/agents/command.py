@@ -17,13 +17,15 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 
 import anyio
+import anyio.to_thread
 from anyio.abc import ByteReceiveStream, Process
 
 from review_gate.agents import base, program, strays
@@ -51,11 +53,10 @@ async def review(spec: AgentSpec, task: AgentTask, context: AgentContext) -> Age
     except program.Refused as refused:
         raise AgentFault(refused.message) from None
     mark = strays.new_mark()
-    with tempfile.TemporaryDirectory(prefix="review-gate-") as tmp:
-        env = {**os.environ, **files_env([f.path for f in task.files], Path(tmp)), strays.MARK_VAR: mark}
-        if spec.input == "file":
-            path = Path(tmp) / "scope.diff"
-            path.write_bytes(diff)
+    async with _scratch([f.path for f in task.files], diff if spec.input == "file" else None) as (listing, path):
+        env = {**os.environ, **listing, strays.MARK_VAR: mark}
+        argv = list(argv)
+        if path is not None:
             argv.append(str(path))
         stdout, stderr, code = await _run(argv, diff if spec.input == "stdin" else b"", cwd, env,
                                           spec.max_output_bytes, mark)
@@ -73,6 +74,28 @@ async def review(spec: AgentSpec, task: AgentTask, context: AgentContext) -> Age
     if spec.output == "dimensions":
         return AgentOutput(findings=parse_dimensions(text, spec.dimensions or DimensionMapping()), raw=raw)
     return AgentOutput(findings=parse_findings(text), raw=raw)
+
+
+@contextlib.asynccontextmanager
+async def _scratch(paths: list[str], diff: bytes | None) -> AsyncIterator[tuple[dict[str, str], Path | None]]:
+    """The program's file list (``files_env``) and, for ``input: file``, its diff, in a temporary
+    directory made and removed in worker threads, one hop each way: on a busy disk, twenty agents
+    doing this in the event loop one after another were most of what dispatch added to the
+    programs' own time."""
+    def make() -> tuple[Path, dict[str, str], Path | None]:
+        tmp = Path(tempfile.mkdtemp(prefix="review-gate-"))
+        listing = files_env(paths, tmp)
+        if diff is None:
+            return tmp, listing, None
+        (tmp / "scope.diff").write_bytes(diff)
+        return tmp, listing, tmp / "scope.diff"
+
+    tmp, listing, path = await anyio.to_thread.run_sync(make)
+    try:
+        yield listing, path
+    finally:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(shutil.rmtree, tmp, True)
 
 
 async def run_program(argv: list[str], stdin: bytes, *, cwd: str | None, env: Mapping[str, str] | None = None,
@@ -122,8 +145,6 @@ def orphan_guard(argv: list[str]) -> list[str]:
 
 def _check_program(program: str, cwd: str | None, env: Mapping[str, str]) -> None:
     """The AgentFault that starting ``program`` would give, before the guard hides it."""
-    import shutil
-
     if os.sep in program:
         path = Path(cwd or ".") / program
         if not path.is_file():
@@ -174,7 +195,7 @@ async def _run(argv: list[str], stdin: bytes, cwd: str | None, env: dict[str, st
         raise AgentFault(f"cannot start {argv[0]}: {exc.strerror}") from exc
     out = bytearray()
     err = bytearray()
-    too_much = False
+    too_much = ended = False
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(_feed, process, stdin)
@@ -194,10 +215,13 @@ async def _run(argv: list[str], stdin: bytes, cwd: str | None, env: dict[str, st
             code = await process.wait()
             # A child left behind may still hold the pipes open; with the program gone its
             # output is complete, so end what it left now rather than wait for EOF until the deadline.
-            _end(process, mark)
+            # The sweep for its marked strays runs in a worker thread: the other agents go on meanwhile.
+            await anyio.to_thread.run_sync(_end, process, mark)
+            ended = True
     finally:
-        _end(process, mark)
         with anyio.CancelScope(shield=True):
+            if not ended:
+                await anyio.to_thread.run_sync(_end, process, mark)
             await process.aclose()
     if too_much:
         raise AgentFault(f"{argv[0]} printed more than {limit} bytes; output limit is max_output_bytes")

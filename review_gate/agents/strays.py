@@ -22,6 +22,7 @@ import contextlib
 import os
 import secrets
 import signal
+import threading
 from pathlib import Path
 
 MARK_VAR = "REVIEW_GATE_AGENT_MARK"
@@ -33,15 +34,36 @@ def new_mark() -> str:
     return secrets.token_hex(16)
 
 
+_pending: set[str] = set()  # marks waiting for the next sweep
+_pending_lock = threading.Lock()
+_sweeping = threading.Lock()  # one sweep of /proc at a time, for every mark pending when it starts
+
+
 def kill_marked(mark: str) -> int:
-    """SIGKILL every process whose environment carries ``mark``; return how many were killed."""
+    """SIGKILL every process whose environment carries ``mark``; return how many were killed.
+
+    Agents that end together share a sweep: reading every process's environment costs a few
+    milliseconds a sweep, and twenty agents that end at once each paying it one after another
+    was most of what dispatch added to their run. A sweep takes every mark pending when it
+    starts, so a mark added before it started is covered by it."""
     if not _PROC.is_dir():
         return 0
-    needle = f"{MARK_VAR}={mark}".encode()
+    with _pending_lock:
+        _pending.add(mark)
+    with _sweeping:
+        with _pending_lock:
+            if mark not in _pending:
+                return 0  # a sweep that started after the mark was added has killed what carried it
+            marks = set(_pending)
+            _pending.clear()
+        return _sweep({f"{MARK_VAR}={m}".encode() for m in marks})
+
+
+def _sweep(needles: set[bytes]) -> int:
     killed = 0
     for _ in range(_ROUNDS):
-        found = [pid for pid in _pids() if _carries(pid, needle)]
-        killed += sum(_kill(pid, needle) for pid in found)
+        found = [(pid, needle) for pid in _pids() if (needle := _carried(pid, needles)) is not None]
+        killed += sum(_kill(pid, needle) for pid, needle in found)
         if not found:
             break
     return killed
@@ -55,12 +77,29 @@ def _pids() -> list[int]:
         return []
 
 
-def _carries(pid: int, needle: bytes) -> bool:
-    try:
-        environ = (_PROC / str(pid) / "environ").read_bytes()  # empty for a zombie: it is dead already
+def _environ(pid: int) -> list[bytes]:
+    try:  # os calls, not pathlib: a sweep reads every process's environment
+        fd = os.open(f"/proc/{pid}/environ", os.O_RDONLY)
     except OSError:  # gone, or another user's process
-        return False
-    return needle in environ.split(b"\0")
+        return []
+    try:
+        parts = []
+        while chunk := os.read(fd, 65536):
+            parts.append(chunk)
+    except OSError:
+        return []
+    finally:
+        os.close(fd)
+    return b"".join(parts).split(b"\0")  # empty for a zombie: it is dead already
+
+
+def _carried(pid: int, needles: set[bytes]) -> bytes | None:
+    """The mark of ``needles`` that ``pid``'s environment carries, None for none."""
+    return next((entry for entry in _environ(pid) if entry in needles), None)
+
+
+def _carries(pid: int, needle: bytes) -> bool:
+    return needle in _environ(pid)
 
 
 def _kill(pid: int, needle: bytes) -> bool:

@@ -76,7 +76,7 @@ def _answer(outcome: Outcome | None, spec: LlmAgent, unit: Unit, prices: Mapping
 
 
 def _unit_results(frozen: FrozenRun, unit: Unit, entries: Mapping[str, ManifestEntry],
-                  files: dict[str, FileChange], lines: dict[tuple[str, int], str], requests: list[Request],
+                  files: dict[str, FileChange], lines: Mapping[tuple[str, int], str], requests: list[Request],
                   answered: list[lens_review.Answered | None], reasons: list[str], lost: Usage,
                   spec: LlmAgent) -> list[AgentResult]:
     members = [(entries[a], frozen.config.agent(a)) for a in unit.agents if a in entries]

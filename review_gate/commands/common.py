@@ -13,7 +13,7 @@ from review_gate.config import load_config, locate_config_dir
 from review_gate.errors import GitError, InputError, ReviewGateError, UsageError
 from review_gate.escape import sanitize
 from review_gate.models import ReviewConfig
-from review_gate.pipeline.normalize import DIFF_TOO_BIG_FIX, MAX_DIFF_BYTES, DiffRequest
+from review_gate.pipeline.normalize import DIFF_TOO_BIG_FIX, DiffRequest, diff_limit
 from review_gate.reading import read_stream
 
 
@@ -59,7 +59,7 @@ def diff_request(args: argparse.Namespace, root: Path | None) -> DiffRequest:
             raise UsageError(f"--diff cannot be combined with {', '.join(clash)}",
                              fix="review either a diff file or a git range")
         if args.diff == "-":
-            data = read_stream(sys.stdin.buffer, limit=MAX_DIFF_BYTES, name="the diff on standard input",
+            data = read_stream(sys.stdin.buffer, limit=diff_limit(), name="the diff on standard input",
                                fix=DIFF_TOO_BIG_FIX)
             return DiffRequest(mode="stdin", stdin_data=data, repo_root=str(root) if root else None)
         if not Path(args.diff).exists() or Path(args.diff).is_dir():  # a pipe (--diff <(git diff)) is fine

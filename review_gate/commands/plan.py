@@ -5,15 +5,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 import anyio
-from rich.text import Text
 
 from review_gate import api, console
 from review_gate.commands.common import diff_request, find_repo_root, output_targets, write_output
 from review_gate.escape import sanitize
 from review_gate.models import Plan
-from review_gate.outputs.text import plural
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 
 def render_json(plan: Plan) -> str:
@@ -27,6 +29,10 @@ def render_json(plan: Plan) -> str:
 
 
 def render_text(plan: Plan) -> list[Text]:
+    from rich.text import Text  # rich only for text output: `plan --format json` never draws
+
+    from review_gate.outputs.text import plural
+
     c = plan.classification
     facts = plan.facts
     lines = [Text(f"source: {sanitize(facts.source)}"),

@@ -2,42 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Annotated, Literal
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping
+from typing import Literal
 
 from pydantic import Field
 
 from review_gate.models.base import Frozen
+from review_gate.models.lines import EMPTY_REMOVED, Line, Lines, LinesField, Removed, RemovedField, RemovedLines
 
 FileStatus = Literal["added", "modified", "deleted", "renamed", "copied", "binary"]
-
-
-@dataclass(frozen=True, slots=True)
-class Line:
-    """One line of a hunk on the new side: added (``+``) or context (`` ``).
-
-    A frozen dataclass, not a model: a large diff has a hundred thousand of them, and a
-    dataclass is built four times faster and is half the size. Models holding it still
-    validate and serialise it.
-    """
-
-    number: Annotated[int, Field(ge=1, description="Line number in the new file.")]
-    text: str
-    added: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Removed:
-    """One line a hunk removes (``-``), kept because a deleted check is often the bug.
-
-    ``before``: where it stood, as the index in ``Hunk.lines`` of the new-side line it came
-    before (``len(lines)`` when it came after them all). Kept apart from ``lines`` so everyone
-    who reads ``lines`` as the new file's lines still does.
-    """
-
-    number: Annotated[int, Field(ge=0, description="Line number in the old file.")]
-    text: str
-    before: Annotated[int, Field(ge=0)]
 
 
 class Hunk(Frozen):
@@ -46,10 +20,11 @@ class Hunk(Frozen):
     old_count: int = Field(ge=0)
     new_start: int = Field(ge=0)
     new_count: int = Field(ge=0)
-    lines: list[Line] = Field(repr=False, description="New-side lines: added and context.")
+    # held compactly (models.lines): a sequence of Line, a list of them in JSON
+    lines: LinesField = Field(repr=False, description="New-side lines: added and context.")
     removed: int = Field(default=0, ge=0)
-    removed_lines: list[Removed] = Field(default_factory=list, repr=False,
-                                         description="The removed lines, in order (empty in older bundles).")
+    removed_lines: RemovedField = Field(default_factory=lambda: EMPTY_REMOVED, repr=False,
+                                        description="The removed lines, in order (empty in older bundles).")
 
 
 UnreadKind = Literal["binary", "unreadable", "submodule"]
@@ -91,6 +66,10 @@ class FileChange(Frozen):
         default=False,
         description="One of review-gate's own data files (its run state, loop files, baseline, a report or bundle "
                     "it wrote) that the change commits: not reviewed as code, only scanned by the secret rules.")
+    binary_text: str = Field(
+        default="", exclude=True, repr=False,
+        description="The printable text inside a file binary by content (an image's metadata): scanned by the "
+                    "secret rules only, never shown to a reviewer.")
     patch: str = Field(
         default="", exclude=True, repr=False,
         description="This file's section of the diff, verbatim (undecodable bytes escaped).",
@@ -101,6 +80,10 @@ class Commit(Frozen):
     sha: str
     author: str
     subject: str
+
+
+__all__ = ["Commit", "FileChange", "FileStatus", "Hunk", "Line", "LineIndex", "Lines", "PRFacts", "Removed",
+           "RemovedLines", "Unread", "UnreadKind"]
 
 
 class PRFacts(Frozen):
@@ -117,3 +100,53 @@ class PRFacts(Frozen):
     @property
     def lines_removed(self) -> int:
         return sum(f.removed for f in self.files)
+
+
+class LineIndex(Mapping[tuple[str, int], str]):
+    """(file, new line number) -> the line's text, read from the facts' hunks when asked: what a
+    finding's fingerprint is anchored on. Where two hunks of a patch series show one number, the
+    later one's text. Nothing is copied: a large diff's lines are not held twice.
+
+    >>> index = LineIndex(PRFacts(source="x", files=[]))
+    >>> index.get(("a.py", 1)) is None
+    True
+    """
+
+    _KEPT = 64  # hunks whose texts are kept while findings are anchored: findings come file by file
+
+    def __init__(self, facts: PRFacts) -> None:
+        self._files = {f.path: f for f in facts.files}
+        self._texts: OrderedDict[int, list[str]] = OrderedDict()  # id of a hunk's Lines -> its texts
+
+    def __getitem__(self, key: tuple[str, int]) -> str:
+        path, number = key
+        change = self._files.get(path)
+        for hunk in reversed(change.hunks if change is not None else []):
+            at = hunk.lines.index_of(number)
+            if at is not None:
+                return self._hunk_texts(hunk.lines)[at]
+        raise KeyError(key)
+
+    def _hunk_texts(self, lines: Lines) -> list[str]:
+        """A hunk's texts, made once for the findings on it (thousands of findings in one new file
+        of 55,000 lines read it once, not once each)."""
+        key = id(lines)
+        texts = self._texts.get(key)
+        if texts is None:
+            texts = [line.text for line in lines]
+            self._texts[key] = texts
+            if len(self._texts) > self._KEPT:
+                self._texts.popitem(last=False)
+        else:
+            self._texts.move_to_end(key)
+        return texts
+
+    def __iter__(self) -> Iterator[tuple[str, int]]:
+        return iter(dict.fromkeys((f.path, ln.number) for f in self._files.values() for h in f.hunks
+                                  for ln in h.lines))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __bool__(self) -> bool:  # not len(): that reads every line
+        return bool(self._files)

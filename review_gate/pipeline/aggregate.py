@@ -29,6 +29,7 @@ from review_gate.models import (
 )
 from review_gate.models.manifest import Gap, ManifestEntry
 from review_gate.models.report import ReviewReport, absence_counts, absences
+from review_gate.pipeline.boundary import checked, checked_all
 from review_gate.waivers import apply as apply_inline
 
 DECISION_RANK = {"pass": 0, "pass_with_warnings": 1, "needs_fixes": 2, "fail": 3}
@@ -86,7 +87,7 @@ def _index(facts: PRFacts) -> dict[str, _Changed]:
     index = {}
     for f in facts.files:
         hunks = _merged([(h.new_start, h.new_start + max(h.new_count, 1)) for h in f.hunks])
-        changed = {ln.number for h in f.hunks for ln in h.lines if ln.added}
+        changed = {number for h in f.hunks for number in h.lines.added_numbers()}
         for h in f.hunks:
             if h.removed_lines or h.removed:
                 changed |= _removal_anchors(h)
@@ -101,7 +102,7 @@ def _removal_anchors(hunk: Hunk) -> set[int]:
     counts under the default filter mode."""
     if not hunk.lines:
         return {max(hunk.new_start, 1)}
-    return {hunk.lines[min(r.before, len(hunk.lines) - 1)].number for r in hunk.removed_lines}
+    return {hunk.lines.number_at(min(r.before, len(hunk.lines) - 1)) for r in hunk.removed_lines}
 
 
 def _clamped(finding: Finding, index: Mapping[str, _Changed]) -> Finding:
@@ -238,6 +239,9 @@ def aggregate(
     (``review_gate.waivers``) are read from the change's lines; ``honour_added`` false: those the
     change adds waive nothing (a loop session's review).
     """
+    facts, classification = checked("aggregate", facts), checked("aggregate", classification)
+    manifest, gaps, results = (checked_all("aggregate", manifest), checked_all("aggregate", gaps),
+                               checked_all("aggregate", results))
     mode = filter_mode or config.settings.filter_mode
     index = _index(facts)
     raw = [f for r in results if r.status in _USABLE for f in r.findings]
@@ -272,7 +276,7 @@ def aggregate(
     rules = [RuleInfo(id=r.id, name=r.name, agent=r.agent, severity=r.severity, category=r.category,
                       description=r.description, detection=r.detection, recommendation=r.recommendation)
              for r in config.rules.rules if r.id in fired]
-    return ReviewReport(
+    return checked("aggregate", ReviewReport(
         tool_version=tool_version, run_id=run_id, decision=decision,
         exit_code=exit_code(decision, fail_on or config.settings.gate.fail_on),
         metrics=metrics, findings=findings, waived=waived, rules=rules, agents=results,
@@ -284,7 +288,7 @@ def aggregate(
                           filter_mode=mode, nothing_to_review=not changed, files_left_out=files_left_out),
         usage=_usage(results),
         source=facts.source,
-    )
+    ))
 
 
 def _order(finding: Finding) -> tuple[int, str, int, str, str]:

@@ -8,6 +8,7 @@ import re
 from review_gate.globs import Globs
 from review_gate.models import Domain, FileChange, FileDomains, PRClassification, PRFacts, PrType, RiskLevel
 from review_gate.models.config import script_names
+from review_gate.pipeline.boundary import checked
 
 _CONVENTIONAL = re.compile(r"^(feat|fix|refactor|docs|test|chore|build|ci|perf|deps)(\(.+\))?!?:", re.I)
 _COMMIT_TYPES: dict[str, PrType] = {
@@ -77,16 +78,17 @@ def classify(facts: PRFacts, domains: list[Domain]) -> PRClassification:
     >>> classify(facts, [docs]).pr_type
     'docs'
     """
+    facts = checked("classify", facts)
     specs = [(d, Globs(d.paths)) for d in domains]
     files = [_file(f, specs) for f in facts.files]
     touched_ids = sorted({d for f in files for d in f.domains})
     by_id = {d.id: d for d in domains}
     score = risk_score(facts, [by_id[d] for d in touched_ids])
-    return PRClassification(
+    return checked("classify", PRClassification(
         files=files,
         domains=touched_ids,
         unclassified=[f.path for f in files if not f.domains],
         risk_score=score,
         risk_level=risk_level(score),
         pr_type=pr_type(facts, files, by_id),
-    )
+    ))

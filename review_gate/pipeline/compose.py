@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from review_gate.globs import Globs
 from review_gate.models import AgentManifest, ManifestEntry, Policy, PRClassification
+from review_gate.pipeline.boundary import checked
 
 
 def policy_scope(policy: Policy, classification: PRClassification) -> list[str]:
@@ -28,6 +29,7 @@ def compose(classification: PRClassification, policies: list[Policy]) -> AgentMa
 
     An agent whose policies fire on no file is not dispatched: it would review nothing.
     """
+    classification = checked("compose", classification)
     scopes: dict[str, set[str]] = {}
     chosen_by: dict[str, list[str]] = {}
     priority: dict[str, int] = {}
@@ -44,4 +46,4 @@ def compose(classification: PRClassification, policies: list[Policy]) -> AgentMa
         for a in scopes
     ]
     entries.sort(key=lambda e: (-e.priority, e.agent))
-    return AgentManifest(entries=entries)
+    return checked("compose", AgentManifest(entries=entries))

@@ -23,9 +23,9 @@ from __future__ import annotations
 import contextlib
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Hashable
+from collections.abc import AsyncIterator, Hashable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import anyio
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
@@ -51,30 +51,17 @@ from review_gate.models import (
     ToolCall,
     Usage,
 )
-from review_gate.models.base import Frozen
 from review_gate.models.config import script_names
+from review_gate.models.facts import LineIndex
+from review_gate.pipeline.boundary import checked, checked_all
+from review_gate.pipeline.options import DispatchOptions as DispatchOptions
+from review_gate.pipeline.options import Event
+from review_gate.pipeline.options import Listener as Listener
 
 if TYPE_CHECKING:
     import httpx
 
-Event = Literal["queued", "running", "retrying", "done"]
-Listener = Callable[[str, Event, AgentResult | None], None]
-
 _backoff = wait_exponential(multiplier=0.5, max=10) + wait_random(0, 0.5)
-
-
-class DispatchOptions(Frozen):
-    concurrency: int
-    timeout_s: float | None = None  # overrides every agent's timeout when given
-    default_timeout_s: float
-    offline: bool = False
-    repo_root: str | None = None
-    config_dir: str | None = None
-    standards: str | None = None  # the constitution's Standards section (resolved by the bootstrap)
-    intent: str | None = None  # what the change is for (review_gate.intent), for every llm agent
-    packing: Packing = "agent_packed"  # agents that can share requests run as one unit (per_agent: never)
-    staged: bool = False  # the change is the index's: an llm agent's tools read the staged files
-    private_paths: tuple[str, ...] = ()  # globs an llm agent's tools never read (config and the run state)
 
 
 def _wait(state: RetryCallState) -> float:
@@ -97,6 +84,7 @@ async def dispatch(
 
     >>> # results = await dispatch(manifest, facts, config, DispatchOptions(concurrency=4, default_timeout_s=60))
     """
+    manifest, facts = checked("dispatch", manifest), checked("dispatch", facts)
     notify: Listener = listener or (lambda _id, _event, _result: None)
     limiter = anyio.CapacityLimiter(options.concurrency)
     by_path = {f.path: f for f in facts.files}
@@ -129,7 +117,7 @@ async def dispatch(
         async with anyio.create_task_group() as group:
             for unit in _units(members, options.packing):
                 group.start_soon(run, unit)
-    return [results[e.agent] for e in manifest.entries]
+    return checked_all("dispatch", [results[e.agent] for e in manifest.entries])
 
 
 def revision(facts: PRFacts, options: DispatchOptions) -> Revision | None:
@@ -256,7 +244,7 @@ def _units(members: list[_Member], packing: Packing) -> list[list[_Member]]:
 def agent_result(entry: ManifestEntry, status: AgentStatus, attempts: int = 0, duration: float = 0.0,
                  error: str | None = None, output: AgentOutput | None = None, kind: str = "unknown",
                  required: bool = True, spent: Usage | None = None,
-                 line_text: dict[tuple[str, int], str] | None = None,
+                 line_text: Mapping[tuple[str, int], str] | None = None,
                  tool_calls: list[ToolCall] | None = None, on_failure: OnFailure = "fail_closed") -> AgentResult:
     """The result of an entry: its status, and the findings of ``output`` given their agent and
     fingerprint (anchored on ``line_text``, ``line_index(facts)``). Provider batches build
@@ -280,7 +268,7 @@ def agent_result(entry: ManifestEntry, status: AgentStatus, attempts: int = 0, d
 
 
 async def _run_unit(unit: list[_Member], options: DispatchOptions, limiter: anyio.CapacityLimiter,
-                    line_text: dict[tuple[str, int], str], notify: Listener, context: AgentContext,
+                    line_text: Mapping[tuple[str, int], str], notify: Listener, context: AgentContext,
                     budget: _Budget) -> list[AgentResult]:
     """Run one agent, or a pack of them, under the unit's deadline and retries."""
     kind = unit[0].kind
@@ -356,12 +344,13 @@ async def _review(unit: list[_Member], tasks: list[AgentTask], context: AgentCon
     return await review_pack([m.spec for m in unit], tasks, context)
 
 
-def line_index(facts: PRFacts) -> dict[tuple[str, int], str]:
-    """(file, new line number) -> the line's text: what a finding's fingerprint is anchored on."""
-    return {(f.path, ln.number): ln.text for f in facts.files for h in f.hunks for ln in h.lines}
+def line_index(facts: PRFacts) -> Mapping[tuple[str, int], str]:
+    """(file, new line number) -> the line's text: what a finding's fingerprint is anchored on
+    (read from the hunks when asked: a large diff's lines are not copied)."""
+    return LineIndex(facts)
 
 
-def _findings(agent: str, raw: list[RawFinding], line_text: dict[tuple[str, int], str]) -> list[Finding]:
+def _findings(agent: str, raw: list[RawFinding], line_text: Mapping[tuple[str, int], str]) -> list[Finding]:
     """Give each finding its agent and a fingerprint anchored on the flagged line's text."""
     seen: Counter[tuple[str, str | None, str]] = Counter()
     out = []

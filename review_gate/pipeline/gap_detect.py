@@ -25,6 +25,7 @@ from review_gate.escape import sanitize
 from review_gate.globs import GlobError, Globs, check_glob
 from review_gate.models import AgentManifest, AgentRequest, Gap, LlmAgent, PRClassification, PRFacts, ReviewConfig
 from review_gate.models.config import COMPOSITION_FILE, DOMAINS_FILE
+from review_gate.pipeline.boundary import checked, checked_all
 from review_gate.pipeline.compose import policy_scope
 
 if TYPE_CHECKING:
@@ -41,6 +42,15 @@ async def gap_detect(facts: PRFacts, classification: PRClassification, manifest:
     deterministic ones, the caller's additions, then the detector's. ``http``: the run's
     HTTP client (else the detector makes its own). The detector is bounded by its timeout and
     never breaks a run: a failure or a timeout is one ``gap_detector_failed`` gap."""
+    amended, gaps = await _gap_detect(checked("gap_detect", facts), checked("gap_detect", classification),
+                                      checked("gap_detect", manifest), config, offline=offline, http=http,
+                                      requests=requests)
+    return checked("gap_detect", amended), checked_all("gap_detect", gaps)
+
+
+async def _gap_detect(facts: PRFacts, classification: PRClassification, manifest: AgentManifest,
+                      config: ReviewConfig, *, offline: bool, http: httpx.AsyncClient | None,
+                      requests: Sequence[AgentRequest]) -> tuple[AgentManifest, list[Gap]]:
     gaps = [*missed(classification, manifest, config), *nested(facts)]
     if requests:
         manifest, added = requested(classification, manifest, config, requests)

@@ -2,22 +2,86 @@
 
 from __future__ import annotations
 
+import os
+import stat
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Literal
 
 import anyio.to_thread
 
 from review_gate import git
-from review_gate.diff import parse_diff
+from review_gate.diff import parse_diff, parse_stream
 from review_gate.errors import GitError, InputError, UsageError
 from review_gate.escape import sanitize
 from review_gate.models import Commit, FileChange, PRFacts, Unread
 from review_gate.models.base import Frozen
-from review_gate.reading import MIB, read_path
+from review_gate.pipeline.boundary import checked
+from review_gate.reading import MIB, chunks, human
 from review_gate.reveal import Where, reveal
 
-MAX_DIFF_BYTES = 256 * MIB  # a diff given as input; git's own output is what the repository holds
-DIFF_TOO_BIG_FIX = "review a narrower range or fewer paths (review-gate --base REF, or git diff -- PATHS)"
+MAX_DIFF_BYTES = 256 * MIB  # the largest diff reviewed, from any source, on any machine
+MIN_DIFF_BYTES = 64 * MIB  # what the limit never goes under, however little memory is free
+RESIDENT_PER_BYTE = 6  # memory a review holds per byte of diff, with room (benchmarks/speed.py: about 5)
+DIFF_TOO_BIG_FIX = ("review the change in parts: fewer commits or paths (--base/--head, or git diff -- PATHS > "
+                    "part.diff), or `review-gate sweep PATHS` for part of the tree (--shard K/N splits the agents' "
+                    "work, not the diff: every shard reads it whole)")
+
+
+def diff_limit() -> int:
+    """The largest diff this machine can review (``limit_for`` its available memory). A larger one
+    is refused before it is read whole, never left to the kernel's out-of-memory killer."""
+    return limit_for(_available_memory())
+
+
+def limit_for(available: int | None) -> int:
+    """What ``available`` bytes of memory hold at about RESIDENT_PER_BYTE bytes a byte of diff,
+    between MIN_DIFF_BYTES and MAX_DIFF_BYTES (the latter when the memory is unknown).
+
+    >>> limit_for(600 * MIB) // MIB, limit_for(None) // MIB, limit_for(1) // MIB
+    (100, 256, 64)
+    """
+    if available is None:
+        return MAX_DIFF_BYTES
+    return max(MIN_DIFF_BYTES, min(MAX_DIFF_BYTES, available // RESIDENT_PER_BYTE))
+
+
+def _available_memory() -> int | None:
+    """The memory this process may still fill: the system's available memory, within the address
+    space a limit (``ulimit -v``) leaves it."""
+    found = _system_memory()
+    try:
+        import resource
+
+        cap = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ImportError, OSError, ValueError):
+        return found
+    if cap == resource.RLIM_INFINITY or cap <= 0:
+        return found
+    return cap if found is None else min(found, cap)
+
+
+def _system_memory() -> int | None:
+    try:
+        with open("/proc/meminfo", encoding="ascii") as info:
+            for line in info:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def too_big(what: str, size: int, limit: int) -> InputError:
+    return InputError(f"{what} is {_megabytes(size)}: over the {human(limit)} of diff review-gate can hold in memory "
+                      "here", fix=DIFF_TOO_BIG_FIX)
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / MIB:,.0f} MiB" if size >= MIB else f"{size:,} bytes"
 
 
 class DiffRequest(Frozen):
@@ -44,11 +108,43 @@ async def normalize(request: DiffRequest) -> PRFacts:
     >>> [f.path for f in facts.files]
     ['x.py']
     """
-    return await anyio.to_thread.run_sync(_normalize, request)
+    request = checked("normalize", request)
+    return checked("normalize", await anyio.to_thread.run_sync(_normalize, request))
 
 
-def _parse(data: bytes, where: Where) -> list[FileChange]:
-    return merge_sections(reveal(parse_diff(data), where))
+def _parse(data: bytes | Iterable[bytes], where: Where) -> list[FileChange]:
+    files = parse_diff(data) if isinstance(data, bytes) else parse_stream(data)
+    return merge_sections(reveal(files, where))
+
+
+def _read_file(path: str, name: str) -> Iterator[bytes]:
+    """The diff file in chunks; one larger than the limit is refused by its size before it is read."""
+    limit = diff_limit()
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise InputError(f"cannot read {name}: {exc.strerror or exc}", fix=DIFF_TOO_BIG_FIX) from exc
+    info = os.fstat(fd)
+    if stat.S_ISREG(info.st_mode) and info.st_size > limit:
+        os.close(fd)
+        raise too_big(name, info.st_size, limit)
+    if not (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
+        os.close(fd)
+        kind = "a directory" if stat.S_ISDIR(info.st_mode) else "a device or a socket"
+        raise InputError(f"cannot read {name}: it is {kind}, not a file", fix="pass the path of a unified diff file")
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            yield from chunks(handle, limit=limit, name=name, fix=DIFF_TOO_BIG_FIX)
+        except OSError as exc:
+            raise InputError(f"cannot read {name}: {exc.strerror or exc}", fix=DIFF_TOO_BIG_FIX) from exc
+
+
+def _given_files(data: Iterable[bytes], name: str, where: Where) -> list[FileChange]:
+    """The files of a diff given as input; an empty one is refused (see ``_given``)."""
+    files = _parse(data, where)
+    if not files:
+        _given(b"", name)
+    return files
 
 
 def merge_sections(files: list[FileChange]) -> list[FileChange]:
@@ -117,8 +213,7 @@ def _normalize(request: DiffRequest) -> PRFacts:
     if request.mode == "file":
         assert request.path is not None
         name = f"the diff {sanitize(request.path)}"
-        data = read_path(request.path, limit=MAX_DIFF_BYTES, name=name, fix=DIFF_TOO_BIG_FIX)
-        return PRFacts(source=request.path, files=_parse(_given(data, name), given))
+        return PRFacts(source=request.path, files=_given_files(_read_file(request.path, name), name, given))
     if request.repo_root is None:
         raise GitError("not inside a git repository", fix="review a git repository, or a diff file")
     root = Path(request.repo_root)
@@ -129,6 +224,8 @@ def _normalize(request: DiffRequest) -> PRFacts:
               "range": f"{request.base}...{request.head}",
               "push": f"push of {request.head} ({base[:12]}..{(head or '')[:12]})"}[request.mode]
     where = Where(root=root, worktree=request.mode == "worktree")
+    if isinstance(data, bytes) and len(data) > (limit := diff_limit()):
+        raise too_big(f"the diff of the {source}", len(data), limit)
     return PRFacts(source=source, base=base, head=head, files=_parse(data, where), commits=commits)
 
 
@@ -143,7 +240,13 @@ def _against(root: Path, request: DiffRequest, base: str) -> str:
     return f"{ref} ({base[:7]})" if ref and not base.startswith(ref) else base[:12]
 
 
-def _from_git(root: Path, request: DiffRequest) -> tuple[str, str | None, bytes, list[Commit]]:
+def _range_chunks(root: Path, base: str, head: str, what: str) -> Iterator[bytes]:
+    limit = diff_limit()
+    return git.diff_range_chunks(root, base, head, limit=limit, too_big=lambda size: too_big(sanitize(what), size,
+                                                                                              limit))
+
+
+def _from_git(root: Path, request: DiffRequest) -> tuple[str, str | None, bytes | Iterator[bytes], list[Commit]]:
     if request.mode == "staged":
         if request.base is not None:
             raise UsageError("staged changes are compared with HEAD; a base cannot be given")
@@ -153,7 +256,8 @@ def _from_git(root: Path, request: DiffRequest) -> tuple[str, str | None, bytes,
     if request.mode == "push":
         head = git.resolve(root, head_ref)
         base = git.unpushed_base(root, head, request.remote)
-        return base, head, git.diff_range(root, base, head), git.commits(root, base, head)
+        return base, head, _range_chunks(root, base, head, f"the diff of the push {base[:12]}..{head[:12]}"), \
+            git.commits(root, base, head)
     if request.mode == "worktree" and request.exact_base and request.base is not None:
         empty = git.empty_tree(root)
         base = empty if request.base == empty else git.resolve(root, request.base)
@@ -169,5 +273,5 @@ def _from_git(root: Path, request: DiffRequest) -> tuple[str, str | None, bytes,
     base = git.merge_base(root, git.resolve(root, base_ref), head)
     commits = git.commits(root, base, head)
     if request.mode == "range":
-        return base, head, git.diff_range(root, base, head), commits
+        return base, head, _range_chunks(root, base, head, f"the diff of {request.base}...{request.head}"), commits
     return base, None, git.diff_worktree(root, base), commits

@@ -12,7 +12,7 @@ import pytest
 
 from tests.llm_real.conftest import ALIAS
 
-pytestmark = pytest.mark.llm_real
+pytestmark = [pytest.mark.llm_real, pytest.mark.xdist_group("llm_real")]  # one model server, one worker
 
 AGENT = "tiny-reviewer"
 SEVERITIES = {"critical", "major", "warning", "info"}

@@ -16,7 +16,7 @@ from review_gate.models import LlmAgent
 from tests.llm_real.conftest import ALIAS
 from tests.llm_real.test_llm_agent import DIFF, agent_result, make_config, needs_llm_kind
 
-pytestmark = pytest.mark.llm_real
+pytestmark = [pytest.mark.llm_real, pytest.mark.xdist_group("llm_real")]  # one model server, one worker
 
 
 @pytest.mark.parametrize("fields", [

@@ -12,7 +12,7 @@ from jsonschema import Draft202012Validator
 
 from tests.llm_real.conftest import ALIAS
 
-pytestmark = pytest.mark.llm_real
+pytestmark = [pytest.mark.llm_real, pytest.mark.xdist_group("llm_real")]  # one model server, one worker
 
 FINDINGS_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -1,0 +1,56 @@
+"""Agents that end together share one sweep for their strays, and every stray still dies.
+
+Each agent used to read every process's environment on its own, in the event loop: twenty
+agents ending at once paid twenty sweeps one after another (most of what dispatch added to
+twenty one-second programs). Real processes, real marks, real signals."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from review_gate.agents import strays
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="marks are read from /proc")
+
+
+def marked(mark: str) -> subprocess.Popen[bytes]:
+    """A stray that left its agent's process group (setsid) and sleeps, carrying ``mark``."""
+    env = {**os.environ, strays.MARK_VAR: mark}
+    return subprocess.Popen(["setsid", "sleep", "60"], env=env, stdin=subprocess.DEVNULL)
+
+
+def test_marks_ended_at_once_are_all_killed() -> None:
+    marks = [strays.new_mark() for _ in range(8)]
+    processes = [marked(mark) for mark in marks]
+    try:
+        threads = [threading.Thread(target=strays.kill_marked, args=(mark,)) for mark in marks]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+        assert all(process.wait(timeout=30) == -9 for process in processes)
+    finally:
+        for process in processes:
+            process.kill()
+            process.wait()
+
+
+def test_a_mark_is_never_killed_by_another_agents_sweep() -> None:
+    mine, theirs = strays.new_mark(), strays.new_mark()
+    kept = marked(theirs)
+    gone = marked(mine)
+    try:
+        assert strays.kill_marked(mine) >= 1
+        assert gone.wait(timeout=10) == -9
+        assert kept.poll() is None  # the other agent's stray is its own sweep's to end
+        assert strays.kill_marked(theirs) >= 1
+        assert kept.wait(timeout=10) == -9
+    finally:
+        for process in (kept, gone):
+            process.kill()
+            process.wait()
