@@ -11,6 +11,8 @@ paths and messages, which are untrusted).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from review_gate.models import SEVERITY_RANK, Absent, DroppedFinding, ReviewReport
 from review_gate.models.report import absences
 
@@ -23,12 +25,23 @@ def absent_agents(report: ReviewReport) -> list[Absent]:
     return absences(report.agents)
 
 
-def absent_line(absent: Absent) -> str:
-    """One agent that did not review all it was given, why, and the metric it counts in."""
+def absent_line(absent: Absent, names: Sequence[str] = ()) -> str:
+    """One agent that did not review all it was given (or ``names``, several alike), why, and
+    the metric it counts in."""
     weight = "required" if absent.required else "optional"
     state = STATES.get(absent.status, "did not review everything")
     counted = f"{absent.counted}; fails open: on_failure is fail_open" if absent.fails_open else absent.counted
-    return f"{absent.agent} ({weight}) {state}: {absent.reason} [{counted}]"
+    return f"{', '.join(names) or absent.agent} ({weight}) {state}: {absent.reason} [{counted}]"
+
+
+def absent_lines(absents: Sequence[Absent]) -> list[str]:
+    """``absent_line`` of each, agents alike in all but their name on one line (four reviewers
+    without the key they need are one line, not four)."""
+    groups: dict[tuple[object, ...], list[Absent]] = {}
+    for absent in absents:
+        groups.setdefault((absent.status, absent.reason, absent.counted, absent.required, absent.fails_open),
+                          []).append(absent)
+    return [absent_line(alike[0], [a.agent for a in alike]) for alike in groups.values()]
 
 
 def dropped(report: ReviewReport) -> list[tuple[str, DroppedFinding]]:

@@ -22,7 +22,7 @@ from rich.text import Text
 from review_gate.escape import sanitize
 from review_gate.models import SEVERITIES, AgentResult, Finding, NotInspected, ReviewReport
 from review_gate.outputs.ids import short_ids
-from review_gate.outputs.reviewers import absent_agents, absent_line, dropped, dropped_line, fails_open_note
+from review_gate.outputs.reviewers import absent_agents, absent_lines, dropped, dropped_line, fails_open_note
 from review_gate.outputs.summary import summary_line
 
 STYLES = {"critical": "bold red", "major": "red", "warning": "yellow", "info": "cyan"}
@@ -233,8 +233,8 @@ def _agents(out: Writer, agents: Sequence[AgentResult], found: Mapping[str, int]
 def did_not_review(out: Writer, report: ReviewReport) -> None:
     """The agents that did not review all they were given and why, the findings dropped as
     outside every reviewer's scope, and why the gate passes over them when it does."""
-    for absent in absent_agents(report):
-        out.hanging(0, Text("did not review: ", style="yellow"), Text(sanitize(absent_line(absent)), style="yellow"))
+    for line in absent_lines(absent_agents(report)):
+        out.hanging(0, Text("did not review: ", style="yellow"), Text(sanitize(line), style="yellow"))
     for agent, finding in dropped(report):
         style = "red" if finding.severity == "critical" else "yellow"
         out.hanging(0, Text("dropped: ", style=style), Text(sanitize(dropped_line(agent, finding)), style=style))

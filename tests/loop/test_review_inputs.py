@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.llm.server import LlmServer, Recorded, Step
-from tests.loop.conftest import FLAWED, MESSAGE, LoopRig, command_agent
+from tests.loop.conftest import BUILTIN, FLAWED, MESSAGE, LoopRig, command_agent
 
 KEY = "sk-loop-intent-SECRET-0123456789"
 TASK = ("Fetch the status page with requests.\n\n## Acceptance criteria\n\n- TLS verification stays on\n"
@@ -162,7 +162,12 @@ def test_exit_conditions_decide_whether_a_warning_ends_the_loop(rig: LoopRig, tm
     script = tmp_path / "tidy.py"
     script.write_text(TIDY)
     loop = {"exit_conditions": conditions} if conditions else None
-    rig.write_config(agents=[command_agent("tidy", [sys.executable, str(script)])], loop=loop)
+    # The built-in llm reviewers have no key here: they count as skipped, which the built-in gate
+    # makes a pass_with_warnings (so "review.warnings == 0" would never be met); this team lets
+    # skipped reviewers pass, as a configuration may say.
+    gate = json.loads((BUILTIN / "review-gate.json").read_text())["gate"]
+    gate["conditions"] = [c for c in gate["conditions"] if c["metric"] != "agents_skipped"]
+    rig.write_config(agents=[command_agent("tidy", [sys.executable, str(script)])], loop=loop, gate=gate)
     rig.repo.write("app.py", DEBUG_PRINTS)
     result = rig.loop("start", "warn", "--coder", "tidy", "--mode", "automated")
     assert result.code == 0, result.err
