@@ -107,13 +107,25 @@ async def review(
     reuse: Reuse | None = None,
     http: httpx.AsyncClient | None = None,
 ) -> ReviewReport:
-    """Stages 5-6: dispatch the plan's manifest (only its stale part, with ``reuse``) and aggregate."""
+    """Stages 5-6: dispatch the plan's manifest (only its stale part, with ``reuse``), judge the
+    findings where their lines live (``refine``: pre-existing ones become waivers) and aggregate."""
     if reuse is None:
         results = await dispatch(the_plan.manifest, the_plan.facts, config, options, listener, http)
     else:
         results = reuse.merge(await dispatch(reuse.manifest, the_plan.facts, config, options, listener, http))
+    results, preexisting = await judged(results, the_plan.facts, config, options.repo_root)
     return aggregate(
         the_plan.facts, the_plan.classification, the_plan.manifest.entries, the_plan.gaps, results,
         config, run_id=run_id or new_run_id(), tool_version=__version__, filter_mode=filter_mode, fail_on=fail_on,
-        waivers=waivers, files_left_out=the_plan.left_out,
+        waivers={**preexisting, **(waivers or {})}, files_left_out=the_plan.left_out,
     )
+
+
+async def judged(results: list[AgentResult], facts: PRFacts, config: ReviewConfig,
+                 root: str | None) -> tuple[list[AgentResult], dict[str, str]]:
+    """``refine.refine`` in a worker thread, reading the repository at ``root`` when there is one."""
+    from review_gate.refine import refine
+    from review_gate.surroundings import GitSurroundings
+
+    around = GitSurroundings(Path(root), facts.base) if root is not None else None
+    return await anyio.to_thread.run_sync(refine, results, facts, config, around)
