@@ -4,7 +4,8 @@ A file is in a class when one of the class's globs (``review-rules.json``'s ``pa
 selects it; when the trusted side's ``.gitattributes`` marks it ``linguist-generated`` or
 ``linguist-vendored`` (GitHub's own markers); when its first lines say it is generated (Go's
 "Code generated ... DO NOT EDIT.", Facebook's ``@generated``, "THIS FILE IS GENERATED"); or,
-for minified, when an added line is longer than ``minified_line`` characters. A file may be in
+for minified, when an added line of a JavaScript or CSS file (``minified_by_line``) is longer than
+``minified_line`` characters: a long line in a script does not hide its other lines. A file may be in
 several classes (a test certificate is a test and a fixture).
 
 >>> from review_gate.models.rule_context import PathClasses
@@ -74,6 +75,7 @@ class Classifier:
         self.settings = settings
         self._globs = {name: Globs(settings.globs(name)) for name in PATH_CLASSES if settings.globs(name)}
         self._attributes = attributes(gitattributes) if gitattributes else []
+        self._by_line = Globs(settings.minified_by_line)
 
     def classes(self, path: str, head: str | None = None, added: Iterable[str] = ()) -> frozenset[PathClass]:
         """``path``'s classes; ``head``: its first lines, when known; ``added``: its added lines."""
@@ -84,6 +86,6 @@ class Classifier:
                     (found.add if on else found.discard)(name)
         if head is not None and generated_header(head):
             found.add("generated")
-        if any(len(line) > self.settings.minified_line for line in added):
+        if self._by_line.match(path) and any(len(line) > self.settings.minified_line for line in added):
             found.add("minified")
         return frozenset(found)

@@ -64,11 +64,16 @@ class PathClasses(Frozen):
         description="Globs of vendored third-party code; linguist-vendored in the trusted side's .gitattributes too.")
     minified: list[str] = Field(
         default_factory=lambda: list(_MINIFIED),
-        description="Globs of minified or bundled files; a file one of whose added lines is longer than "
-                    "`minified_line` is minified too.")
+        description="Globs of minified or bundled files; a file `minified_by_line` selects is minified too when "
+                    "one of its added lines is longer than `minified_line`.")
     minified_line: int = Field(
         default=1000, ge=200, le=1_000_000,
-        description="Characters from which an added line marks its file minified (a bundle, a minified asset).")
+        description="Characters from which an added line marks its file minified (a bundle, a minified asset), "
+                    "in the files `minified_by_line` selects.")
+    minified_by_line: list[str] = Field(
+        default_factory=lambda: ["*.js", "*.mjs", "*.cjs", "*.css"],
+        description="Globs of the files a long line marks minified: only what is minified in practice, so a "
+                    "long line does not hide a script's other lines.")
     default: dict[PathClass, Action] = Field(
         default_factory=_skipped,
         description="What a rule that does not say otherwise does in each class. Rules of category "
