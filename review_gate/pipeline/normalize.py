@@ -7,7 +7,7 @@ from typing import Literal
 
 import anyio.to_thread
 
-from review_gate import git
+from review_gate import git, submodules
 from review_gate.diff import parse_diff
 from review_gate.errors import GitError, InputError, UsageError
 from review_gate.escape import sanitize
@@ -128,7 +128,8 @@ def _normalize(request: DiffRequest) -> PRFacts:
               "range": f"{request.base}...{request.head}",
               "push": f"push of {request.head} ({base[:12]}..{(head or '')[:12]})"}[request.mode]
     where = Where(root=root, worktree=request.mode == "worktree")
-    return PRFacts(source=source, base=base, head=head, files=_parse(data, where), commits=commits)
+    files = submodules.review(root, _parse(data, where), lambda diff, repo: _parse(diff, Where(root=repo)))
+    return PRFacts(source=source, base=base, head=head, files=files, commits=commits)
 
 
 def _from_git(root: Path, request: DiffRequest) -> tuple[str, str | None, bytes, list[Commit]]:
