@@ -70,7 +70,7 @@ def test_a_moved_submodule_is_reviewed_through_its_own_commits(cli: Any, repo: G
 
 def test_a_submodule_whose_commits_are_absent_warns_how_to_fetch_them(cli: Any, repo: GitRepo,
                                                                      tmp_path: Path) -> None:
-    other, commits = library(tmp_path)
+    other, _ = library(tmp_path)
     with_submodule(repo, other)
     git(other, "checkout", "-q", "main")
     (other / "more.py").write_text("x = 1\n", encoding="utf-8")

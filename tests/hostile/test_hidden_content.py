@@ -302,7 +302,8 @@ def test_a_submodule_pointer_is_an_unreviewed_item(cli: Any, repo: GitRepo, tmp_
     assert item["reason"] == f"submodule vendor/lib is added at {commits[0]}: its content is not reviewed"
     assert '"submodules": "incomplete" in review-gate.json' in item["fix"]
     assert [f["severity"] for f in report["findings"] if f["file"] == "vendor/lib"] == ["warning"]
-    closed = cli("--offline", "--no-state", "--format", "json", "--config", str(settings(tmp_path, submodules="incomplete")))
+    closed = cli("--offline", "--no-state", "--format", "json", "--config",
+                 str(settings(tmp_path, submodules="incomplete")))
     report = report_of(closed)
     assert closed.code == 3 and report["decision"] == "incomplete"
     assert "vendor/lib" in report["coverage"]["unreviewed"] and report["metrics"]["missing_inputs"] == 1
