@@ -39,7 +39,7 @@ def library(tmp_path: Path) -> tuple[Path, list[str]]:
 
 
 def with_submodule(repo: GitRepo, other: Path) -> None:
-    repo.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(other), "vendor/lib")
+    repo.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(other), "modules/lib")
     repo.commit("add the library")
 
 
@@ -59,12 +59,13 @@ def settings(tmp_path: Path, policy: str) -> str:
 def test_a_moved_submodule_is_reviewed_through_its_own_commits(cli: Any, repo: GitRepo, tmp_path: Path) -> None:
     other, commits = library(tmp_path)
     with_submodule(repo, other)
-    git(repo.root / "vendor" / "lib", "checkout", "-q", commits[1])
+    git(repo.root / "modules" / "lib", "checkout", "-q", commits[1])
     repo.commit("bump the library")
     code, report = review(cli)
     assert code == 1 and report["decision"] == "fail"
     found = {(f["file"], f["rule_id"]) for f in report["findings"]}
-    assert ("vendor/lib/keys.py", "sec-aws-key-01") in found
+    assert ("modules/lib/keys.py", "sec-aws-key-01") in found
+    assert ("modules/lib/run.c", "sec-c-command-01") in found  # C: a domain of its own, reviewed for shell calls
     assert report["coverage"]["not_inspected"] == [] and report["metrics"]["missing_inputs"] == 0
 
 
@@ -75,15 +76,15 @@ def test_a_submodule_whose_commits_are_absent_warns_how_to_fetch_them(cli: Any, 
     git(other, "checkout", "-q", "main")
     (other / "more.py").write_text("x = 1\n", encoding="utf-8")
     git(other, "add", "-A")
-    git(other, "commit", "-q", "-m", "later")  # a commit the checkout at vendor/lib never fetched
+    git(other, "commit", "-q", "-m", "later")  # a commit the checkout at modules/lib never fetched
     later = git(other, "rev-parse", "HEAD")
-    repo.git("update-index", "--cacheinfo", f"160000,{later},vendor/lib")
+    repo.git("update-index", "--cacheinfo", f"160000,{later},modules/lib")
     repo.git("commit", "-q", "-m", "point the library at a later commit")
     code, report = review(cli)
     assert code == 0 and report["decision"] == "pass_with_warnings"
-    [warning] = [f for f in report["findings"] if f["file"] == "vendor/lib"]
+    [warning] = [f for f in report["findings"] if f["file"] == "modules/lib"]
     assert warning["severity"] == "warning" and later[:12] in warning["message"]
-    assert "git submodule update --init -- vendor/lib" in warning["recommendation"]
+    assert "git submodule update --init -- modules/lib" in warning["recommendation"]
     [item] = report["coverage"]["not_inspected"]
     assert item["counted"] is False and report["metrics"]["missing_inputs"] == 0
 
@@ -97,3 +98,15 @@ def test_the_submodules_setting_is_validated(cli: Any, repo: GitRepo, tmp_path: 
     result = cli("config", "validate", "--config", settings(tmp_path, "review"))
     assert result.code == 2
     assert "review-gate.json" in result.err and "/submodules" in result.err
+
+
+def test_a_changed_submodule_url_is_a_major_finding(cli: Any, repo: GitRepo) -> None:
+    repo.write(".gitmodules", '[submodule "laf"]\n\tpath = laf\n\turl = https://github.com/aseprite/laf.git\n')
+    repo.commit("a submodule")
+    code, report = review(cli)
+    assert [f for f in report["findings"] if f["rule_id"] == "infra-submodule-url-01"] == []  # a new one: no finding
+    repo.write(".gitmodules", '[submodule "laf"]\n\tpath = laf\n\turl = https://github.com/someone/laf.git\n')
+    repo.commit("point the submodule elsewhere")
+    code, report = review(cli)
+    assert code == 1 and [(f["file"], f["line"], f["severity"]) for f in report["findings"]
+                          if f["rule_id"] == "infra-submodule-url-01"] == [(".gitmodules", 3, "major")]
