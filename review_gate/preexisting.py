@@ -4,11 +4,11 @@ Like Semgrep's ``--baseline-commit``: a reformat (black, prettier) or a move re-
 and every old finding would come back as new. A finding is pre-existing when its rule's pattern
 matches, in the base version of its file (or of the file it was renamed from), or among the
 lines the change removes anywhere (a move to another file), a line whose normalised text is
-the flagged line's. Normalised: without whitespace, quotes made one kind, a trailing comma or
-semicolon dropped, so ``verify = False ,`` and ``verify=False`` are one line.
+the flagged line's. Normalised: without a trailing comment or whitespace, quotes made one kind, a
+trailing comma or semicolon dropped, so ``verify = False ,  # ok`` and ``verify=False`` are one line.
 Pre-existing findings are listed (as waived, with the reason), never counted.
 
->>> normal("  r = get(url,  verify=False),")
+>>> normal("  r = get(url,  verify=False),  # why")
 'r=get(url,verify=False)'
 """
 
@@ -21,9 +21,13 @@ from typing import Any
 _SPACE = re.compile(r"\s+")
 
 
+_COMMENT = re.compile(r"\s(?:#|//)\s[^\"'`]*$")  # a trailing comment holding no quote (never part of a string)
+
+
 def normal(line: str) -> str:
-    """A line's text as reformatting leaves it: no whitespace, one kind of quote, no trailing , or ;."""
-    return _SPACE.sub("", line).replace("'", '"').rstrip(",;")
+    """A line's text as reformatting leaves it: no trailing comment, no whitespace, one kind of quote,
+    no trailing , or ;."""
+    return _SPACE.sub("", _COMMENT.sub("", line)).replace("'", '"').rstrip(",;")
 
 
 def fired_lines(regex: Any, texts: Iterable[str]) -> set[str]:
