@@ -24,7 +24,7 @@ from review_gate.models.rule_context import PATH_CLASSES, PathClass, PathClasses
 
 HEAD_LINES = 10  # a generated file says so in its first lines
 GENERATED_HEADER = re.compile(
-    r"(?i)\bcode generated\b.*\bdo not edit\b|@generated\b|\bthis (?:\w+ )?(?:file|code) (?:is|was) "
+    r"(?i)\bcode generated\b.*\bdo not edit\b|@generated\b|\bthis (?:\w+ )?\w*(?:file|code|script) (?:is|was) "
     r"(?:auto(?:matically)?[- ]?)?generated\b|\bauto(?:matically)?[- ]?generated\b.*\bdo not (?:edit|modify)\b|"
     r"\bgenerated (?:by|from|via)\b.*\bdo not (?:edit|modify)\b")
 _ATTRIBUTES: dict[str, PathClass] = {"linguist-generated": "generated", "linguist-vendored": "vendored"}
@@ -64,7 +64,11 @@ def attributes(text: str) -> list[_Attribute]:
 
 
 def generated_header(head: str) -> bool:
-    """Whether the first HEAD_LINES lines of a file say it is generated."""
+    """Whether the first HEAD_LINES lines of a file say it is generated.
+
+    >>> generated_header('#\\n# NOTE: THIS DOCKERFILE IS GENERATED VIA "apply-templates.sh"\\n')
+    True
+    """
     return any(GENERATED_HEADER.search(line) for line in head.splitlines()[:HEAD_LINES])
 
 

@@ -21,13 +21,27 @@ from typing import Any
 _SPACE = re.compile(r"\s+")
 
 
-_COMMENT = re.compile(r"\s(?:#|//)\s[^\"'`]*$")  # a trailing comment holding no quote (never part of a string)
+_COMMENT = re.compile(r"\s(?:#|//)\s")  # where a trailing comment may start
+
+
+def uncommented(line: str) -> str:
+    """``line`` without a trailing ``# ...`` or ``// ...`` comment: one that starts after whitespace,
+    outside quotes (an even number of each quote before it).
+
+    >>> uncommented('chmod 777 "$D" # "777" is replaced')
+    'chmod 777 "$D"'
+    """
+    for found in _COMMENT.finditer(line):
+        before = line[:found.start()]
+        if before.count('"') % 2 == 0 and before.count("'") % 2 == 0 and before.count("`") % 2 == 0:
+            return before
+    return line
 
 
 def normal(line: str) -> str:
     """A line's text as reformatting leaves it: no trailing comment, no whitespace, one kind of quote,
     no trailing , or ;."""
-    return _SPACE.sub("", _COMMENT.sub("", line)).replace("'", '"').rstrip(",;")
+    return _SPACE.sub("", uncommented(line)).replace("'", '"').rstrip(",;")
 
 
 def fired_lines(regex: Any, texts: Iterable[str]) -> set[str]:

@@ -75,6 +75,14 @@ def test_generated_minified_and_docs_files_are_skipped(cli: Any, repo: GitRepo) 
     assert found(report, "sec-js-eval-01") == [("src/app.js", 1, "major")]
 
 
+def test_a_generated_dockerfile_says_so_in_its_header(cli: Any, repo: GitRepo) -> None:
+    header = ('#\n# NOTE: THIS DOCKERFILE IS GENERATED VIA "apply-templates.sh"\n#\n'
+              '# PLEASE DO NOT EDIT IT DIRECTLY.\n#\n')
+    change(repo, {"16/bookworm/Dockerfile": header + 'FROM debian:bookworm-slim\nRUN chmod 777 "$PGDATA"\n',
+                  "Dockerfile": 'FROM debian:bookworm-slim\nRUN chmod 777 "$PGDATA"\n'})
+    assert found(review(cli), "sec-chmod-777-01") == [("Dockerfile", 2, "major")]
+
+
 def test_linguist_attributes_count_only_from_the_trusted_side(cli: Any, repo: GitRepo) -> None:
     # A change cannot mark its own file generated: the base side's .gitattributes decides.
     change(repo, {".gitattributes": "build/** linguist-generated\n", "other/x.py": "eval(data)\n"})
@@ -209,6 +217,15 @@ def test_a_reformat_lists_old_findings_as_pre_existing(cli: Any, repo: GitRepo) 
     assert report["findings"] == [] and report["decision"] == "pass"
     assert "sec-tls-verify-01" in {w["rule_id"] for w in report["waived"]}
     assert all(w["waived"].startswith("pre-existing") for w in report["waived"])
+
+
+def test_a_comment_moved_off_the_line_leaves_an_old_finding_old(cli: Any, repo: GitRepo) -> None:
+    line = 'RUN mkdir -p "$PGDATA" && chmod 777 "$PGDATA"'
+    change(repo, {"Dockerfile": f'FROM debian\n{line} # replaced by 700 at run time ("--user")\n'})
+    change(repo, {"Dockerfile": f'FROM debian\n# replaced by 700 at run time ("--user")\n{line}\n'}, "comment")
+    report = review(cli)
+    assert found(report, "sec-chmod-777-01") == []
+    assert [w["rule_id"] for w in report["waived"]] == ["sec-chmod-777-01"]
 
 
 def test_a_moved_module_is_not_new_but_a_new_line_in_it_is(cli: Any, repo: GitRepo) -> None:

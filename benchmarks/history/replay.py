@@ -262,6 +262,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if found_out is not None:
                     lines = context(clone, commit, finding["path"], finding["line"]) if finding["line"] else []
                     found_out.write(json.dumps({**record, "context": lines}) + "\n")
+                    found_out.flush()
             tally.add(outcome, verdicts)
             if warned_out is not None:
                 for finding in outcome.warnings:
