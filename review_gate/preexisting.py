@@ -4,12 +4,13 @@ Like Semgrep's ``--baseline-commit``: a reformat (black, prettier) or a move re-
 and every old finding would come back as new. A finding is pre-existing when its rule's pattern
 matches, in the base version of its file (or of the file it was renamed from), or among the
 lines the change removes anywhere (a move to another file), a line whose normalised text is
-the flagged line's. Normalised: without a trailing comment or whitespace, quotes made one kind, a
-trailing comma or semicolon dropped, so ``verify = False ,  # ok`` and ``verify=False`` are one line.
+the flagged line's. Normalised: without a trailing comment, whitespace or parentheses, quotes made
+one kind, a trailing comma or semicolon dropped, so ``x = (sha1(s)) ,  # ok`` and ``x = sha1(s)``
+are one line.
 Pre-existing findings are listed (as waived, with the reason), never counted.
 
->>> normal("  r = get(url,  verify=False),  # why")
-'r=get(url,verify=False)'
+>>> normal("  r = (get(url,  verify=False)),  # why")
+'r=geturl,verify=False'
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Iterable
 from typing import Any
 
 _SPACE = re.compile(r"\s+")
+_PARENS = re.compile(r"[()]")
 
 
 _COMMENT = re.compile(r"\s(?:#|//)\s")  # where a trailing comment may start
@@ -39,9 +41,9 @@ def uncommented(line: str) -> str:
 
 
 def normal(line: str) -> str:
-    """A line's text as reformatting leaves it: no trailing comment, no whitespace, one kind of quote,
-    no trailing , or ;."""
-    return _SPACE.sub("", uncommented(line)).replace("'", '"').rstrip(",;")
+    """A line's text as reformatting leaves it: no trailing comment, no whitespace, no parentheses
+    (a formatter adds and drops redundant ones), one kind of quote, no trailing , or ;."""
+    return _PARENS.sub("", _SPACE.sub("", uncommented(line))).replace("'", '"').rstrip(",;")
 
 
 def fired_lines(regex: Any, texts: Iterable[str]) -> set[str]:

@@ -211,7 +211,7 @@ def test_one_drop_column_finding_per_migration_file(cli: Any, repo: GitRepo) -> 
 
 
 def test_a_reformat_lists_old_findings_as_pre_existing(cli: Any, repo: GitRepo) -> None:
-    change(repo, {"app/client.py": "def fetch(url):\n    return requests.get(url, verify = False)\n"})
+    change(repo, {"app/client.py": "def fetch(url):\n    return (requests.get(url, verify = False))\n"})
     change(repo, {"app/client.py": "def fetch(url):\n    return requests.get(url,verify=False)\n"}, "black")
     report = review(cli)
     assert report["findings"] == [] and report["decision"] == "pass"
