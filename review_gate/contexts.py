@@ -8,7 +8,9 @@ read, else what the hunks show) and the lines the change removed from it. The co
   ``else``, the conditions of its ``if``/``elif`` chain count;
 - ``replaces`` / ``adds``: whether a removed line of the file has the flagged line's key;
 - ``same_owner``: whether the owner the line names is the repository's own;
-- ``line``: whether the flagged line matches.
+- ``line``: whether the flagged line matches;
+- ``statement``: whether the statement starting on the flagged line matches (to where its
+  brackets close).
 
 >>> lines = Lines({1: "if verify is False:", 2: "    ctx.check_hostname = False"})
 >>> branch_conditions(lines, 2)
@@ -26,6 +28,7 @@ from review_gate.models.rule_context import RuleContext
 SearchFn = Callable[[str, str], "str | None"]
 """(RE2 pattern, text) -> the match's first group, or the whole match; None when it does not match."""
 MAX_UP = 400  # lines an enclosing header is looked for above the flagged line
+STATEMENT_LINES = 20  # lines a statement is followed over
 _HEADER = re.compile(r"^\s*(?:\}\s*)?(?:if|elif|else\s+if|else|unless|when)\b.*(?::|\{|\bthen)\s*(?:#.*|//.*)?$")
 _ELSE = re.compile(r"^\s*(?:\}\s*)?else\b\s*(?::|\{)")
 _CHAIN = re.compile(r"^\s*(?:\}\s*)?(?:if|elif|else\s+if)\b")
@@ -88,6 +91,25 @@ def _chain(lines: Lines, number: int, level: int) -> list[str]:
     return found
 
 
+def statement(lines: Lines, number: int) -> str:
+    """The lines from ``number`` on until the brackets opened on them close (at most STATEMENT_LINES).
+
+    >>> statement(Lines({1: "print(", 2: "  'x',", 3: "  file=sys.stderr)", 4: "y = 1"}), 1)
+    "print(\\n  'x',\\n  file=sys.stderr)"
+    """
+    taken: list[str] = []
+    depth = 0
+    for at in range(number, number + STATEMENT_LINES):
+        line = lines.get(at)
+        if line is None:
+            break
+        taken.append(line)
+        depth += sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}")
+        if depth <= 0:
+            break
+    return "\n".join(taken)
+
+
 def applies(context: RuleContext, lines: Lines, number: int, owner: str | None, search: SearchFn) -> bool:
     """Whether ``context`` holds for a finding at line ``number``; ``search(pattern, text)`` is the
     first group (or the whole match) of an RE2 search, None when it does not match."""
@@ -98,6 +120,8 @@ def applies(context: RuleContext, lines: Lines, number: int, owner: str | None, 
         return False
     if context.when == "line":
         return search(context.pattern, line) is not None
+    if context.when == "statement":
+        return search(context.pattern, statement(lines, number)) is not None
     if context.when == "branch":
         return any(search(context.pattern, header) is not None for header in branch_conditions(lines, number))
     if context.when == "same_owner":

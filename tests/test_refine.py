@@ -251,3 +251,9 @@ def test_a_line_moved_to_another_file_is_pre_existing_in_a_diff_file_too(cli: An
     report = json.loads(result.out)
     assert found(report) == [("b.py", 3, "major")]
     assert "sec-tls-verify-01" in {w["rule_id"] for w in report["waived"]}
+
+
+def test_a_print_that_names_its_stream_on_a_later_line_is_deliberate_output(cli: Any, repo: GitRepo) -> None:
+    change(repo, {"app/run.py": "def run():\n    print(\n        'could not start',\n        file=sys.stderr,\n    )\n"
+                                "    print(\n        'value', value,\n    )\n"})
+    assert found(review(cli), "hyg-debug-print-01") == [("app/run.py", 6, "warning")]

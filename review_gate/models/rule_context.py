@@ -19,7 +19,7 @@ PATH_CLASSES: tuple[PathClass, ...] = get_args(PathClass)
 Action = Literal["skip", "keep", "critical", "major", "warning", "info"]
 """What a finding becomes: dropped (skip), unchanged (keep), or the severity named (never above the rule's)."""
 
-ContextKind = Literal["branch", "replaces", "adds", "same_owner", "line"]
+ContextKind = Literal["branch", "replaces", "adds", "same_owner", "line", "statement"]
 
 _TEST = ["**/tests/**", "**/test/**", "**/__tests__/**", "**/spec/**", "**/specs/**", "**/src/test/**",
          "**/e2e/**", "test_*.py", "*_test.py", "tests.py", "conftest.py", "*_test.go", "*.test.*", "*.spec.*",
@@ -119,7 +119,9 @@ class RuleContext(Frozen):
     - ``adds``: no removed line of the hunk has that key: a new line, not a changed one;
     - ``same_owner``: ``pattern``'s first group names the repository's own owner (its origin's
       organisation);
-    - ``line``: the flagged line matches ``pattern`` (documented uses, listed).
+    - ``line``: the flagged line matches ``pattern`` (documented uses, listed);
+    - ``statement``: the statement that starts on the flagged line, up to where its brackets close
+      (at most 20 lines), matches ``pattern`` (``print(`` whose ``file=`` is on a later line).
     """
 
     when: ContextKind
