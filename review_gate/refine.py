@@ -31,13 +31,11 @@ from typing import Protocol
 
 from review_gate.contexts import Lines, applies
 from review_gate.models import SEVERITY_RANK, AgentResult, FileChange, Finding, PRFacts, ReviewConfig, Rule
-from review_gate.models.rule_context import Action, PathClass
+from review_gate.models.rule_context import SECRETS, Action, PathClass
 from review_gate.path_classes import HEAD_LINES, Classifier
 from review_gate.patterns import compile_pattern
 from review_gate.placeholders import comment_line, placeholder, reserved_host
 from review_gate.preexisting import fired_lines, normal
-
-SECRETS = "secrets"  # the category whose rules take no path-class default
 
 
 class Surroundings(Protocol):

@@ -18,8 +18,9 @@ def check_path_classes(rules: RulesFile, add: Add) -> None:
     """Every glob of ``path_classes`` compiles."""
     from review_gate.config.validate import glob_problem
 
-    for name in (*PATH_CLASSES, "minified_by_line"):
-        globs = rules.path_classes.minified_by_line if name == "minified_by_line" else rules.path_classes.globs(name)
+    lists: dict[str, list[str]] = {name: rules.path_classes.globs(name) for name in PATH_CLASSES}
+    lists["minified_by_line"] = rules.path_classes.minified_by_line
+    for name, globs in lists.items():
         for index, glob in enumerate(globs):
             try:
                 check_glob(glob)

@@ -14,6 +14,8 @@ from pydantic import Field
 
 from review_gate.models.base import Frozen
 
+SECRETS = "secrets"
+"""The rule category of credentials: scanned in the gate's own committed files, and given no path-class default."""
 PathClass = Literal["test", "fixture", "example", "docs", "generated", "vendored", "minified"]
 PATH_CLASSES: tuple[PathClass, ...] = get_args(PathClass)
 Action = Literal["skip", "keep", "critical", "major", "warning", "info"]
