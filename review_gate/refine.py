@@ -9,8 +9,9 @@ the rule's settings (review-rules.json, ``models.rule_context``), in this order:
    (``review_gate.placeholders``);
 3. contexts (``contexts``): the first that applies skips or lowers it (``review_gate.contexts``);
 4. ``once_per_file``: only the rule's first finding in a file stays, saying how many it stands for;
-5. pre-existing: a finding whose rule fires on the same line before the change is listed as
-   waived with the reason, never counted (``review_gate.preexisting``).
+5. pre-existing: a finding whose rule fires on the same line before the change (in the file, the
+   file it was renamed from or, for a new file, the file of its name it copies; or a line the
+   change removes) is listed as waived with the reason, never counted (``review_gate.preexisting``).
 
 A lowered finding says why in its message. Nothing here is read from the change's own
 configuration: the settings are the trusted configuration's, the ``.gitattributes`` is the base
@@ -45,7 +46,8 @@ class Surroundings(Protocol):
 
     def new_texts(self, changes: list[FileChange]) -> dict[str, str]: ...
 
-    def base_texts(self, changes: list[FileChange]) -> dict[str, str]: ...
+    def base_texts(self, changes: list[FileChange]) -> dict[str, tuple[str, str]]:
+        """Path -> (the path it had before, that content): itself, renamed from, or copied from."""
 
     def owner(self) -> str | None: ...
 
@@ -59,7 +61,7 @@ class NoSurroundings:
     def new_texts(self, changes: list[FileChange]) -> dict[str, str]:
         return {}
 
-    def base_texts(self, changes: list[FileChange]) -> dict[str, str]:
+    def base_texts(self, changes: list[FileChange]) -> dict[str, tuple[str, str]]:
         return {}
 
     def owner(self) -> str | None:
@@ -108,8 +110,7 @@ def refine(results: list[AgentResult], facts: PRFacts, config: ReviewConfig,
     texts = around.new_texts(unique)
     classifier = Classifier(config.rules.path_classes, around.gitattributes())
     files = {c.path: _file(c, texts.get(c.path), classifier) for c in unique}
-    removed_anywhere = [r.text for c in facts.files for h in c.hunks for r in h.removed_lines]
-    base = _Base(around, unique, removed_anywhere)
+    base = _Base(around, unique, facts.files, classifier)
     owner = around.owner() if any(ctx.when == "same_owner" for r in rules.values() for ctx in r.contexts) else None
     waivers: dict[str, str] = {}
     out = []
@@ -235,25 +236,38 @@ def _once_per_file(findings: list[Finding], rules: Mapping[str, Rule]) -> list[F
 
 
 class _Base:
-    """What each rule fired on before the change, per file: read once, when first asked."""
+    """What each rule fired on before the change, per file: read once, when first asked.
 
-    def __init__(self, around: Surroundings, changes: list[FileChange], removed_anywhere: list[str]) -> None:
+    Only lines from where the file stood count: the file itself, or a file it was renamed from,
+    copies, or took lines from, when that file is in the same path classes. A line from a test
+    moved into the code is new to the code: the rule may have skipped it in the test.
+    """
+
+    def __init__(self, around: Surroundings, changes: list[FileChange], files: list[FileChange],
+                 classifier: Classifier) -> None:
         self.around = around
         self.changes = changes
-        self.removed_anywhere = "\n".join(removed_anywhere)
-        self._texts: dict[str, str] | None = None
+        self.classifier = classifier
+        # the removed lines of each file, by where they stood (a renamed file's: its old path)
+        self.removed = {c.old_path or c.path: "\n".join(r.text for h in c.hunks for r in h.removed_lines)
+                        for c in files}
+        self._texts: dict[str, tuple[str, str]] | None = None
 
     def preexisting(self, rule: Rule, where: _File, number: int) -> str | None:
         line = where.lines.get(number)
         if line is None or rule.pattern is None:
             return None
+        if self._texts is None:
+            self._texts = self.around.base_texts(self.changes)
+        source, before = self._texts.get(where.change.path, (None, None))
         if rule.id not in where.fired:
-            if self._texts is None:
-                self._texts = self.around.base_texts([c for c in self.changes if c.status != "added"])
-            before = self._texts.get(where.change.path)
-            texts = [t for t in (before, self.removed_anywhere) if t]
+            here = self.classifier.classes(where.change.path)
+            alike = [text for path, text in self.removed.items() if text and self.classifier.classes(path) == here]
+            if source is not None and source != where.change.path and self.classifier.classes(source) != here:
+                before = None
+            texts = [t for t in (before, *alike) if t]
             where.fired[rule.id] = fired_lines(compile_pattern(rule.pattern), texts)
         if normal(line) not in where.fired[rule.id]:
             return None
-        source = where.change.old_path or where.change.path
-        return f"pre-existing: the rule fires on the same line before this change ({source} or a line it removes)"
+        what = f"{source} before it, or a line it removes" if source else "a line the change removes"
+        return f"pre-existing: the rule fires on the same line before this change ({what})"

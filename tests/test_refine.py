@@ -60,7 +60,7 @@ def test_a_test_certificate_key_is_a_warning_and_a_deploy_key_stays_critical(cli
     report = review(cli)
     assert found(report, "sec-private-key-01") == [("tests/certs/server.key", 1, "warning")]
     assert "in a fixture file" in report["findings"][0]["message"]
-    change(repo, {"deploy/server.key": f"{PEM}\n{PEM_BODY}\n"})
+    change(repo, {"deploy/server.key": f"{PEM}\n{PEM_BODY[::-1]}\n"})
     assert found(review(cli), "sec-private-key-01") == [("deploy/server.key", 1, "critical")]
 
 
@@ -257,3 +257,25 @@ def test_a_print_that_names_its_stream_on_a_later_line_is_deliberate_output(cli:
     change(repo, {"app/run.py": "def run():\n    print(\n        'could not start',\n        file=sys.stderr,\n    )\n"
                                 "    print(\n        'value', value,\n    )\n"})
     assert found(review(cli), "hyg-debug-print-01") == [("app/run.py", 6, "warning")]
+
+
+def test_a_new_version_copied_from_the_last_is_not_new(cli: Any, repo: GitRepo) -> None:
+    steps = "".join(f"RUN step {n}\n" for n in range(10))
+    change(repo, {"11/Dockerfile": f'FROM debian\n{steps}RUN chmod 777 "$PGDATA"\n'})
+    change(repo, {"12/Dockerfile": f'FROM debian:12\n{steps}RUN chmod 777 "$PGDATA"\n',
+                  "12/other/Dockerfile": 'FROM alpine\nRUN chmod 777 /data\n'}, "add 12")
+    report = review(cli)
+    assert found(report, "sec-chmod-777-01") == [("12/other/Dockerfile", 2, "major")]
+    [waived] = report["waived"]
+    assert waived["file"] == "12/Dockerfile" and "11/Dockerfile before it" in waived["waived"]
+
+
+def test_a_line_moved_out_of_a_test_into_the_code_is_new(cli: Any, repo: GitRepo) -> None:
+    body = "".join(f"def f{n}():\n    return {n}\n\n" for n in range(20))
+    change(repo, {"tests/helpers.py": body + "def fetch(url):\n    return requests.get(url, verify=False)\n"})
+    (repo.root / "app").mkdir()
+    repo.git("mv", "tests/helpers.py", "app/net.py")
+    repo.write("app/net.py", body + "def fetch(url):\n    return requests.get(url,  verify=False)  # now\n")
+    repo.commit("promote the test helper")
+    report = review(cli)
+    assert found(report, "sec-tls-verify-01") == [("app/net.py", 62, "major")] and report["waived"] == []
