@@ -95,10 +95,11 @@ class _File:
     fired: dict[str, set[str]] = field(default_factory=dict)  # rule id -> normalised lines it fired on before
 
 
-def refine(results: list[AgentResult], facts: PRFacts, config: ReviewConfig,
-           around: Surroundings | None = None) -> tuple[list[AgentResult], dict[str, str]]:
+def refine(results: list[AgentResult], facts: PRFacts, config: ReviewConfig, around: Surroundings | None = None,
+           *, preexisting: bool = True) -> tuple[list[AgentResult], dict[str, str]]:
     """``results`` with their findings judged by their rules' settings, and the fingerprints of the
-    pre-existing ones with why (waivers the gate lists and does not count)."""
+    pre-existing ones with why (waivers the gate lists and does not count). ``preexisting``
+    false: a sweep, which reviews files as they are, so that nothing in them is old."""
     around = around or NoSurroundings()
     rules = {r.id: r for r in config.rules.rules}
     changes = {c.path: c for c in facts.files}
@@ -129,7 +130,7 @@ def refine(results: list[AgentResult], facts: PRFacts, config: ReviewConfig,
         for finding in kept:
             rule = rules.get(finding.rule_id or "")
             where = files.get(finding.file or "")
-            if rule is not None and where is not None and rule.pattern and finding.line is not None:
+            if preexisting and rule is not None and where is not None and rule.pattern and finding.line is not None:
                 reason = base.preexisting(rule, where, finding.line)
                 if reason is not None:
                     waivers[finding.fingerprint] = reason

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from datetime import datetime, timezone
@@ -106,14 +107,16 @@ async def review(
     run_id: str | None = None,
     reuse: Reuse | None = None,
     http: httpx.AsyncClient | None = None,
+    sweep: bool = False,
 ) -> ReviewReport:
     """Stages 5-6: dispatch the plan's manifest (only its stale part, with ``reuse``), judge the
-    findings where their lines live (``refine``: pre-existing ones become waivers) and aggregate."""
+    findings where their lines live (``refine``: pre-existing ones become waivers, except in a
+    ``sweep``, which reviews files as they are) and aggregate."""
     if reuse is None:
         results = await dispatch(the_plan.manifest, the_plan.facts, config, options, listener, http)
     else:
         results = reuse.merge(await dispatch(reuse.manifest, the_plan.facts, config, options, listener, http))
-    results, preexisting = await judged(results, the_plan.facts, config, options.repo_root)
+    results, preexisting = await judged(results, the_plan.facts, config, options.repo_root, sweep=sweep)
     return aggregate(
         the_plan.facts, the_plan.classification, the_plan.manifest.entries, the_plan.gaps, results,
         config, run_id=run_id or new_run_id(), tool_version=__version__, filter_mode=filter_mode, fail_on=fail_on,
@@ -121,11 +124,12 @@ async def review(
     )
 
 
-async def judged(results: list[AgentResult], facts: PRFacts, config: ReviewConfig,
-                 root: str | None) -> tuple[list[AgentResult], dict[str, str]]:
+async def judged(results: list[AgentResult], facts: PRFacts, config: ReviewConfig, root: str | None, *,
+                 sweep: bool = False) -> tuple[list[AgentResult], dict[str, str]]:
     """``refine.refine`` in a worker thread, reading the repository at ``root`` when there is one."""
     from review_gate.refine import refine
     from review_gate.surroundings import GitSurroundings
 
     around = GitSurroundings(Path(root), facts.base) if root is not None else None
-    return await anyio.to_thread.run_sync(refine, results, facts, config, around)
+    return await anyio.to_thread.run_sync(functools.partial(refine, results, facts, config, around,
+                                                            preexisting=not sweep))

@@ -279,3 +279,18 @@ def test_a_line_moved_out_of_a_test_into_the_code_is_new(cli: Any, repo: GitRepo
     repo.commit("promote the test helper")
     report = review(cli)
     assert found(report, "sec-tls-verify-01") == [("app/net.py", 62, "major")] and report["waived"] == []
+
+
+def test_a_sweep_reviews_files_as_they_are_with_nothing_pre_existing(cli: Any, repo: GitRepo) -> None:
+    change(repo, {"app/client.py": "def fetch(url):\n    return requests.get(url, verify=False)\n"})
+    result = cli("sweep", "--offline", "--no-state", "--format", "json")
+    report = json.loads(result.out)
+    assert result.code == 1 and found(report, "sec-tls-verify-01") == [("app/client.py", 2, "major")]
+    assert report["waived"] == []
+
+
+def test_a_migration_in_an_app_named_docs_is_code(cli: Any, repo: GitRepo) -> None:
+    change(repo, {"docs/migrations/0007_search.py": "operations = [\n    migrations.RemoveField(\n"
+                                                    "        model_name='document',\n        name='body',\n    ),\n]\n",
+                  "docs/guide/migrations.md": "Run `migrations.RemoveField(` to drop a field.\n"})
+    assert found(review(cli), "mig-drop-column-01") == [("docs/migrations/0007_search.py", 2, "major")]

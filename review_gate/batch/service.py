@@ -124,7 +124,9 @@ async def submit(setup: bootstrap.Setup, facts: PRFacts, gaps: list[Gap], run: R
     planned = requests.plan(batched, {f.path: f for f in the_plan.facts.files}, config, run_id=run_id,
                             packing=setup.options.packing, standards=setup.options.standards,
                             repo_root=setup.options.repo_root)
-    local, preexisting = await runner.judged(local, the_plan.facts, config, setup.options.repo_root)
+    # a sweep (the caller names its commit) reviews files as they are: nothing in them is pre-existing
+    local, preexisting = await runner.judged(local, the_plan.facts, config, setup.options.repo_root,
+                                             sweep=commit is not None)
     local += planned.refused
     await anyio.to_thread.run_sync(run.record, local, [r.id for r in local])
     frozen = FrozenRun(run_id=run_id, facts=the_plan.facts, classification=the_plan.classification,

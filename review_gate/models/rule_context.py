@@ -32,7 +32,8 @@ _FIXTURE = ["**/fixtures/**", "**/fixture/**", "**/__fixtures__/**", "**/testdat
             "**/tests/**/keys/**", "**/test/**/keys/**"]
 _EXAMPLE = ["**/examples/**", "**/example/**", "**/_examples/**", "**/samples/**", "**/sample/**",
             "**/demo/**", "**/demos/**", "*.example", "*.sample", "*.example.*"]
-_DOCS = ["**/docs/**", "**/doc/**", "*.md", "*.markdown", "*.rst", "*.adoc"]
+# a migration is never documentation, even in a Django app named docs
+_DOCS = ["**/docs/**", "**/doc/**", "*.md", "*.markdown", "*.rst", "*.adoc", "!**/migrations/**"]
 _GENERATED = ["*.pb.go", "*_pb2.py", "*_pb2_grpc.py", "*.pb.cc", "*.pb.h", "*.generated.*", "*.g.dart",
               "*.designer.cs", "**/generated/**", "**/__generated__/**"]
 _VENDORED = ["**/vendor/**", "**/vendors/**", "**/third_party/**", "**/third-party/**", "**/thirdparty/**",
