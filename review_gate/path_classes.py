@@ -80,16 +80,24 @@ class Classifier:
         self._globs = {name: Globs(settings.globs(name)) for name in PATH_CLASSES if settings.globs(name)}
         self._attributes = attributes(gitattributes) if gitattributes else []
         self._by_line = Globs(settings.minified_by_line)
+        self._named: dict[str, frozenset[PathClass]] = {}  # what globs and attributes say of each path
 
     def classes(self, path: str, head: str | None = None, added: Iterable[str] = ()) -> frozenset[PathClass]:
         """``path``'s classes; ``head``: its first lines, when known; ``added``: its added lines."""
-        found = {name for name, globs in self._globs.items() if globs.match(path)}
-        for attribute in self._attributes:
-            if attribute.globs.match(path):
-                for name, on in attribute.values.items():
-                    (found.add if on else found.discard)(name)
+        found = set(self._by_name(path))
         if head is not None and generated_header(head):
             found.add("generated")
         if self._by_line.match(path) and any(len(line) > self.settings.minified_line for line in added):
             found.add("minified")
         return frozenset(found)
+
+    def _by_name(self, path: str) -> frozenset[PathClass]:
+        named = self._named.get(path)
+        if named is None:
+            found = {name for name, globs in self._globs.items() if globs.match(path)}
+            for attribute in self._attributes:
+                if attribute.globs.match(path):
+                    for name, on in attribute.values.items():
+                        (found.add if on else found.discard)(name)
+            named = self._named[path] = frozenset(found)
+        return named

@@ -241,7 +241,8 @@ class _Base:
 
     Only lines from where the file stood count: the file itself, or a file it was renamed from,
     copies, or took lines from, when that file is in the same path classes. A line from a test
-    moved into the code is new to the code: the rule may have skipped it in the test.
+    moved into the code is new to the code: the rule may have skipped it in the test. Each
+    text is scanned once a rule: the removed lines once for every group of files alike.
     """
 
     def __init__(self, around: Surroundings, changes: list[FileChange], files: list[FileChange],
@@ -249,10 +250,22 @@ class _Base:
         self.around = around
         self.changes = changes
         self.classifier = classifier
-        # the removed lines of each file, by where they stood (a renamed file's: its old path)
-        self.removed = {c.old_path or c.path: "\n".join(r.text for h in c.hunks for r in h.removed_lines)
-                        for c in files}
+        self.files = files
+        self._removed: dict[frozenset[PathClass], str] | None = None
         self._texts: dict[str, tuple[str, str]] | None = None
+        self._fired_removed: dict[tuple[str, frozenset[PathClass]], set[str]] = {}
+
+    def removed(self) -> dict[frozenset[PathClass], str]:
+        """The removed lines of the files alike (the same path classes), by where they stood (a
+        renamed file's: its old path)."""
+        if self._removed is None:
+            groups: dict[frozenset[PathClass], list[str]] = defaultdict(list)
+            for change in self.files:
+                lines = [r.text for h in change.hunks for r in h.removed_lines]
+                if lines:
+                    groups[self.classifier.classes(change.old_path or change.path)].extend(lines)
+            self._removed = {group: "\n".join(lines) for group, lines in groups.items()}
+        return self._removed
 
     def preexisting(self, rule: Rule, where: _File, number: int) -> str | None:
         line = where.lines.get(number)
@@ -261,14 +274,16 @@ class _Base:
         if self._texts is None:
             self._texts = self.around.base_texts(self.changes)
         source, before = self._texts.get(where.change.path, (None, None))
+        here = self.classifier.classes(where.change.path)
         if rule.id not in where.fired:
-            here = self.classifier.classes(where.change.path)
-            alike = [text for path, text in self.removed.items() if text and self.classifier.classes(path) == here]
             if source is not None and source != where.change.path and self.classifier.classes(source) != here:
                 before = None
-            texts = [t for t in (before, *alike) if t]
-            where.fired[rule.id] = fired_lines(compile_pattern(rule.pattern), texts)
-        if normal(line) not in where.fired[rule.id]:
+            where.fired[rule.id] = fired_lines(compile_pattern(rule.pattern), [before] if before else [])
+        key = (rule.id, here)
+        if key not in self._fired_removed:
+            text = self.removed().get(here)
+            self._fired_removed[key] = fired_lines(compile_pattern(rule.pattern), [text] if text else [])
+        if normal(line) not in where.fired[rule.id] and normal(line) not in self._fired_removed[key]:
             return None
         what = f"{source} before it, or a line it removes" if source else "a line the change removes"
         return f"pre-existing: the rule fires on the same line before this change ({what})"

@@ -108,15 +108,17 @@ async def review(
     reuse: Reuse | None = None,
     http: httpx.AsyncClient | None = None,
     sweep: bool = False,
+    change: PRFacts | None = None,
 ) -> ReviewReport:
     """Stages 5-6: dispatch the plan's manifest (only its stale part, with ``reuse``), judge the
     findings where their lines live (``refine``: pre-existing ones become waivers, except in a
-    ``sweep``, which reviews files as they are) and aggregate."""
+    ``sweep``, which reviews files as they are) and aggregate. ``change``: the whole change when the
+    plan is one shard of it (a line moved from a file of another shard is still a move)."""
     if reuse is None:
         results = await dispatch(the_plan.manifest, the_plan.facts, config, options, listener, http)
     else:
         results = reuse.merge(await dispatch(reuse.manifest, the_plan.facts, config, options, listener, http))
-    results, preexisting = await judged(results, the_plan.facts, config, options.repo_root, sweep=sweep)
+    results, preexisting = await judged(results, change or the_plan.facts, config, options.repo_root, sweep=sweep)
     return aggregate(
         the_plan.facts, the_plan.classification, the_plan.manifest.entries, the_plan.gaps, results,
         config, run_id=run_id or new_run_id(), tool_version=__version__, filter_mode=filter_mode, fail_on=fail_on,
