@@ -6,12 +6,13 @@ Replays the last N non-merge commits of local clones of public repositories, eac
 compares every blocking finding with the verdicts of a judgement file kept beside this script:
 
     python benchmarks/history/replay.py CLONE... [-n 300] [--out DIR] [--unjudged]
+    python benchmarks/history/replay.py --recorded DIR      # judge an earlier --out again
 
 Prints, per repository and in all: commits, blocked commits (exit 1) and incomplete ones
 (exit 3), blocking findings and their verdicts, blocking precision (true + contested over the
 judged blocking findings), false blocks per commit, the share of commits that end
-``pass_with_warnings`` and warnings per commit; then the findings judged true that no longer
-block (there must be none). ``--out DIR`` writes every blocking finding with its flagged line
+``pass_with_warnings`` and warnings per commit; then the findings judged true that do not block
+in this run (after a change, there must be none). ``--out DIR`` writes every blocking finding with its flagged line
 and context (``findings.jsonl``) and one line a commit (``commits.jsonl``), for judging;
 ``--unjudged`` prints the blocking findings the judgement file has no verdict for.
 
@@ -29,7 +30,7 @@ import sys
 import time
 import traceback
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -215,15 +216,49 @@ def table(rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
+def replayed_outcomes(clones: dict[str, Path], count: int, config: str | None) -> Iterator[tuple[Path, Outcome]]:
+    for clone in clones.values():
+        for commit in recent(clone, count):
+            yield clone, review(clone, commit, config)
+
+
+def recorded_outcomes(directory: Path) -> Iterator[tuple[Path | None, Outcome]]:
+    """The outcomes a run with ``--out DIRECTORY`` wrote, to judge again without replaying."""
+    kept: dict[str, dict[tuple[str, str], list[dict[str, Any]]]] = {"findings": defaultdict(list),
+                                                                    "warnings": defaultdict(list)}
+    for name, found in kept.items():
+        if not (directory / f"{name}.jsonl").is_file():
+            print(f"{directory / name}.jsonl: not there; read as none", file=sys.stderr)
+            continue
+        with (directory / f"{name}.jsonl").open(encoding="utf-8") as lines:
+            for line in lines:
+                record = json.loads(line)
+                found[record["repo"], record["commit"]].append(
+                    {"rule": record.get("rule") or "", "path": record.get("path") or "",
+                     "line": record.get("line") or 0, "severity": record.get("severity", "warning"),
+                     "message": record.get("message", "")})
+    with (directory / "commits.jsonl").open(encoding="utf-8") as lines:
+        for line in lines:
+            c = json.loads(line)
+            key = (c["repo"], c["commit"])
+            yield None, Outcome(c["repo"], c["commit"], c["exit_code"], c["decision"], kept["findings"][key],
+                                kept["warnings"][key], c["seconds"], c["error"])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("clones", nargs="+", type=Path, help="local clones of the repositories to replay")
+    parser.add_argument("clones", nargs="*", type=Path, help="local clones of the repositories to replay")
     parser.add_argument("-n", "--commits", type=int, default=300, help="non-merge commits a repository (300)")
     parser.add_argument("--judgements", type=Path, default=JUDGEMENTS, help="the verdicts (judgements.json)")
     parser.add_argument("--config", help="a configuration directory (default: each clone's, else the built-in)")
-    parser.add_argument("--out", type=Path, help="write findings.jsonl and commits.jsonl here")
+    parser.add_argument("--out", type=Path, help="write findings.jsonl, warnings.jsonl and commits.jsonl here")
+    parser.add_argument("--recorded", type=Path, help="judge again what an earlier --out wrote, replaying nothing")
     parser.add_argument("--unjudged", action="store_true", help="print the blocking findings without a verdict")
     args = parser.parse_args(argv)
+    if not args.clones and args.recorded is None:
+        parser.error("give the clones to replay, or --recorded DIR")
+    if args.recorded is not None and not (args.recorded / "commits.jsonl").is_file():
+        parser.error(f"{args.recorded}: no commits.jsonl (give a directory an earlier --out wrote)")
 
     clones: dict[str, Path] = {}
     for clone in args.clones:
@@ -244,35 +279,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     found_out = (args.out / "findings.jsonl").open("w", encoding="utf-8") if args.out else None
     warned_out = (args.out / "warnings.jsonl").open("w", encoding="utf-8") if args.out else None
     commits_out = (args.out / "commits.jsonl").open("w", encoding="utf-8") if args.out else None
-    for repo, clone in clones.items():
+    source: Iterator[tuple[Path | None, Outcome]] = (
+        recorded_outcomes(args.recorded) if args.recorded is not None
+        else replayed_outcomes(clones, args.commits, args.config))
+    for clone, outcome in source:
+        repo, commit = outcome.repo, outcome.commit
         tally = tallies.setdefault(repo, Tally())
-        for commit in recent(clone, args.commits):
-            outcome = review(clone, commit, args.config)
-            replayed.add((repo, commit))
-            verdicts = []
-            for finding in outcome.blocking:
-                key = (repo, commit, finding["rule"], finding["path"], finding["line"])
-                blocking_keys.add(key)
-                judged = judgements.by_key.get(key)
-                verdicts.append(judged.verdict if judged else "unjudged")
-                record = {"repo": repo, "commit": commit, **finding,
-                          "verdict": judged.verdict if judged else None}
-                if judged is None:
-                    unjudged.append(record)
-                if found_out is not None:
-                    lines = context(clone, commit, finding["path"], finding["line"]) if finding["line"] else []
-                    found_out.write(json.dumps({**record, "context": lines}) + "\n")
-                    found_out.flush()
-            tally.add(outcome, verdicts)
-            if warned_out is not None:
-                for finding in outcome.warnings:
-                    warned_out.write(json.dumps({"repo": repo, "commit": commit, **finding}) + "\n")
-            if commits_out is not None:
-                commits_out.write(json.dumps({"repo": repo, "commit": commit, "exit_code": outcome.exit_code,
-                                              "decision": outcome.decision, "blocking": len(outcome.blocking),
-                                              "warnings": len(outcome.warnings), "error": outcome.error,
-                                              "seconds": round(outcome.seconds, 3)}) + "\n")
-                commits_out.flush()
+        replayed.add((repo, commit))
+        verdicts = []
+        for finding in outcome.blocking:
+            key = (repo, commit, finding["rule"], finding["path"], finding["line"])
+            blocking_keys.add(key)
+            judged = judgements.by_key.get(key)
+            verdicts.append(judged.verdict if judged else "unjudged")
+            record = {"repo": repo, "commit": commit, **finding, "verdict": judged.verdict if judged else None}
+            if judged is None:
+                unjudged.append(record)
+            if found_out is not None:
+                lines = context(clone, commit, finding["path"], finding["line"]) if clone and finding["line"] else []
+                found_out.write(json.dumps({**record, "context": lines}) + "\n")
+                found_out.flush()
+        tally.add(outcome, verdicts)
+        if warned_out is not None:
+            for finding in outcome.warnings:
+                warned_out.write(json.dumps({"repo": repo, "commit": commit, **finding}) + "\n")
+        if commits_out is not None:
+            commits_out.write(json.dumps({"repo": repo, "commit": commit, "exit_code": outcome.exit_code,
+                                          "decision": outcome.decision, "blocking": len(outcome.blocking),
+                                          "warnings": len(outcome.warnings), "error": outcome.error,
+                                          "seconds": round(outcome.seconds, 3)}) + "\n")
+            commits_out.flush()
     for handle in (found_out, warned_out, commits_out):
         if handle is not None:
             handle.close()
@@ -290,7 +326,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(table([HEADER, *(tally.row(repo) for repo, tally in tallies.items()), total.row("all")]))
     lost = sorted(key for key, judged in judgements.by_key.items()
                   if judged.verdict == "true" and (key[0], key[1]) in replayed and key not in blocking_keys)
-    print(f"\nfindings judged true that no longer block: {len(lost)}")
+    print(f"\nfindings judged true that do not block in this run: {len(lost)}")
     for key in lost:
         print(f"  {key[0]} {key[1][:12]} {key[2]} {key[3]}:{key[4]}")
     if args.unjudged:
