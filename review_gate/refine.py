@@ -32,6 +32,7 @@ from typing import Protocol
 
 from review_gate.contexts import Lines, applies
 from review_gate.models import SEVERITY_RANK, AgentResult, FileChange, Finding, PRFacts, ReviewConfig, Rule
+from review_gate.models.findings import PREEXISTING
 from review_gate.models.rule_context import SECRETS, Action, PathClass
 from review_gate.path_classes import HEAD_LINES, Classifier
 from review_gate.patterns import compile_pattern
@@ -286,4 +287,4 @@ class _Base:
         if normal(line) not in where.fired[rule.id] and normal(line) not in self._fired_removed[key]:
             return None
         what = f"{source} before it, or a line it removes" if source else "a line the change removes"
-        return f"pre-existing: the rule fires on the same line before this change ({what})"
+        return f"{PREEXISTING}: the rule fires on the same line before this change ({what})"

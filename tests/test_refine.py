@@ -294,3 +294,17 @@ def test_a_migration_in_an_app_named_docs_is_code(cli: Any, repo: GitRepo) -> No
                                                     "        model_name='document',\n        name='body',\n    ),\n]\n",
                   "docs/guide/migrations.md": "Run `migrations.RemoveField(` to drop a field.\n"})
     assert found(review(cli), "mig-drop-column-01") == [("docs/migrations/0007_search.py", 2, "major")]
+
+
+def test_a_pre_existing_finding_keeps_its_debt_item_open(cli: Any, repo: GitRepo) -> None:
+    """Listed as waived, but nobody waived it: the debt a passing run deferred is still there."""
+    change(repo, {"app/hashes.py": "def key(data):\n    return hashlib.md5(data)\n"})
+    first = json.loads(cli("--base", "HEAD~1", "--head", "HEAD", "--offline", "--format", "json").out)
+    assert first["decision"] == "pass_with_warnings"
+    debt = json.loads(cli("debt", "--format", "json").out)["items"]
+    assert [(i["rule_id"], i["status"]) for i in debt] == [("sec-weak-hash-01", "open")]
+    change(repo, {"app/hashes.py": "def key(data):\n    if data:\n        return hashlib.md5(data)\n"}, "indent")
+    second = json.loads(cli("--base", "HEAD~1", "--head", "HEAD", "--offline", "--format", "json").out)
+    assert second["decision"] == "pass" and [w["rule_id"] for w in second["waived"]] == ["sec-weak-hash-01"]
+    assert [(i["rule_id"], i["status"]) for i in json.loads(cli("debt", "--format", "json").out)["items"]] == [
+        ("sec-weak-hash-01", "open")]

@@ -7,6 +7,9 @@ from pydantic import Field
 from review_gate.models.base import Frozen, UntrustedText
 from review_gate.models.config import Severity
 
+PREEXISTING = "pre-existing"
+"""How the reason of a finding that is not new starts (``waived``)."""
+
 
 class Finding(Frozen):
     fingerprint: str
@@ -24,8 +27,13 @@ class Finding(Frozen):
         default_factory=list, description="Other agents that reported the same problem."
     )
     waived: str | None = Field(
-        default=None, description="Why this finding does not count: accepted by a person, or baselined."
-    )
+        default=None, description="Why this finding does not count: accepted by a person, baselined, or "
+                                  "pre-existing (its rule fires on the same line before the change).")
+
+    @property
+    def preexisting(self) -> bool:
+        """Listed because its rule fired on the same line before the change: old, not waived by anyone."""
+        return (self.waived or "").startswith(PREEXISTING)
 
 
 class RawFinding(Frozen):
