@@ -318,7 +318,7 @@ async def _review(setup: bootstrap.Setup, facts: PRFacts, run: NoState, http: ht
     report = await runner.review(
         work, setup.config, setup.options, filter_mode=how.filter_mode, fail_on=how.fail_on, listener=how.listener,
         waivers={**waivers, **run.waivers}, run_id=run_id, reuse=reuse, http=http,
-        honour_added_waivers=how.added_waivers)
+        honour_added_waivers=how.added_waivers, sweep=how.kind == "sweep", change=the_plan.facts)
     if info is not None:  # a shard's report names the whole run's manifest and its own share
         report = report.model_copy(update={"manifest": the_plan.manifest.entries, "shard": info})
     await anyio.to_thread.run_sync(run.finish, report)

@@ -411,3 +411,69 @@ def blob_sizes(root: Path, ids: Sequence[str]) -> dict[str, int]:
         if len(parts) == 3 and parts[1] == "blob" and parts[2].isdigit():
             sizes[parts[0]] = int(parts[2])
     return sizes
+
+
+def files_at(root: Path, commit: str, paths: Sequence[str], limit: int) -> dict[str, bytes]:
+    """The content of each of ``paths`` in ``commit`` (a full commit id) that is a blob of at most
+    ``limit`` bytes, read by one ``git cat-file --batch``; paths it lacks are left out. A name
+    holding a newline cannot be asked this way and is left out too."""
+    if not _OBJECT_ID.fullmatch(commit):
+        return {}
+    names = [p for p in dict.fromkeys(paths) if "\n" not in p and "\r" not in p]
+    if not names:
+        return {}
+    asked = "".join(f"{commit}:{p}\n" for p in names).encode("utf-8", "surrogateescape")
+    out = _git(["cat-file", "--batch"], root, check=False, stdin=asked).stdout
+    found, at = {}, 0
+    for path in names:
+        end = out.find(b"\n", at)
+        if end < 0:
+            break
+        parts = out[at:end].split()
+        if len(parts) != 3 or not parts[2].isdigit():  # "<name> missing", or an answer not understood
+            at = end + 1
+            if not parts or parts[-1] != b"missing":
+                break
+            continue
+        size = int(parts[2])
+        if parts[1] == b"blob" and size <= limit:
+            found[path] = out[end + 1:end + 1 + size]
+        at = end + 1 + size + 1
+    return found
+
+
+def origin_owner(root: Path) -> str | None:
+    """The owner (organisation or user) in the URL of the remote ``origin``: ``docker-library`` for
+    https://github.com/docker-library/postgres.git or git@github.com:docker-library/postgres."""
+    result = _git(["config", "--get", "remote.origin.url"], root, check=False)
+    url = result.stdout.decode("utf-8", "replace").strip()
+    if result.returncode != 0 or not url:
+        return None
+    if "://" in url:
+        path = url.split("://", 1)[1].partition("/")[2]
+    elif re.match(r"[\w.-]+@[\w.-]+:", url):  # scp-like: git@github.com:owner/name
+        path = url.split(":", 1)[1]
+    else:
+        return None  # a local path names no owner
+    parts = [p for p in path.removesuffix("/").removesuffix(".git").split("/") if p]
+    return parts[-2] if len(parts) >= 2 else None
+
+
+def git_path(root: Path, name: str) -> Path:
+    """``git rev-parse --git-path NAME``: where the repository at ``root`` keeps ``name`` (absolute)."""
+    found = Path(_git(["rev-parse", "--git-path", name], root).stdout.decode("utf-8", "surrogateescape").strip())
+    return found if found.is_absolute() else root / found
+
+
+def has_commit(root: Path, commit: str) -> bool:
+    """Whether the repository at ``root`` (a work tree or a git directory) holds commit ``commit``."""
+    return bool(_OBJECT_ID.fullmatch(commit)) and _git(
+        ["cat-file", "-e", f"{commit}^{{commit}}"], root, check=False).returncode == 0
+
+
+def diff_prefixed(root: Path, base: str, head: str, prefix: str) -> bytes:
+    """The diff from ``base`` to ``head`` in the repository at ``root``, its paths under ``prefix``
+    (a submodule's path and a slash): as the superproject would show the submodule's files."""
+    options = [o for o in DIFF_OPTIONS if not o.startswith(("--src-prefix", "--dst-prefix"))]
+    return _git(["diff", *options, f"--src-prefix=a/{prefix}", f"--dst-prefix=b/{prefix}", base, head, "--"],
+                root).stdout

@@ -43,11 +43,11 @@ from pydantic import Field
 from review_gate.models import AgentManifest, FileChange, Gap, ManifestEntry, PRFacts, ReviewConfig
 from review_gate.models.base import Frozen
 from review_gate.models.manifest import GapKind
+from review_gate.models.rule_context import SECRETS as SECRETS  # the category ``sealed`` files are scanned by
 
 GATE_DIRECTORY = ".review-gate"  # at the repository root: init writes the configuration here
 BASELINE_NAME = "baseline.json"  # review_gate.baseline.FILE_NAME (that module reads the configuration)
 ACCEPTANCES_NAME = "acceptances.json"  # review_gate.shared_acceptances.FILE_NAME, committed like the baseline
-SECRETS = "secrets"  # the rule category ``sealed`` files are scanned by
 SEALED_POLICY = "review-gate-own-files"  # what a manifest entry names for the sealed files it scans
 MAX_LISTED = 10
 # The loop's files (review_gate.loop.files), by shape: a file of that name elsewhere is code.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from datetime import datetime, timezone
@@ -107,16 +108,34 @@ async def review(
     reuse: Reuse | None = None,
     http: httpx.AsyncClient | None = None,
     honour_added_waivers: bool = True,
+    sweep: bool = False,
+    change: PRFacts | None = None,
 ) -> ReviewReport:
-    """Stages 5-6: dispatch the plan's manifest (only its stale part, with ``reuse``) and aggregate."""
+    """Stages 5-6: dispatch the plan's manifest (only its stale part, with ``reuse``), judge the
+    findings where their lines live (``refine``: pre-existing ones become waivers, except in a
+    ``sweep``, which reviews files as they are) and aggregate. ``change``: the whole change when the
+    plan is one shard of it (a line moved from a file of another shard is still a move)."""
     from review_gate.pipeline.dispatch import dispatch  # every agent kind: not imported by what only plans
 
     if reuse is None:
         results = await dispatch(the_plan.manifest, the_plan.facts, config, options, listener, http)
     else:
         results = reuse.merge(await dispatch(reuse.manifest, the_plan.facts, config, options, listener, http))
+    results, preexisting = await judged(results, change or the_plan.facts, config, options.repo_root, sweep=sweep)
     return aggregate(
         the_plan.facts, the_plan.classification, the_plan.manifest.entries, the_plan.gaps, results,
         config, run_id=run_id or new_run_id(), tool_version=__version__, filter_mode=filter_mode, fail_on=fail_on,
-        waivers=waivers, files_left_out=the_plan.left_out, honour_added=honour_added_waivers,
+        waivers={**preexisting, **(waivers or {})}, files_left_out=the_plan.left_out,
+        honour_added=honour_added_waivers,
     )
+
+
+async def judged(results: list[AgentResult], facts: PRFacts, config: ReviewConfig, root: str | None, *,
+                 sweep: bool = False) -> tuple[list[AgentResult], dict[str, str]]:
+    """``refine.refine`` in a worker thread, reading the repository at ``root`` when there is one."""
+    from review_gate.refine import refine
+    from review_gate.surroundings import GitSurroundings
+
+    around = GitSurroundings(Path(root), facts.base) if root is not None else None
+    return await anyio.to_thread.run_sync(functools.partial(refine, results, facts, config, around,
+                                                            preexisting=not sweep))

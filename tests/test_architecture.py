@@ -69,6 +69,14 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     # the second look at what git showed as binary reads the repository, never a caller or a sink
     "review_gate.reveal": ("not", (*ENTRY, "review_gate.console", "review_gate.outputs", "review_gate.state",
                                    "review_gate.runner", "review_gate.bootstrap", "review_gate.pipeline")),
+    # findings judged where their lines live: pure over models and patterns; only surroundings reads git
+    "review_gate.refine": ("only", ("review_gate.models", "review_gate.contexts", "review_gate.path_classes",
+                                    "review_gate.placeholders", "review_gate.preexisting", "review_gate.patterns")),
+    "review_gate.path_classes": ("only", ("review_gate.models", "review_gate.globs")),
+    "review_gate.contexts": ("only", ("review_gate.models",)),
+    "review_gate.placeholders": ("only", ()),
+    "review_gate.preexisting": ("only", ()),
+    "review_gate.submodule_notes": ("only", ("review_gate.models", "review_gate.fingerprint")),
     # the agent format's quoted lines are read from the change, never from the console or a caller
     "review_gate.agent_report": ("not", (*ENTRY, "review_gate.console", "review_gate.runner")),
     "review_gate.waivers": ("only", ("review_gate.models", "review_gate.fingerprint")),

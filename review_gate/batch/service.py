@@ -36,6 +36,7 @@ from review_gate.models import (
 )
 from review_gate.pipeline.aggregate import aggregate
 from review_gate.pipeline.dispatch import Listener, agent_result, dispatch
+from review_gate.refine import refine
 from review_gate.state import batches, runs
 from review_gate.state.session import RunState
 from review_gate.state.store import open_store
@@ -124,11 +125,14 @@ async def submit(setup: bootstrap.Setup, facts: PRFacts, gaps: list[Gap], run: R
     planned = requests.plan(batched, {f.path: f for f in the_plan.facts.files}, config, run_id=run_id,
                             packing=setup.options.packing, standards=setup.options.standards,
                             repo_root=setup.options.repo_root)
+    # a sweep (the caller names its commit) reviews files as they are: nothing in them is pre-existing
+    local, preexisting = await runner.judged(local, the_plan.facts, config, setup.options.repo_root,
+                                             sweep=commit is not None)
     local += planned.refused
     await anyio.to_thread.run_sync(run.record, local, [r.id for r in local])
     frozen = FrozenRun(run_id=run_id, facts=the_plan.facts, classification=the_plan.classification,
                        manifest=the_plan.manifest, gaps=the_plan.gaps, config=config, extras=extras, local=local,
-                       waivers=setup.waivers(facts), filter_mode=filter_mode, fail_on=fail_on,
+                       waivers={**preexisting, **setup.waivers(facts)}, filter_mode=filter_mode, fail_on=fail_on,
                        endpoints=planned.endpoints, units=planned.units, requests=planned.requests,
                        bundle_dir=bundle_dir, left_out=the_plan.left_out)
     local_ids = [r.id for r in local if r.status in ("completed", "cached")]
@@ -201,6 +205,7 @@ def _spec(frozen: FrozenRun, agent_id: str) -> tuple[LlmAgent, str | None]:
 def conclude(run: RunState, frozen: FrozenRun, batched: list[AgentResult]) -> ReviewReport:
     """The run's report from its local and batched results; its pairs and its row finished."""
     assert run.reuse is not None
+    batched, _ = refine(batched, frozen.facts, frozen.config)  # the local results were judged at submit
     given = {r.id: r for r in [*frozen.local, *batched]}
     results = [given.get(e.agent) or agent_result(e, "failed", error="no result came back for this agent",
                                                    kind="llm") for e in run.reuse.manifest.entries]

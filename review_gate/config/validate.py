@@ -7,6 +7,7 @@ from pathlib import Path
 
 from review_gate.config.locations import find_config_file
 from review_gate.config.messages import show, suggest
+from review_gate.config.rule_settings import check_path_classes, check_rule
 from review_gate.errors import ConfigProblem
 from review_gate.escape import sanitize
 from review_gate.globs import GlobError, Globs, check_glob
@@ -149,6 +150,7 @@ def _policies(config: ReviewConfig, found: _Problems) -> set[str]:
 
 def _rules(config: ReviewConfig, found: _Problems, dispatched: set[str]) -> None:
     agents = {a.id: a for a in config.agents.agents}
+    check_path_classes(config.rules, lambda pointer, message, fix: found.add(RULES_FILE, pointer, message, fix))
     for i, rule in enumerate(config.rules.rules):
         at = f"/rules/{i}"
         found.described(RULES_FILE, f"{at}/description", rule.description)
@@ -163,6 +165,7 @@ def _rules(config: ReviewConfig, found: _Problems, dispatched: set[str]) -> None
                       f"orphan rule: no policy dispatches agent {show(rule.agent)}, so the rule never runs",
                       f"add {show(rule.agent)} to a policy's 'dispatch' list in {COMPOSITION_FILE}, "
                       'or set "enabled": false on the rule')
+        check_rule(rule, at, lambda pointer, message, fix: found.add(RULES_FILE, pointer, message, fix))
         if rule.pattern is not None:
             _rule_pattern(found, at, rule, owner)
         elif owner is not None and owner.kind == "pattern":

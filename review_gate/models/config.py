@@ -10,6 +10,7 @@ from pydantic import ConfigDict, Field
 
 from review_gate.models.base import Frozen, VersionOne
 from review_gate.models.loop import LoopSettings
+from review_gate.models.rule_context import Action, PathClass, PathClasses, Placeholders, RuleContext
 
 Severity = Literal["critical", "major", "warning", "info"]
 SEVERITIES: tuple[Severity, ...] = get_args(Severity)
@@ -19,6 +20,7 @@ Decision = Literal["fail", "incomplete", "needs_fixes", "pass_with_warnings", "p
 FilterMode = Literal["added", "diff_context", "file", "nofilter"]
 Packing = Literal["per_agent", "agent_packed"]
 UnreadPolicy = Literal["list", "incomplete"]
+SubmodulePolicy = Literal["warn", "list", "incomplete"]
 FailOn = Literal["pass_with_warnings", "needs_fixes", "fail", "never"]
 PrType = Literal["feature", "fix", "refactor", "docs", "test", "config", "deps", "mixed"]
 Metric = Literal[Severity, "total", "missing_inputs", "unreviewed_files", "agents_failed", "agents_skipped",
@@ -89,9 +91,26 @@ class Rule(Frozen):
     examples: RuleExamples | None = Field(
         default=None, description="Lines that show the rule: one it flags, and a near miss it does not "
                                   "(`review-gate rule ID` shows them).")
+    path_classes: dict[PathClass, Action] | None = Field(
+        default=None,
+        description="What the rule does in test, fixture, example, docs, generated, vendored and minified files: "
+                    "skip, keep, or a lower severity. Classes not named take the rules file's "
+                    "`path_classes.default` (never for a rule of category `secrets`).")
+    placeholders: Placeholders | None = Field(
+        default=None, description="How a match that holds a placeholder, not a secret, is told apart (dropped).")
+    contexts: list[RuleContext] = Field(
+        default_factory=list, max_length=20,
+        description="Contexts in which a finding is skipped or lowered (a library's own opt-out branch, a "
+                    "version bump); the first that applies decides.")
+    once_per_file: bool = Field(
+        default=False, description="Report only the first finding of the rule in each file (one drop per migration).")
 
 
 class RulesFile(ConfigFile):
+    path_classes: PathClasses = Field(
+        default_factory=PathClasses,
+        description="Which files are tests, fixtures, examples, docs, generated, vendored or minified, and what a "
+                    "rule that does not say otherwise does there.")
     rules: list[Rule]
 
 
@@ -533,11 +552,12 @@ class SettingsFile(ConfigFile):
                     "agent. list: it is listed in the coverage as not inspected and does not count against the "
                     "gate; incomplete: it counts as a missing input, so the decision is incomplete.",
     )
-    submodules: UnreadPolicy = Field(
-        default="incomplete",
-        description="A submodule a change adds or moves: the commit it points to is another repository's and "
-                    "is not reviewed. incomplete: it counts as a missing input; list: it is listed in the "
-                    "coverage only.",
+    submodules: SubmodulePolicy = Field(
+        default="warn",
+        description="A submodule a change moves is reviewed through its own commits when both are present on "
+                    "this machine. One whose commits are not (or that the change adds): warn: listed, with a "
+                    "warning saying how to make them present; list: listed in the coverage only; incomplete: it "
+                    "counts as a missing input (fail closed).",
     )
     inline_waivers: InlineWaivers = Field(
         default="honour",

@@ -10,6 +10,8 @@ from review_gate.models.base import Frozen, UntrustedText
 from review_gate.models.config import Severity
 
 TEXT_LIMIT = 4000  # characters of an agent's message or recommendation kept: it may quote a whole minified line
+PREEXISTING = "pre-existing"
+"""How the reason of a finding that is not new starts (``waived``)."""
 
 
 def _bounded(text: str) -> str:
@@ -56,10 +58,16 @@ class Finding(Frozen):
     )
     waived: str | None = Field(
         default=None, description="Why this finding does not count: accepted by a person, baselined, or "
-                                  "waived inline by a comment."
+                                  "waived inline by a comment, or pre-existing (its rule fires on the same line before "
+                                  "the change)."
     )
     inline_waiver: InlineWaiver | None = Field(
         default=None, description="The inline waiver on its line or the line above, honoured or not.")
+
+    @property
+    def preexisting(self) -> bool:
+        """Listed because its rule fired on the same line before the change: old, not waived by anyone."""
+        return (self.waived or "").startswith(PREEXISTING)
 
 
 class RawFinding(Frozen):

@@ -344,7 +344,7 @@ class ReviewReport(Frozen):
     metrics: Metrics
     findings: list[Finding]
     waived: list[Finding] = Field(
-        default_factory=list, description="Findings accepted or baselined: reported, not counted."
+        default_factory=list, description="Findings accepted, baselined or pre-existing: reported, not counted."
     )
     rules: list[RuleInfo] = Field(default_factory=list, description="The configured rules that fired.")
     agents: list[AgentResult]

@@ -30,6 +30,7 @@ from review_gate.models import (
 from review_gate.models.manifest import Gap, ManifestEntry
 from review_gate.models.report import ReviewReport, absence_counts, absences
 from review_gate.pipeline.boundary import checked, checked_all
+from review_gate.submodule_notes import submodule_warnings
 from review_gate.waivers import apply as apply_inline
 
 DECISION_RANK = {"pass": 0, "pass_with_warnings": 1, "needs_fixes": 2, "fail": 3}
@@ -245,6 +246,7 @@ def aggregate(
     mode = filter_mode or config.settings.filter_mode
     index = _index(facts)
     raw = [f for r in results if r.status in _USABLE for f in r.findings]
+    raw += submodule_warnings(facts, config.settings)  # a submodule whose commits are not here (warn)
     kept = [_clamped(f, index) for f in raw if keep_finding(f, index, mode)]
     inline = apply_inline([enrich(f, config) for f in dedupe(kept)], facts, config.rules.rules,
                           [a.id for a in config.agents.agents], config.settings.inline_waivers,
@@ -317,10 +319,10 @@ _SETTING_HINTS = {
                        "review-gate.json to count them",
     ("binary", True): 'check it by other means; set "binary_files": "list" in review-gate.json to list binary files '
                       "without counting them against the gate",
-    ("submodule", True): "review the submodule's new commits in its own repository; set \"submodules\": \"list\" "
-                         "in review-gate.json to list submodule updates without counting them against the gate",
-    ("submodule", False): "submodule updates are listed, not counted against the gate (review their commits in the "
-                          'submodule\'s repository); set "submodules": "incomplete" in review-gate.json to count them',
+    ("submodule", True): "make the submodule's commits present (git submodule update --init) so they are "
+                         "reviewed; set \"submodules\": \"warn\" in review-gate.json to pass with a warning instead",
+    ("submodule", False): "make the submodule's commits present (git submodule update --init) so they are "
+                          'reviewed; set "submodules": "incomplete" in review-gate.json to count them against the gate',
     ("unreadable", True): "have the content read: review the git range, or a diff made with --binary",
 }
 

@@ -10,7 +10,7 @@ from typing import Literal
 
 import anyio.to_thread
 
-from review_gate import git
+from review_gate import git, submodules
 from review_gate.diff import parse_diff, parse_stream
 from review_gate.errors import GitError, InputError, UsageError
 from review_gate.escape import sanitize
@@ -226,7 +226,8 @@ def _normalize(request: DiffRequest) -> PRFacts:
     where = Where(root=root, worktree=request.mode == "worktree")
     if isinstance(data, bytes) and len(data) > (limit := diff_limit()):
         raise too_big(f"the diff of the {source}", len(data), limit)
-    return PRFacts(source=source, base=base, head=head, files=_parse(data, where), commits=commits)
+    files = submodules.review(root, _parse(data, where), lambda diff, repo: _parse(diff, Where(root=repo)))
+    return PRFacts(source=source, base=base, head=head, files=files, commits=commits)
 
 
 def _against(root: Path, request: DiffRequest, base: str) -> str:

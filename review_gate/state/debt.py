@@ -71,7 +71,8 @@ def record(store: Store, report: ReviewReport, facts: PRFacts) -> Changes:
     """Add what the run defers, update what it reported again, close what it shows gone or waived."""
     now, run = utc_now(), report.run_id
     raw = {f.fingerprint: f for a in report.agents for f in a.findings}
-    waived = {f.fingerprint: f for f in report.waived}
+    # a pre-existing finding is listed as waived, but nobody waived it: the debt is still there
+    waived = {f.fingerprint: f for f in report.waived if not f.preexisting}
     seen = {fp: f for fp, f in {**raw, **{f.fingerprint: f for f in report.findings}}.items() if fp not in waived}
     defer = {f.fingerprint: f for f in deferred(report)}
     place = _Place(report, facts)

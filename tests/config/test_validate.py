@@ -713,3 +713,63 @@ def test_a_run_still_stops_at_the_first_kind_of_problem(cli, cfg: ConfigDir) -> 
     cfg.edit(RULES, lambda data: data["rules"][0].update(severity="huge"))
     result = cli("--config", str(cfg), "--diff", "-", stdin=make_diff("a.py", ["x = 1"]).encode())
     assert result.code == 2 and "/rules/0/severity" in result.err
+# --- what a rule does where its match lives (path_classes, placeholders, contexts) ---------------
+
+
+def test_a_path_class_may_only_lower_a_rule(cli, cfg: ConfigDir) -> None:
+    i = cfg.index(RULES, "rules", "sec-tls-verify-01")
+    cfg.edit(RULES, lambda d: d["rules"][i]["path_classes"].update(test="critical"))
+    problem = only(cli, cfg, RULES, f"/rules/{i}/path_classes/test")
+    assert "'critical' is more severe than the rule itself (major)" in problem.message
+    assert problem.fix == 'use "skip", "keep" or a severity below the rule\'s own (major)'
+
+
+def test_an_unknown_path_class_is_named(cli, cfg: ConfigDir) -> None:
+    i = cfg.index(RULES, "rules", "sec-tls-verify-01")
+    cfg.edit(RULES, lambda d: d["rules"][i]["path_classes"].update(tests="skip"))
+    [problem] = invalid(cli, cfg)
+    assert problem.pointer.startswith(f"/rules/{i}/path_classes") and "tests" in problem.message + problem.fix
+
+
+def test_a_context_pattern_must_be_re2_and_capture_what_it_compares(cli, cfg: ConfigDir) -> None:
+    i = cfg.index(RULES, "rules", "infra-gha-unpinned-01")
+    cfg.edit(RULES, lambda d: d["rules"][i]["contexts"][0].update(pattern="uses:[ \t]*[\\w.-]+/"))
+    problem = only(cli, cfg, RULES, f"/rules/{i}/contexts/0/pattern")
+    assert "has no group" in problem.message and "parentheses" in problem.fix
+    cfg.edit(RULES, lambda d: d["rules"][i]["contexts"][0].update(pattern="(?<=uses:)(x)"))
+    problem = only(cli, cfg, RULES, f"/rules/{i}/contexts/0/pattern")
+    assert problem.message.startswith("not a valid RE2 pattern") and "look-behind" in problem.fix
+
+
+def test_a_context_may_only_lower_a_rule(cli, cfg: ConfigDir) -> None:
+    i = cfg.index(RULES, "rules", "infra-gha-unpinned-tag-01")
+    cfg.edit(RULES, lambda d: d["rules"][i]["contexts"][0].update(action="major"))
+    problem = only(cli, cfg, RULES, f"/rules/{i}/contexts/0/action")
+    assert "more severe than the rule itself (warning)" in problem.message
+
+
+def test_placeholders_need_a_pattern_and_a_host_group(cli, cfg: ConfigDir) -> None:
+    i = cfg.index(RULES, "rules", "fin-decimal-01")
+    cfg.edit(RULES, lambda d: d["rules"][i].update(placeholders={"min_entropy": 3}))
+    problem = only(cli, cfg, RULES, f"/rules/{i}/placeholders")
+    assert "no pattern" in problem.message
+    cfg.edit(RULES, lambda d: d["rules"][i].pop("placeholders"))
+    j = cfg.index(RULES, "rules", "sec-url-credentials-01")
+    cfg.edit(RULES, lambda d: d["rules"][j]["placeholders"].update(host="@[a-z.]+"))
+    problem = only(cli, cfg, RULES, f"/rules/{j}/placeholders/host")
+    assert "has no group" in problem.message
+
+
+def test_a_path_class_glob_is_checked(cli, cfg: ConfigDir) -> None:
+    cfg.edit(RULES, lambda d: d.update(path_classes={"fixture": ["**/fixtures/**", "x\\"]}))
+    problem = only(cli, cfg, RULES, "/path_classes/fixture/1")
+    assert "trailing backslash" in problem.message
+
+
+def test_a_path_class_setting_stops_a_run_before_any_agent(cli, cfg: ConfigDir) -> None:
+    i = cfg.index(RULES, "rules", "sec-tls-verify-01")
+    cfg.edit(RULES, lambda d: d["rules"][i]["contexts"][0].update(when="inside"))
+    result = cli("--config", str(cfg), "--diff", "-", "--offline", "--no-state",
+                 stdin=make_diff("a.py", ["x"]).encode())
+    assert result.code == 2 and "Traceback" not in result.err
+    assert f"/rules/{i}/contexts/0/when" in result.err

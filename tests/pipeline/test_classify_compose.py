@@ -108,3 +108,17 @@ def test_a_change_to_the_review_configuration_is_a_gap() -> None:
     classification = classify(facts(".review-gate/review-rules.json", "a.py"), config.domains.domains)
     gaps = missed(classification, compose(classification, config.composition.policies), config)
     assert [g.subject for g in gaps if g.kind == "config_changed"] == [".review-gate/review-rules.json"]
+
+
+def test_the_built_in_languages_each_have_a_domain_reviewed_for_security() -> None:
+    """C, C++, Rust, Ruby, PHP, C#, Kotlin and Swift files are code: the security rules read them."""
+    config = load_config(None)
+    files = {"src/io.c": "c", "include/io.h": "c", "src/view.cpp": "cpp", "src/view.hpp": "cpp", "os/view.mm": "cpp",
+             "src/main.rs": "rust", "app/user.rb": "ruby", "Rakefile": "ruby", "web/index.php": "php",
+             "App/Program.cs": "csharp", "app/Main.kt": "kotlin", "scripts/tasks.kts": "kotlin",
+             "Sources/App.swift": "swift"}
+    classified = classify(facts(*files), config.domains.domains)
+    assert {f.path: f.domains for f in classified.files} == {path: [domain] for path, domain in files.items()}
+    manifest = compose(classified, config.composition.policies)
+    security = next(e for e in manifest.entries if e.agent == "security-patterns")
+    assert sorted(security.files) == sorted(files)

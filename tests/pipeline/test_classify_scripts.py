@@ -48,7 +48,8 @@ def test_the_interpreter_of_a_shebang_line(line: str, expected: str | None) -> N
 @pytest.mark.parametrize(("program", "domain"), [
     ("python3", "python"), ("python3.12", "python"), ("pypy3", "python"), ("python", "python"),
     ("bash", "shell"), ("sh", "shell"), ("zsh", "shell"), ("dash", "shell"),
-    ("node", "javascript"), ("deno", "javascript"), ("kotlin", "java"),
+    ("node", "javascript"), ("deno", "javascript"), ("kotlin", "kotlin"), ("scala", "java"), ("ruby", "ruby"),
+    ("php", "php"), ("swift", "swift"),
 ])
 def test_the_built_in_domains_claim_common_interpreters(program: str, domain: str) -> None:
     result = classify(PRFacts(source="t", files=[script("bin/tool", program)]), BUILTIN)
@@ -64,8 +65,8 @@ def test_a_listed_interpreter_matches_with_or_without_its_version() -> None:
 
 def test_an_unknown_interpreter_leaves_the_script_unclassified() -> None:
     result = classify(PRFacts(source="t", files=[script("bin/tool", "awk"), script("bin/other", None),
-                                                 script("bin/gem", "ruby")]), BUILTIN)
-    assert result.unclassified == ["bin/tool", "bin/other", "bin/gem"]
+                                                 script("bin/game", "lua")]), BUILTIN)
+    assert result.unclassified == ["bin/tool", "bin/other", "bin/game"]
 
 
 @pytest.mark.parametrize("path", ["gui/app.pyw", "stubs/mod.pyi", "ext/fast.pyx", "ext/fast.pxd", "app.wsgi",

@@ -34,6 +34,7 @@ class Sample:
     lines: tuple[str, ...]
     flagged: tuple[int, ...] | None = None  # line numbers the rule must flag; None means all
     secret: str | None = None  # text that must never appear in the report (redaction)
+    removed: tuple[str, ...] = ()  # lines the change removes from the file first (a changed, not a new, file)
 
     def expected_lines(self) -> tuple[int, ...]:
         return self.flagged if self.flagged is not None else tuple(range(1, len(self.lines) + 1))
@@ -45,14 +46,16 @@ class Case:
     misses: tuple[Sample, ...]
 
 
-def hit(path: str, *lines: str, flagged: tuple[int, ...] | None = None, secret: str | None = None) -> Sample:
-    """Lines the rule must flag (all of them, or the line numbers in ``flagged``) and no others."""
-    return Sample(path, lines, flagged, secret)
+def hit(path: str, *lines: str, flagged: tuple[int, ...] | None = None, secret: str | None = None,
+        removed: tuple[str, ...] = ()) -> Sample:
+    """Lines the rule must flag (all of them, or the line numbers in ``flagged``) and no others;
+    ``removed``: lines they replace (a modified file)."""
+    return Sample(path, lines, flagged, secret, removed)
 
 
-def miss(path: str, *lines: str) -> Sample:
+def miss(path: str, *lines: str, removed: tuple[str, ...] = ()) -> Sample:
     """A near miss: the rule must flag none of these lines."""
-    return Sample(path, lines, flagged=())
+    return Sample(path, lines, flagged=(), removed=removed)
 
 
 def case(*samples: Sample) -> Case:
@@ -392,6 +395,15 @@ CASES: dict[str, Case] = {
         miss("client.py", "r = requests.get(url, verify=True)", "r = requests.get(url, verify='/etc/ssl/ca.pem')",
              "if ctx.verify_mode != ssl.CERT_NONE:", "r = requests.get(u, verify=1)", 'kw = {"verify": True}',
              "retries = dict(verify=10)"),
+        hit("k8s/apiservice.yaml", "  insecureSkipTLSVerify: true"),
+        hit("src/fetch.c", "  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);"),
+        hit("lib/client.rb", "    http.verify_mode = OpenSSL::SSL::VERIFY_NONE"),
+        hit("src/client.rs", "        .danger_accept_invalid_certs(true)"),
+        hit("Net/Client.cs", "    handler.ServerCertificateCustomValidationCallback = (m, c, ch, e) => true;"),
+        hit("src/http.php", "    curl_setopt($ch, CURLOPT_SSL_VERIFYPEER, false);"),
+        miss("src/fetch.c", "  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);"),
+        miss("k8s/apiservice.yaml", "  insecureSkipTLSVerify: false"),
+        miss("src/client.rs", "        .danger_accept_invalid_certs(false)"),
     ),
     "sec-py-eval-01": case(
         hit("app/calc.py", "result = eval(user_input)", "exec(code, namespace)", 'value = eval("x" + suffix)',
@@ -409,6 +421,64 @@ CASES: dict[str, Case] = {
         hit("tools/run.py", "subprocess.run(cmd, shell=True, check=True)", "    shell=True,"),
         miss("tools/run.py", 'subprocess.run(["git", "status"], shell=False, check=True)',
              "# never pass shell=True here"),
+    ),
+    "sec-c-command-01": case(
+        hit("src/run.c", "  system(command);"),
+        hit("src/shell.cpp", '  FILE *pipe = popen(cmd.c_str(), "r");'),
+        hit("src/clean.cc", '  std::system(("rm -rf " + dir).c_str());'),
+        miss("src/run.c", '  system("clear");', "  ui->system(x);", "int file_system(void) {",
+             '  popen("ls", "r");'),
+    ),
+    "sec-ruby-command-01": case(
+        hit("app/tasks.rb", '  system("git log #{ref}")'),
+        hit("app/convert.rb", "  out = `convert #{path} out.png`"),
+        hit("app/calc.rb", "  eval(params[:code])"),
+        miss("app/tasks.rb", "  system('git', 'log', ref)", '  system("make test")', '  name = "Hello #{user}"'),
+    ),
+    "sec-php-command-01": case(
+        hit("src/run.php", '  system("convert " . $file);'),
+        hit("src/shell.php", "  $out = shell_exec($cmd);"),
+        hit("src/calc.php", "  eval($code);"),
+        miss("src/run.php", "  $pdo->exec($sql);", '  system("ls -la");', "  $this->exec($job);",
+             "  exec('whoami');"),
+    ),
+    "sec-dotnet-command-01": case(
+        hit("Tools/Runner.cs", '        Process.Start("cmd.exe", "/c " + userInput);'),
+        hit("Tools/Git.cs", '        var info = new ProcessStartInfo("git", $"log {reference}");'),
+        miss("Tools/Runner.cs", '        Process.Start("notepad.exe");',
+             '        var info = new ProcessStartInfo("git") { ArgumentList = { "log" } };'),
+    ),
+    "sec-jvm-command-01": case(
+        hit("src/main/java/Run.java", '        Runtime.getRuntime().exec("ping " + host);'),
+        hit("src/main/kotlin/Run.kt", '    Runtime.getRuntime().exec("ping $host")'),
+        hit("src/main/kotlin/Shell.kt", '    val p = ProcessBuilder("sh", "-c", command).start()'),
+        miss("src/main/java/Run.java", '        Runtime.getRuntime().exec(new String[]{"ping", host});',
+             '        new ProcessBuilder("git", "log", ref).start();'),
+    ),
+    "sec-rust-command-01": case(
+        hit("src/run.rs", '    let out = Command::new("sh").arg("-c").arg(&cmd).output()?;'),
+        hit("src/script.rs", '    Command::new("bash")', '        .args(["-c", &script])', flagged=(1,)),
+        miss("src/run.rs", '    Command::new("git").arg("log").output()?;',
+             '    Command::new("sh").arg("script.sh");'),
+    ),
+    "sec-swift-command-01": case(
+        hit("Sources/App/Shell.swift", '        task.arguments = ["-c", "ls \\(directory)"]'),
+        hit("Sources/App/Run.swift", '        process.arguments = ["-c", command]'),
+        miss("Sources/App/Shell.swift", '        task.arguments = ["-c", "ls -la"]',
+             '        task.arguments = ["status"]'),
+    ),
+    "sec-sql-interpolated-01": case(
+        hit("app/models/user.rb", "    User.where(\"name = '#{name}'\")"),
+        hit("src/db.php", '  $r = mysqli_query($conn, "SELECT * FROM users WHERE id = $id");'),
+        hit("src/repo.php", "  $stmt = $pdo->query('SELECT * FROM t WHERE id = ' . $id);"),
+        hit("Data/Repo.cs", "        var cmd = new SqlCommand($\"SELECT * FROM Users WHERE Name = '{name}'\", conn);"),
+        hit("src/db.rs", '    sqlx::query(&format!("SELECT * FROM users WHERE id = {}", id))'),
+        hit("src/db.c", "    snprintf(sql, sizeof sql, \"SELECT * FROM users WHERE name = '%s'\", name);"),
+        miss("app/models/user.rb", '    User.where("name = ?", name)'),
+        miss("src/db.php", '  $stmt = $pdo->prepare("SELECT * FROM users WHERE id = ?");'),
+        miss("Data/Repo.cs", '        var cmd = new SqlCommand("SELECT * FROM Users WHERE Name = @name", conn);'),
+        miss("src/db.rs", '    sqlx::query("SELECT * FROM users WHERE id = $1").bind(id)'),
+        miss("src/db.c", '    snprintf(buf, sizeof buf, "%s: %d", name, count);'),
     ),
     "sec-os-system-01": case(
         hit("tools/clean.py", 'os.system(f"rm -rf {path}")', 'out = os.popen("ls " + folder).read()',
@@ -837,6 +907,12 @@ CASES: dict[str, Case] = {
              '    cidr_blocks = ["10.0.0.0/8"]', "  }", "  ingress {", "    from_port   = 443", "    to_port     = 443",
              '    cidr_blocks = ["0.0.0.0/0"]', "  }"),
     ),
+    "infra-submodule-url-01": case(
+        hit(".gitmodules", "\turl = https://github.com/someone-else/laf.git",
+            removed=("\turl = https://github.com/aseprite/laf.git",)),
+        miss(".gitmodules", '[submodule "laf"]', "\tpath = laf", "\turl = https://github.com/aseprite/laf.git"),
+        miss(".gitmodules", "\tpath = third_party/laf", removed=("\tpath = laf",)),
+    ),
     "infra-tf-encryption-off-01": case(
         hit("infra/db.tf", "  storage_encrypted = false", "  encrypted         = false"),
         miss("infra/db.tf", "  storage_encrypted = true", "  encrypted         = var.encrypt"),
@@ -920,7 +996,7 @@ RULES_BY_ID = {r["id"]: r for r in json.loads(RULES_FILE.read_text(encoding="utf
 
 def _review(cli: Any, rule_id: str, sample: Sample) -> tuple[list[dict[str, Any]], str]:
     """Run the CLI on a diff adding ``sample``; check the rule's agent really reviewed the file."""
-    diff = make_diff(sample.path, list(sample.lines))
+    diff = make_diff(sample.path, list(sample.lines)) if not sample.removed else _replacing(sample)
     result = cli("--diff", "-", "--format", "json", "--filter-mode", "added", stdin=diff.encode())
     assert result.code in (0, 1), result.err
     report = result.json()
@@ -932,6 +1008,14 @@ def _review(cli: Any, rule_id: str, sample: Sample) -> tuple[list[dict[str, Any]
     routed = [e for e in report["manifest"] if e["agent"] == agent and sample.path in e["files"]]
     assert routed, f"{rule_id}: agent {agent} is not dispatched on {sample.path}"
     return report["findings"], result.out
+
+
+def _replacing(sample: Sample) -> str:
+    """A diff of a modified file whose first lines ``sample.removed`` are replaced by ``sample.lines``."""
+    old, new = len(sample.removed), len(sample.lines)
+    return (f"diff --git a/{sample.path} b/{sample.path}\n--- a/{sample.path}\n+++ b/{sample.path}\n"
+            f"@@ -1,{old} +1,{new} @@\n" + "".join(f"-{line}\n" for line in sample.removed)
+            + "".join(f"+{line}\n" for line in sample.lines))
 
 
 def _flagged_lines(findings: list[dict[str, Any]], rule_id: str, path: str) -> set[int]:

@@ -1,0 +1,103 @@
+"""Where a changed file lives: test, fixture, example, docs, generated, vendored or minified. Pure.
+
+A file is in a class when one of the class's globs (``review-rules.json``'s ``path_classes``)
+selects it; when the trusted side's ``.gitattributes`` marks it ``linguist-generated`` or
+``linguist-vendored`` (GitHub's own markers); when its first lines say it is generated (Go's
+"Code generated ... DO NOT EDIT.", Facebook's ``@generated``, "THIS FILE IS GENERATED"); or,
+for minified, when an added line of a JavaScript or CSS file (``minified_by_line``) is longer than
+``minified_line`` characters: a long line in a script does not hide its other lines. A file may be in
+several classes (a test certificate is a test and a fixture).
+
+>>> from review_gate.models.rule_context import PathClasses
+>>> sorted(Classifier(PathClasses(), None).classes("tests/certs/server.key"))
+['fixture', 'test']
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from review_gate.globs import GlobError, Globs
+from review_gate.models.rule_context import PATH_CLASSES, PathClass, PathClasses
+
+HEAD_LINES = 10  # a generated file says so in its first lines
+GENERATED_HEADER = re.compile(
+    r"(?i)\bcode generated\b.*\bdo not edit\b|@generated\b|\bthis (?:\w+ )?\w*(?:file|code|script) (?:is|was) "
+    r"(?:auto(?:matically)?[- ]?)?generated\b|\bauto(?:matically)?[- ]?generated\b.*\bdo not (?:edit|modify)\b|"
+    r"\bgenerated (?:by|from|via)\b.*\bdo not (?:edit|modify)\b")
+_ATTRIBUTES: dict[str, PathClass] = {"linguist-generated": "generated", "linguist-vendored": "vendored"}
+
+
+@dataclass(frozen=True)
+class _Attribute:
+    globs: Globs
+    values: dict[PathClass, bool]  # class -> set (true) or unset (false)
+
+
+def attributes(text: str) -> list[_Attribute]:
+    """The ``linguist-generated`` / ``linguist-vendored`` lines of a ``.gitattributes`` text, in order
+    (a later line wins, as in git). Lines git would ignore, or whose pattern does not compile, are left out.
+
+    >>> [a.values for a in attributes("dist/** linguist-generated\\nvendor/** -linguist-vendored")]
+    [{'generated': True}, {'vendored': False}]
+    """
+    found = []
+    for line in text.splitlines():
+        words = line.split()
+        if not words or words[0].startswith("#") or words[0].startswith("!"):
+            continue
+        values: dict[PathClass, bool] = {}
+        for word in words[1:]:
+            name, _, value = word.lstrip("-!").partition("=")
+            if name in _ATTRIBUTES:
+                on = not word.startswith(("-", "!")) and value.lower() not in ("false", "0", "no")
+                values[_ATTRIBUTES[name]] = on
+        if not values:
+            continue
+        try:
+            found.append(_Attribute(Globs([words[0]]), values))
+        except GlobError:
+            continue
+    return found
+
+
+def generated_header(head: str) -> bool:
+    """Whether the first HEAD_LINES lines of a file say it is generated.
+
+    >>> generated_header('#\\n# NOTE: THIS DOCKERFILE IS GENERATED VIA "apply-templates.sh"\\n')
+    True
+    """
+    return any(GENERATED_HEADER.search(line) for line in head.splitlines()[:HEAD_LINES])
+
+
+class Classifier:
+    """The classes of a path, by the settings' globs and the trusted side's ``.gitattributes`` text."""
+
+    def __init__(self, settings: PathClasses, gitattributes: str | None) -> None:
+        self.settings = settings
+        self._globs = {name: Globs(settings.globs(name)) for name in PATH_CLASSES if settings.globs(name)}
+        self._attributes = attributes(gitattributes) if gitattributes else []
+        self._by_line = Globs(settings.minified_by_line)
+        self._named: dict[str, frozenset[PathClass]] = {}  # what globs and attributes say of each path
+
+    def classes(self, path: str, head: str | None = None, added: Iterable[str] = ()) -> frozenset[PathClass]:
+        """``path``'s classes; ``head``: its first lines, when known; ``added``: its added lines."""
+        found = set(self._by_name(path))
+        if head is not None and generated_header(head):
+            found.add("generated")
+        if self._by_line.match(path) and any(len(line) > self.settings.minified_line for line in added):
+            found.add("minified")
+        return frozenset(found)
+
+    def _by_name(self, path: str) -> frozenset[PathClass]:
+        named = self._named.get(path)
+        if named is None:
+            found = {name for name, globs in self._globs.items() if globs.match(path)}
+            for attribute in self._attributes:
+                if attribute.globs.match(path):
+                    for name, on in attribute.values.items():
+                        (found.add if on else found.discard)(name)
+            named = self._named[path] = frozenset(found)
+        return named

@@ -1,0 +1,290 @@
+"""The rules' findings judged where their lines live, before they are counted.
+
+Between dispatch and aggregate, each finding whose rule the configuration holds goes through
+the rule's settings (review-rules.json, ``models.rule_context``), in this order:
+
+1. path classes (``path_classes``): in a test, fixture, example, docs, generated, vendored or
+   minified file the rule skips the finding or lowers it (``review_gate.path_classes``);
+2. placeholders (``placeholders``): a secret rule's match that holds a placeholder is dropped
+   (``review_gate.placeholders``);
+3. contexts (``contexts``): the first that applies skips or lowers it (``review_gate.contexts``);
+4. ``once_per_file``: only the rule's first finding in a file stays, saying how many it stands for;
+5. pre-existing: a finding whose rule fires on the same line before the change (in the file, the
+   file it was renamed from or, for a new file, the file of its name it copies; or a line the
+   change removes) is listed as waived with the reason, never counted (``review_gate.preexisting``).
+
+A lowered finding says why in its message. Nothing here is read from the change's own
+configuration: the settings are the trusted configuration's, the ``.gitattributes`` is the base
+side's. What the files look like comes from ``Surroundings`` (git, read lazily: only files that
+have findings); with none (a diff file and no repository), the hunks are all there is.
+
+>>> from review_gate.models import PRFacts
+>>> refine([], PRFacts(source="x", files=[]), __import__("review_gate.config", fromlist=["x"]).load_config(None))
+([], {})
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from review_gate.contexts import Lines, applies
+from review_gate.models import SEVERITY_RANK, AgentResult, FileChange, Finding, PRFacts, ReviewConfig, Rule
+from review_gate.models.findings import PREEXISTING
+from review_gate.models.rule_context import SECRETS, Action, PathClass
+from review_gate.path_classes import HEAD_LINES, Classifier
+from review_gate.patterns import compile_pattern
+from review_gate.placeholders import comment_line, placeholder, reserved_host
+from review_gate.preexisting import fired_lines, normal
+
+
+class Surroundings(Protocol):
+    """What the files around the findings look like; every answer may be None (not known)."""
+
+    def gitattributes(self) -> str | None: ...
+
+    def new_texts(self, changes: list[FileChange]) -> dict[str, str]: ...
+
+    def base_texts(self, changes: list[FileChange]) -> dict[str, tuple[str, str]]:
+        """Path -> (the path it had before, that content): itself, renamed from, or copied from."""
+
+    def owner(self) -> str | None: ...
+
+
+class NoSurroundings:
+    """Only the hunks: a diff reviewed without its repository."""
+
+    def gitattributes(self) -> str | None:
+        return None
+
+    def new_texts(self, changes: list[FileChange]) -> dict[str, str]:
+        return {}
+
+    def base_texts(self, changes: list[FileChange]) -> dict[str, tuple[str, str]]:
+        return {}
+
+    def owner(self) -> str | None:
+        return None
+
+
+def search(pattern: str, text: str) -> str | None:
+    """RE2 ``pattern`` searched in ``text``: the first group when it has one, else the whole match."""
+    regex = compile_pattern(pattern)
+    found = regex.search(text.encode("utf-8", "surrogateescape"))
+    if found is None:
+        return None
+    value = found.group(1) if regex.groups >= 1 and found.group(1) is not None else found.group(0)
+    return bytes(value).decode("utf-8", "replace")
+
+
+def search_all(pattern: str, text: str) -> list[str]:
+    regex = compile_pattern(pattern)
+    return [bytes(m.group(1) if regex.groups >= 1 else m.group(0)).decode("utf-8", "replace")
+            for m in regex.finditer(text.encode("utf-8", "surrogateescape"))
+            if regex.groups < 1 or m.group(1) is not None]
+
+
+@dataclass
+class _File:
+    """One changed file as the checks see it, built once."""
+
+    change: FileChange
+    lines: Lines
+    classes: frozenset[PathClass]
+    fired: dict[str, set[str]] = field(default_factory=dict)  # rule id -> normalised lines it fired on before
+
+
+def refine(results: list[AgentResult], facts: PRFacts, config: ReviewConfig, around: Surroundings | None = None,
+           *, preexisting: bool = True) -> tuple[list[AgentResult], dict[str, str]]:
+    """``results`` with their findings judged by their rules' settings, and the fingerprints of the
+    pre-existing ones with why (waivers the gate lists and does not count). ``preexisting``
+    false: a sweep, which reviews files as they are, so that nothing in them is old."""
+    around = around or NoSurroundings()
+    rules = {r.id: r for r in config.rules.rules}
+    changes = {c.path: c for c in facts.files}
+    flagged = [changes[f.file] for r in results for f in r.findings
+               if f.file in changes and f.rule_id in rules]
+    if not flagged:
+        return results, {}
+    unique = list({c.path: c for c in flagged}.values())
+    texts = around.new_texts(unique)
+    classifier = Classifier(config.rules.path_classes, around.gitattributes())
+    files = {c.path: _file(c, texts.get(c.path), classifier) for c in unique}
+    base = _Base(around, unique, facts.files, classifier)
+    owner = around.owner() if any(ctx.when == "same_owner" for r in rules.values() for ctx in r.contexts) else None
+    waivers: dict[str, str] = {}
+    out = []
+    for result in results:
+        kept = []
+        for finding in result.findings:
+            rule = rules.get(finding.rule_id or "")
+            where = files.get(finding.file or "")
+            if rule is None or where is None:
+                kept.append(finding)
+                continue
+            judged = _judge(finding, rule, where, config, owner)
+            if judged is not None:
+                kept.append(judged)
+        kept = _once_per_file(kept, rules)
+        for finding in kept:
+            rule = rules.get(finding.rule_id or "")
+            where = files.get(finding.file or "")
+            if preexisting and rule is not None and where is not None and rule.pattern and finding.line is not None:
+                reason = base.preexisting(rule, where, finding.line)
+                if reason is not None:
+                    waivers[finding.fingerprint] = reason
+        out.append(result.model_copy(update={"findings": kept}) if kept != result.findings else result)
+    return out, waivers
+
+
+def _file(change: FileChange, text: str | None, classifier: Classifier) -> _File:
+    if text is not None:
+        known = dict(enumerate(text.split("\n"), 1))
+    else:
+        known = {line.number: line.text for hunk in change.hunks for line in hunk.lines}
+    head = "\n".join(known.get(n, "") for n in range(1, HEAD_LINES + 1)) if 1 in known else None
+    added = (line.text for hunk in change.hunks for line in hunk.lines if line.added)
+    removed = [r.text for hunk in change.hunks for r in hunk.removed_lines]
+    return _File(change, Lines(known, removed), classifier.classes(change.path, head, added))
+
+
+_LENIENCY = {"skip": -1, **{s: len(SEVERITY_RANK) - r for s, r in SEVERITY_RANK.items()}}
+
+
+def _action(rule: Rule, classes: Iterable[PathClass], config: ReviewConfig) -> tuple[Action, PathClass] | None:
+    """The most lenient action the rule takes in any of the file's classes, with that class."""
+    own = rule.path_classes
+    default = {} if rule.category == SECRETS else config.rules.path_classes.default
+    chosen: tuple[Action, PathClass] | None = None
+    for name in sorted(classes):
+        action = own.get(name, default.get(name)) if own is not None else default.get(name)
+        if action is None or action == "keep":
+            continue
+        if chosen is None or _LENIENCY[action] < _LENIENCY[chosen[0]]:
+            chosen = (action, name)
+    return chosen
+
+
+def _lowered(finding: Finding, action: Action, why: str) -> Finding | None:
+    """``finding`` skipped (None) or at the lower severity ``action`` names, its message saying why."""
+    if action == "skip":
+        return None
+    if action == "keep" or SEVERITY_RANK[action] <= SEVERITY_RANK[finding.severity]:
+        return finding
+    return finding.model_copy(update={"severity": action, "message": f"{finding.message} [{action}: {why}]"})
+
+
+def _judge(finding: Finding, rule: Rule, where: _File, config: ReviewConfig, owner: str | None) -> Finding | None:
+    chosen = _action(rule, where.classes, config)
+    judged: Finding | None = finding
+    if chosen is not None:
+        judged = _lowered(finding, chosen[0], f"in a {chosen[1]} file")
+    if judged is None or finding.line is None:
+        return judged
+    if rule.placeholders is not None and rule.pattern and _placeholder(rule, where.lines, finding):
+        return None
+    for context in rule.contexts:
+        if applies(context, where.lines, finding.line, owner, search):
+            return _lowered(judged, context.action, context.reason)
+    return judged
+
+
+def _placeholder(rule: Rule, lines: Lines, finding: Finding) -> bool:
+    """Whether the rule's match on the finding's lines holds only placeholders."""
+    checks = rule.placeholders
+    assert checks is not None and rule.pattern is not None and finding.line is not None
+    first = lines.get(finding.line)
+    if first is None:
+        return False
+    if checks.comments and comment_line(first):
+        return True
+    last = max(finding.end_line or finding.line, finding.line) + checks.lines_after
+    text = "\n".join(lines.get(n) or "" for n in range(finding.line, last + 1))
+    matched = search(rule.pattern, text)
+    if matched is None:
+        return False
+    if checks.host is not None and (host := search(checks.host, matched)) is not None and reserved_host(host):
+        return True
+    values = search_all(checks.value, text if checks.lines_after else matched) if checks.value else [matched]
+    return bool(values) and all(placeholder(v, min_length=checks.min_length, min_entropy=checks.min_entropy)
+                                for v in values)
+
+
+def _once_per_file(findings: list[Finding], rules: Mapping[str, Rule]) -> list[Finding]:
+    """Only the first finding (by line) of each ``once_per_file`` rule in each file, counting the rest."""
+    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for index, finding in enumerate(findings):
+        rule = rules.get(finding.rule_id or "")
+        if rule is not None and rule.once_per_file and finding.file is not None:
+            groups[(rule.id, finding.file)].append(index)
+    if not any(len(g) > 1 for g in groups.values()):
+        return findings
+    dropped: set[int] = set()
+    first: dict[int, int] = {}
+    for indexes in groups.values():
+        ordered = sorted(indexes, key=lambda i: findings[i].line or 0)
+        first[ordered[0]] = len(ordered) - 1
+        dropped.update(ordered[1:])
+    out = []
+    for index, finding in enumerate(findings):
+        if index in dropped:
+            continue
+        more = first.get(index, 0)
+        out.append(finding.model_copy(update={"message": f"{finding.message} (and {more} more in this file)"})
+                   if more else finding)
+    return out
+
+
+class _Base:
+    """What each rule fired on before the change, per file: read once, when first asked.
+
+    Only lines from where the file stood count: the file itself, or a file it was renamed from,
+    copies, or took lines from, when that file is in the same path classes. A line from a test
+    moved into the code is new to the code: the rule may have skipped it in the test. Each
+    text is scanned once a rule: the removed lines once for every group of files alike.
+    """
+
+    def __init__(self, around: Surroundings, changes: list[FileChange], files: list[FileChange],
+                 classifier: Classifier) -> None:
+        self.around = around
+        self.changes = changes
+        self.classifier = classifier
+        self.files = files
+        self._removed: dict[frozenset[PathClass], str] | None = None
+        self._texts: dict[str, tuple[str, str]] | None = None
+        self._fired_removed: dict[tuple[str, frozenset[PathClass]], set[str]] = {}
+
+    def removed(self) -> dict[frozenset[PathClass], str]:
+        """The removed lines of the files alike (the same path classes), by where they stood (a
+        renamed file's: its old path)."""
+        if self._removed is None:
+            groups: dict[frozenset[PathClass], list[str]] = defaultdict(list)
+            for change in self.files:
+                lines = [r.text for h in change.hunks for r in h.removed_lines]
+                if lines:
+                    groups[self.classifier.classes(change.old_path or change.path)].extend(lines)
+            self._removed = {group: "\n".join(lines) for group, lines in groups.items()}
+        return self._removed
+
+    def preexisting(self, rule: Rule, where: _File, number: int) -> str | None:
+        line = where.lines.get(number)
+        if line is None or rule.pattern is None:
+            return None
+        if self._texts is None:
+            self._texts = self.around.base_texts(self.changes)
+        source, before = self._texts.get(where.change.path, (None, None))
+        here = self.classifier.classes(where.change.path)
+        if rule.id not in where.fired:
+            if source is not None and source != where.change.path and self.classifier.classes(source) != here:
+                before = None
+            where.fired[rule.id] = fired_lines(compile_pattern(rule.pattern), [before] if before else [])
+        key = (rule.id, here)
+        if key not in self._fired_removed:
+            text = self.removed().get(here)
+            self._fired_removed[key] = fired_lines(compile_pattern(rule.pattern), [text] if text else [])
+        if normal(line) not in where.fired[rule.id] and normal(line) not in self._fired_removed[key]:
+            return None
+        what = f"{source} before it, or a line it removes" if source else "a line the change removes"
+        return f"{PREEXISTING}: the rule fires on the same line before this change ({what})"
