@@ -187,7 +187,9 @@ class Tally:
         self.blocked += outcome.exit_code == 1
         self.incomplete += outcome.exit_code == 3
         self.errors += outcome.exit_code == 2
-        self.with_warnings += outcome.decision == "pass_with_warnings"
+        # a commit that passes with a warning finding: the decision alone would count every
+        # --offline run whose llm reviewers were routed (agents_skipped), which says nothing of rules
+        self.with_warnings += outcome.exit_code == 0 and bool(outcome.warnings)
         self.warnings += len(outcome.warnings)
         self.verdicts.update(verdicts)
         right = any(v in ("true", "contested") for v in verdicts)
