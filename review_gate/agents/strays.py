@@ -23,6 +23,7 @@ import os
 import secrets
 import signal
 import threading
+import time
 from pathlib import Path
 
 MARK_VAR = "REVIEW_GATE_AGENT_MARK"
@@ -60,12 +61,28 @@ def kill_marked(mark: str) -> int:
 
 
 def _sweep(needles: set[bytes]) -> int:
+    """Scan until a scan kills nothing and sees nothing new without an environment. A process
+    reads with none while it execs (the new image has not set it up yet), once it has exited (a
+    zombie) or when it is gone: it may have forked a child carrying the mark after the scan had
+    listed the processes (``setsid cmd`` forks and exits), which only the next scan sees."""
     killed = 0
+    blank: set[int] = set()
     for _ in range(_ROUNDS):
-        found = [(pid, needle) for pid in _pids() if (needle := _carried(pid, needles)) is not None]
+        found: list[tuple[int, bytes]] = []
+        now: set[int] = set()
+        for pid in _pids():
+            entries = _environ(pid)
+            needle = next((entry for entry in entries if entry in needles), None)
+            if needle is not None:
+                found.append((pid, needle))
+            elif entries in ([], [b""]):
+                now.add(pid)
         killed += sum(_kill(pid, needle) for pid, needle in found)
-        if not found:
+        if not found and now <= blank:
             break
+        blank |= now
+        if not found:
+            time.sleep(0.001)  # an exec half-way, or a fork on its way: give it a moment
     return killed
 
 
@@ -91,11 +108,6 @@ def _environ(pid: int) -> list[bytes]:
     finally:
         os.close(fd)
     return b"".join(parts).split(b"\0")  # empty for a zombie: it is dead already
-
-
-def _carried(pid: int, needles: set[bytes]) -> bytes | None:
-    """The mark of ``needles`` that ``pid``'s environment carries, None for none."""
-    return next((entry for entry in _environ(pid) if entry in needles), None)
 
 
 def _carries(pid: int, needle: bytes) -> bool:
