@@ -565,8 +565,8 @@ def ack(id_or_fingerprint: str, reason: str, *, cwd: str | Path | None = None, c
 
 def _finding_id(given: str) -> str:
     """The short id or whole fingerprint of a finding a person names, as ids are stored."""
-    from review_gate.escape import sanitize
     from review_gate.state import acceptance
+    from review_gate.text.escape import sanitize
 
     found = given.strip().lower()
     if not acceptance.SHORT_ID.match(found):

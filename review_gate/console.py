@@ -1,5 +1,5 @@
 """All terminal output goes through here: the rich consoles. Every line written is escaped
-(``review_gate.escape``), so untrusted text a caller forgot to escape cannot act on the terminal."""
+(``review_gate.text.escape``), so untrusted text a caller forgot to escape cannot act on the terminal."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING, TextIO
 
-from review_gate.escape import sanitize
+from review_gate.text.escape import sanitize
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from review_gate.errors import InputError, UsageError
-from review_gate.escape import sanitize
+from review_gate.text.escape import sanitize
 
 MAX_BYTES = 64 * 1024  # an intent is a description, not a document: this is 16 pages of text
 WHAT = "a UTF-8 text file that says what the change is for (a task, a pull request's description)"

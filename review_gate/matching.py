@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from review_gate.models import FileChange
-from review_gate.patterns import compile_pattern, pattern_set
+from review_gate.text.regex import compile_pattern, pattern_set
 
 _CHECK_EVERY = 4096  # matches between two looks at the stop flag
 BATCH = 1 << 20  # bytes of added lines scanned at a time

@@ -43,10 +43,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from review_gate import __version__, agent_report, api, checks
 from review_gate.errors import ReviewGateError
-from review_gate.escape import sanitize
 from review_gate.mcp_fixed import Fixed
 from review_gate.models import Finding, Gap
 from review_gate.outputs.agent import MAX_CHARS, MIN_CHARS
+from review_gate.text.escape import sanitize
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer

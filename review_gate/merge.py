@@ -29,7 +29,6 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from review_gate.errors import InputError
-from review_gate.escape import sanitize
 from review_gate.models import (
     SEVERITIES,
     SEVERITY_RANK,
@@ -47,6 +46,7 @@ from review_gate.models.report import absence_counts, absences, bounded_notes
 from review_gate.pipeline.aggregate import decide, dedupe, exit_code, waived_inline
 from review_gate.reading import MIB, read_path
 from review_gate.state.freshness import config_sha
+from review_gate.text.escape import sanitize
 
 MAX_REPORT_BYTES = 256 * MIB  # a shard's JSON report
 _FIX = "merge the JSON reports (--format json) of one run's shards, `review-gate run --shard K/N`, all N of them"

@@ -19,8 +19,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from review_gate.globs import GlobError, Globs
 from review_gate.models.rule_context import PATH_CLASSES, PathClass, PathClasses
+from review_gate.text.globs import GlobError, Globs
 
 HEAD_LINES = 10  # a generated file says so in its first lines
 GENERATED_HEADER = re.compile(

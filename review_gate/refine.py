@@ -35,9 +35,9 @@ from review_gate.models import SEVERITY_RANK, AgentResult, FileChange, Finding, 
 from review_gate.models.findings import PREEXISTING
 from review_gate.models.rule_context import SECRETS, Action, PathClass
 from review_gate.path_classes import HEAD_LINES, Classifier
-from review_gate.patterns import compile_pattern
 from review_gate.placeholders import comment_line, placeholder, reserved_host
 from review_gate.preexisting import fired_lines, normal
+from review_gate.text.regex import compile_pattern
 
 
 class Surroundings(Protocol):

@@ -33,9 +33,9 @@ from typing import Literal
 from pydantic import Field
 
 from review_gate.errors import MetaError
-from review_gate.escape import sanitize
 from review_gate.models.base import Frozen
 from review_gate.models.report import summary_line
+from review_gate.text.escape import sanitize
 
 OPEN = "@@@REVIEW_META"
 CLOSE = "@@@"

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from review_gate.errors import UsageError
-from review_gate.globs import Globs
 from review_gate.models import ReviewConfig, Rule
-from review_gate.patterns import PatternError, compile_pattern
+from review_gate.text.globs import Globs
+from review_gate.text.regex import PatternError, compile_pattern
 
 MIN_ID = 3  # characters of an id given as a prefix ("sec-tls")
 

@@ -21,8 +21,8 @@ import re
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
-from review_gate.globs import Globs
 from review_gate.models import Domain, FileChange, PRFacts
+from review_gate.text.globs import Globs
 
 MAX_LINE = 256  # bytes of a #! line the kernel reads (Linux's BINPRM_BUF_SIZE)
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,59}")

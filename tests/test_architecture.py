@@ -21,9 +21,9 @@ ENTRY = ("review_gate.cli", "review_gate.commands", "review_gate.mcp_server", "r
 RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     # models import nothing of ours; the escaping helper nothing at all
     "review_gate.models": ("only", ("review_gate.models",)),
-    "review_gate.escape": ("only", ()),
+    "review_gate.text.escape": ("only", ()),
     # a format reads a finished report and escapes what it writes; it never reaches the console
-    "review_gate.outputs": ("only", ("review_gate.models", "review_gate.escape", "review_gate.outputs")),
+    "review_gate.outputs": ("only", ("review_gate.models", "review_gate.text.escape", "review_gate.outputs")),
     # the run state sees models only (and the error hierarchy, and where the user's cache is)
     "review_gate.state": ("only", ("review_gate.models", "review_gate.state", "review_gate.errors",
                                    "review_gate.userdirs", "review_gate.held")),
@@ -64,15 +64,15 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "review_gate.content": ("only", ("review_gate.signatures",)),
     "review_gate.signatures": ("only", ()),
     # the pattern engine: rules and added lines in, matches out; it knows no agent, stage or sink
-    "review_gate.matching": ("only", ("review_gate.models", "review_gate.patterns")),
+    "review_gate.matching": ("only", ("review_gate.models", "review_gate.text.regex")),
     "review_gate.binpatch": ("only", ()),
     # the second look at what git showed as binary reads the repository, never a caller or a sink
     "review_gate.reveal": ("not", (*ENTRY, "review_gate.console", "review_gate.outputs", "review_gate.state",
                                    "review_gate.runner", "review_gate.bootstrap", "review_gate.pipeline")),
     # findings judged where their lines live: pure over models and patterns; only surroundings reads git
     "review_gate.refine": ("only", ("review_gate.models", "review_gate.contexts", "review_gate.path_classes",
-                                    "review_gate.placeholders", "review_gate.preexisting", "review_gate.patterns")),
-    "review_gate.path_classes": ("only", ("review_gate.models", "review_gate.globs")),
+                                    "review_gate.placeholders", "review_gate.preexisting", "review_gate.text.regex")),
+    "review_gate.path_classes": ("only", ("review_gate.models", "review_gate.text.globs")),
     "review_gate.contexts": ("only", ("review_gate.models",)),
     "review_gate.placeholders": ("only", ()),
     "review_gate.preexisting": ("only", ()),
@@ -80,8 +80,8 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     # the agent format's quoted lines are read from the change, never from the console or a caller
     "review_gate.agent_report": ("not", (*ENTRY, "review_gate.console", "review_gate.runner")),
     "review_gate.waivers": ("only", ("review_gate.models", "review_gate.fingerprint")),
-    "review_gate.rulebook": ("only", ("review_gate.models", "review_gate.errors", "review_gate.globs",
-                                      "review_gate.patterns")),
+    "review_gate.rulebook": ("only", ("review_gate.models", "review_gate.errors", "review_gate.text.globs",
+                                      "review_gate.text.regex")),
     "review_gate.shared_acceptances": ("only", ("review_gate.models", "review_gate.errors", "review_gate.config",
                                                 "review_gate.baseline")),
 }

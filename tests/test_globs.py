@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from review_gate.globs import Globs, _compile, _one_regex
+from review_gate.text.globs import Globs, _compile, _one_regex
 
 PATHS = ["a.tar.gz", "b.gz", "x.tar.gz/in.txt",
          "a.py", "src/a.py", "x.py/y.txt", "a.pyw", ".py", "py", "app/migrations/0001_init.py",

@@ -12,7 +12,7 @@ from rich.text import Text
 from review_gate import console
 from review_gate.agents import KINDS
 from review_gate.commands.common import check_timeout, config_for, find_repo_root
-from review_gate.escape import sanitize
+from review_gate.text.escape import sanitize
 
 
 def agents_command(args: argparse.Namespace) -> int:

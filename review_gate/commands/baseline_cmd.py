@@ -10,8 +10,8 @@ import anyio
 from review_gate import __version__, api, baseline, console
 from review_gate.commands.common import diff_request, expiry, find_repo_root
 from review_gate.errors import IncompleteError, UsageError
-from review_gate.escape import sanitize
 from review_gate.models import ReviewReport
+from review_gate.text.escape import sanitize
 
 
 def baseline_command(args: argparse.Namespace) -> int:

@@ -13,7 +13,7 @@ from review_gate.commands.common import check_concurrency, check_timeout, diff_r
 from review_gate.commands.emit import show, text_renderers
 from review_gate.commands.progress import Progress
 from review_gate.errors import UsageError
-from review_gate.escape import sanitize
+from review_gate.text.escape import sanitize
 
 EXIT_PENDING = 3  # nothing decided yet, as for an incomplete run
 

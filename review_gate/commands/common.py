@@ -11,10 +11,10 @@ from pathlib import Path
 from review_gate import checks, git
 from review_gate.config import load_config, locate_config_dir
 from review_gate.errors import GitError, InputError, ReviewGateError, UsageError
-from review_gate.escape import sanitize
 from review_gate.models import ReviewConfig
 from review_gate.pipeline.normalize import DIFF_TOO_BIG_FIX, DiffRequest, diff_limit
 from review_gate.reading import read_stream
+from review_gate.text.escape import sanitize
 
 
 def check_timeout(seconds: float | None) -> None:

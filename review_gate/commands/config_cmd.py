@@ -8,9 +8,9 @@ import json
 from review_gate import console
 from review_gate.commands.common import config_for, find_repo_root
 from review_gate.errors import ConfigError
-from review_gate.escape import sanitize
 from review_gate.models import ReviewConfig
 from review_gate.outputs.text import plural
+from review_gate.text.escape import sanitize
 
 MAX_SHOWN = 50
 

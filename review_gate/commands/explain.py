@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from review_gate import api, console
-from review_gate.escape import sanitize
+from review_gate.text.escape import sanitize
 
 
 def explain_command(args: argparse.Namespace) -> int:

@@ -22,10 +22,10 @@ from review_gate import api, console
 from review_gate.commands.common import find_repo_root, write_output
 from review_gate.commands.state_common import open_existing
 from review_gate.errors import ConfigError, StateError, UsageError
-from review_gate.escape import json_safe, sanitize
 from review_gate.outputs.markdown import text as md
 from review_gate.state import gaps
 from review_gate.state.gaps import GapGroup
+from review_gate.text.escape import json_safe, sanitize
 
 SUBJECT_WIDTH = 60
 # Why a kind of gap has no patch: it is not about a missing config entry.

@@ -55,8 +55,8 @@ def check_command(target: str | None) -> int:
 
     from review_gate import console
     from review_gate.commands.common import find_repo_root
-    from review_gate.escape import sanitize
     from review_gate.hooks.check import check
+    from review_gate.text.escape import sanitize
 
     root = find_repo_root() or Path.cwd()
     names = [target] if target else [n for n, h in HOSTS.items() if (root / h.SETTINGS).exists()]

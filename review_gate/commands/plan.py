@@ -11,8 +11,8 @@ import anyio
 
 from review_gate import api, console
 from review_gate.commands.common import diff_request, find_repo_root, output_targets, write_output
-from review_gate.escape import sanitize
 from review_gate.models import Plan
+from review_gate.text.escape import sanitize
 
 if TYPE_CHECKING:
     from rich.text import Text

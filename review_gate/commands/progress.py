@@ -8,8 +8,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from review_gate import console
-from review_gate.escape import sanitize
 from review_gate.models import AgentResult
+from review_gate.text.escape import sanitize
 
 if TYPE_CHECKING:
     from rich.table import Table

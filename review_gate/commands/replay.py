@@ -11,8 +11,8 @@ import argparse
 from review_gate import api, console
 from review_gate.commands.common import output_targets
 from review_gate.commands.emit import emit
-from review_gate.escape import sanitize
 from review_gate.models import ReviewReport
+from review_gate.text.escape import sanitize
 
 
 def replay_command(args: argparse.Namespace) -> int:

@@ -9,8 +9,8 @@ import sys
 
 from review_gate import api, console, rulebook
 from review_gate.commands.common import find_repo_root
-from review_gate.escape import json_safe, sanitize
 from review_gate.models import ReviewConfig
+from review_gate.text.escape import json_safe, sanitize
 
 
 def rule_command(args: argparse.Namespace) -> int:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
 
 from review_gate.errors import ConfigProblem
-from review_gate.escape import sanitize
+from review_gate.text.escape import sanitize
 
 _JSON_TYPES = {
     "string": "a string", "integer": "an integer", "number": "a number", "boolean": "true or false",

@@ -27,8 +27,8 @@ from typing import Any
 from review_gate.config.load import CONFIG_LIMIT, load_config, read_json
 from review_gate.config.locations import builtin_dir
 from review_gate.errors import ConfigError, ConfigProblem, ReviewGateError, UsageError
-from review_gate.escape import json_safe
 from review_gate.models import ConfigPatch, ReviewConfig
+from review_gate.text.escape import json_safe
 
 _ONE_LINE_ENTRY = re.compile(r"^\s+\{.*\},?$", re.MULTILINE)
 

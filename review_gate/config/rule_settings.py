@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from review_gate.config.messages import show
-from review_gate.globs import GlobError, check_glob
 from review_gate.models import SEVERITY_RANK, Rule, RulesFile
 from review_gate.models.rule_context import PATH_CLASSES
-from review_gate.patterns import PatternError, compile_pattern
+from review_gate.text.globs import GlobError, check_glob
+from review_gate.text.regex import PatternError, compile_pattern
 
 Add = Callable[[str, str, str], None]  # (pointer, message, fix)
 

@@ -9,12 +9,12 @@ from review_gate.config.locations import find_config_file
 from review_gate.config.messages import show, suggest
 from review_gate.config.rule_settings import check_path_classes, check_rule
 from review_gate.errors import ConfigProblem
-from review_gate.escape import sanitize
-from review_gate.globs import GlobError, Globs, check_glob
 from review_gate.models import Agent, CommandAgent, LlmAgent, ReviewConfig, Rule
 from review_gate.models.config import AGENTS_FILE, COMPOSITION_FILE, DOMAINS_FILE, RULES_FILE, SETTINGS_FILE
 from review_gate.models.loop import MANUAL, SKIP, named_agents, role_problem
-from review_gate.patterns import PatternError, compile_pattern
+from review_gate.text.escape import sanitize
+from review_gate.text.globs import GlobError, Globs, check_glob
+from review_gate.text.regex import PatternError, compile_pattern
 
 RE2_SYNTAX = "https://github.com/google/re2/wiki/Syntax"
 GLOB_EXAMPLE = "'src/**/*.py'"

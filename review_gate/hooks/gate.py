@@ -42,7 +42,6 @@ import anyio
 
 from review_gate import agent_report, api, console, git
 from review_gate.errors import ReviewGateError
-from review_gate.escape import sanitize
 from review_gate.hooks.base import (
     EDIT_TOOLS,
     SHELL_TOOLS,
@@ -63,6 +62,7 @@ from review_gate.outputs.agent import MAX_CHARS
 from review_gate.pipeline.normalize import DiffRequest
 from review_gate.state import blocks
 from review_gate.state.store import Store, open_store, state_file
+from review_gate.text.escape import sanitize
 
 RESERVE_S = 5.0  # of the budget, kept for reading the change, deciding and answering
 FRAME_CHARS = 400  # of --max-chars, kept for the hook's own lines around the report

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from review_gate.errors import UsageError
-from review_gate.escape import sanitize
+from review_gate.text.escape import sanitize
 
 
 def merge(path: Path, entries: dict[str, list[dict[str, Any]]], marker: re.Pattern[str]) -> tuple[list[str], list[str]]:

@@ -11,8 +11,8 @@ import hashlib
 import re
 from typing import TYPE_CHECKING
 
-from review_gate.escape import sanitize
 from review_gate.models import FileChange, Hunk, Line, Removed, Rule
+from review_gate.text.escape import sanitize
 
 if TYPE_CHECKING:
     from review_gate.llm.context import Around

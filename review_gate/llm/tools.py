@@ -40,7 +40,7 @@ from review_gate.llm.providers.common import ToolDef
 from review_gate.models.report import ToolArgument, ToolCall
 
 if TYPE_CHECKING:
-    from review_gate.globs import Globs
+    from review_gate.text.globs import Globs
 
 TOOL_NAMES = ("read_file", "grep", "list_files")
 MAX_FILE_BYTES = 1_000_000  # a file larger than this is refused, never read
@@ -309,7 +309,7 @@ class _Files:
     """The files git lists at the revision, private ones left out, and their contents."""
 
     def __init__(self, revision: Revision) -> None:
-        from review_gate.globs import Globs
+        from review_gate.text.globs import Globs
 
         self.revision = revision
         self.root = Path(revision.root)
@@ -530,7 +530,7 @@ def read_file(files: _Files, arguments: Mapping[str, Any], stop: threading.Event
 
 
 def _globs(value: Any) -> Globs | None:
-    from review_gate.globs import GlobError, Globs
+    from review_gate.text.globs import GlobError, Globs
 
     if value is None:
         return None
@@ -545,7 +545,7 @@ def _globs(value: Any) -> Globs | None:
 
 
 def grep(files: _Files, arguments: Mapping[str, Any], stop: threading.Event) -> Answer:
-    from review_gate.patterns import PatternError, compile_pattern
+    from review_gate.text.regex import PatternError, compile_pattern
 
     pattern = arguments.get("pattern")
     if not isinstance(pattern, str) or not pattern:
@@ -610,7 +610,7 @@ def _matching_lines(regex: Any, path: str, data: bytes, room: int) -> list[str]:
 
 
 def list_files(files: _Files, arguments: Mapping[str, Any], stop: threading.Event) -> Answer:
-    from review_gate.globs import GlobError, Globs
+    from review_gate.text.globs import GlobError, Globs
 
     glob = arguments.get("glob")
     if not isinstance(glob, str) or not glob.strip():

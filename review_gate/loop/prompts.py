@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from review_gate.escape import sanitize
 from review_gate.models import SEVERITY_RANK
+from review_gate.text.escape import sanitize
 
 NO_TASK = "(no task description was given: the change in the working tree is the task)"
 MAX_FINDINGS = 100

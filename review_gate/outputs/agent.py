@@ -30,11 +30,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from review_gate.escape import sanitize
 from review_gate.models import SEVERITIES, SEVERITY_RANK, Finding, ReviewReport
 from review_gate.outputs.ids import short_ids
 from review_gate.outputs.reviewers import STATES, absent_agents, dropped, dropped_line, fails_open_note
 from review_gate.outputs.summary import summary_line
+from review_gate.text.escape import sanitize
 
 MAX_CHARS = 8_000
 MIN_CHARS = 1_000  # below this not even the verdict and what was not checked fit

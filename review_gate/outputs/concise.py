@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.text import Text
 
-from review_gate.escape import sanitize
 from review_gate.models import SEVERITIES, SEVERITY_RANK, AgentResult, Finding, ReviewReport
 from review_gate.outputs.ids import short_ids
 from review_gate.outputs.reviewers import absent_agents
@@ -35,6 +34,7 @@ from review_gate.outputs.text import (
     usage_line,
     waived_line,
 )
+from review_gate.text.escape import sanitize
 
 MAX_GAPS = 5
 

@@ -15,9 +15,9 @@ import json
 import re
 from collections.abc import Sequence
 
-from review_gate.escape import json_safe, sanitize
 from review_gate.models import DebtItem
 from review_gate.outputs.markdown import text
+from review_gate.text.escape import json_safe, sanitize
 
 TITLE_CHARS = 120
 MARKER = "review-gate-debt:"

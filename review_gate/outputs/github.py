@@ -22,11 +22,11 @@ them cannot start a command (see ``plain``).
 
 from __future__ import annotations
 
-from review_gate.escape import sanitize
 from review_gate.models import SEVERITIES, SEVERITY_RANK, Finding, Gap, ReviewReport
 from review_gate.outputs import markdown
 from review_gate.outputs.reviewers import absent_agents, absent_line, dropped, dropped_line
 from review_gate.outputs.summary import summary_line
+from review_gate.text.escape import sanitize
 
 LEVELS = {"critical": "error", "major": "error", "warning": "warning", "info": "notice"}
 PER_KIND = 10  # annotations of each kind GitHub shows for one step

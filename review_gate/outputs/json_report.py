@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from review_gate.escape import json_safe
 from review_gate.models import ReviewReport
+from review_gate.text.escape import json_safe
 
 
 def render(report: ReviewReport) -> str:

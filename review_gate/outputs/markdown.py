@@ -19,11 +19,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from review_gate.escape import sanitize
 from review_gate.models import SEVERITIES, SEVERITY_RANK, AgentResult, Finding, Gap, ReviewReport
 from review_gate.outputs.ids import short_ids
 from review_gate.outputs.reviewers import STATES, absent_agents, dropped, dropped_line, fails_open_note
 from review_gate.outputs.summary import DECISION_LABELS, summary_line
+from review_gate.text.escape import sanitize
 
 COMMENT_LIMIT = 65_536
 TITLES = {"critical": "Critical", "major": "Major", "warning": "Warning", "info": "Info"}

@@ -26,9 +26,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from review_gate.escape import json_safe
 from review_gate.models import Finding, Gap, ReviewReport
 from review_gate.outputs.sarif import INFORMATION_URI, rule_id_of
+from review_gate.text.escape import json_safe
 
 LEVELS = {"critical": "ERROR", "major": "ERROR", "warning": "WARNING", "info": "INFO"}
 

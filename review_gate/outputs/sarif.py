@@ -35,9 +35,9 @@ import re
 from typing import Any
 from urllib.parse import quote
 
-from review_gate.escape import json_safe
 from review_gate.models import SEVERITY_RANK, Finding, Gap, ReviewReport, RuleInfo
 from review_gate.outputs.reviewers import absent_agents, dropped
+from review_gate.text.escape import json_safe
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://github.com/review-gate/review-gate"

@@ -19,11 +19,11 @@ from rich.segment import Segment, Segments
 from rich.table import Table
 from rich.text import Text
 
-from review_gate.escape import sanitize
 from review_gate.models import SEVERITIES, AgentResult, Finding, NotInspected, ReviewReport
 from review_gate.outputs.ids import short_ids
 from review_gate.outputs.reviewers import absent_agents, absent_lines, dropped, dropped_line, fails_open_note
 from review_gate.outputs.summary import summary_line
+from review_gate.text.escape import sanitize
 
 STYLES = {"critical": "bold red", "major": "red", "warning": "yellow", "info": "cyan"}
 DECISION_STYLES = {"pass": "bold green", "pass_with_warnings": "bold yellow", "needs_fixes": "bold red",

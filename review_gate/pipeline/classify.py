@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 import re
 
-from review_gate.globs import Globs
 from review_gate.models import Domain, FileChange, FileDomains, PRClassification, PRFacts, PrType, RiskLevel
 from review_gate.models.config import script_names
 from review_gate.pipeline.boundary import checked
+from review_gate.text.globs import Globs
 
 _CONVENTIONAL = re.compile(r"^(feat|fix|refactor|docs|test|chore|build|ci|perf|deps)(\(.+\))?!?:", re.I)
 _COMMIT_TYPES: dict[str, PrType] = {

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from review_gate.globs import Globs
 from review_gate.models import AgentManifest, ManifestEntry, Policy, PRClassification
 from review_gate.pipeline.boundary import checked
+from review_gate.text.globs import Globs
 
 
 def policy_scope(policy: Policy, classification: PRClassification) -> list[str]:

@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING
 
 from review_gate import gap_patches as patches
 from review_gate.errors import UsageError
-from review_gate.escape import sanitize
-from review_gate.globs import GlobError, Globs, check_glob
 from review_gate.models import AgentManifest, AgentRequest, Gap, LlmAgent, PRClassification, PRFacts, ReviewConfig
 from review_gate.models.config import COMPOSITION_FILE, DOMAINS_FILE
 from review_gate.pipeline.boundary import checked, checked_all
 from review_gate.pipeline.compose import policy_scope
+from review_gate.text.escape import sanitize
+from review_gate.text.globs import GlobError, Globs, check_glob
 
 if TYPE_CHECKING:
     import httpx

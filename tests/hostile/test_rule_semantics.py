@@ -17,7 +17,7 @@ from review_gate.agents.base import AgentTask
 from review_gate.agents.pattern import scan
 from review_gate.diff import parse_diff
 from review_gate.models import Rule
-from review_gate.patterns import PatternError, compile_pattern
+from review_gate.text.regex import PatternError, compile_pattern
 from tests.conftest import make_diff
 
 

@@ -79,7 +79,7 @@ def test_an_unrouted_domain_with_no_domain_policy_to_copy_has_no_patch() -> None
 
 
 def test_an_unclassified_extension_is_claimed_literally_and_its_patch_closes_the_gap() -> None:
-    from review_gate.globs import Globs
+    from review_gate.text.globs import Globs
 
     every = Policy(id="all", description="all", trigger=Trigger(type="always"), dispatch=["a", "b"])
     config = config_with([every])
