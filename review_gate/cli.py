@@ -678,7 +678,7 @@ def _crash_log(text: str) -> Path | None:
     """Write a traceback to a new file only this user can read: a unique name created with
     O_EXCL and O_NOFOLLOW in the user's cache directory (else a fresh temporary file), so that
     no file or link planted under a guessable /tmp name is written through."""
-    from review_gate.userdirs import cache_dir
+    from review_gate.state.cache_dir import cache_dir
 
     name = f"crash-{datetime.now():%Y%m%d-%H%M%S}-{secrets.token_hex(4)}.log"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)

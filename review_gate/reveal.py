@@ -26,10 +26,11 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from review_gate import binpatch, content, git, held, signatures
+from review_gate import binpatch, content, git, signatures
 from review_gate.diff import parse_diff
 from review_gate.errors import ReviewGateError
 from review_gate.models import FileChange, Unread, UnreadKind
+from review_gate.state import open_databases
 
 READ_LIMIT = 16 * 1024 * 1024  # a side larger than this is classified by its head, never read whole
 
@@ -175,7 +176,8 @@ def _worktree_file(root: Path, path: str) -> _Side | None:
         info = place.lstat()
         if stat.S_ISLNK(info.st_mode):
             return _Side(os.readlink(place).encode("utf-8", "surrogateescape"), True)
-        if not stat.S_ISREG(info.st_mode) or held.in_use(place):  # a committed state.db: closing it drops its locks
+        # a committed state.db this process has open: closing it would drop the connection's locks
+        if not stat.S_ISREG(info.st_mode) or open_databases.in_use(place):
             return None
         with place.open("rb") as handle:
             data = handle.read(READ_LIMIT + 1)

@@ -27,11 +27,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from review_gate import content, git, held, signatures
+from review_gate import content, git, signatures
 from review_gate.diff import parse_diff
 from review_gate.errors import UsageError
 from review_gate.models import Gap, PRFacts, Unread
 from review_gate.own_files import OwnFiles, blob_ids
+from review_gate.state import open_databases
 
 MAX_FILE_BYTES = 2_000_000  # a file larger than this is not read whole (it is unreviewed unless binary)
 
@@ -97,7 +98,7 @@ def _section(root: Path, raw: bytes, max_bytes: int, sha256: bool, gaps: list[Ga
         data, mode = os.readlink(path).encode("utf-8", "surrogateescape"), "120000"
     elif stat.S_ISREG(info.st_mode):
         mode = "100755" if info.st_mode & stat.S_IXUSR else "100644"
-        if held.in_use(path):  # the run state this process has open: reading (and closing) it drops its locks
+        if open_databases.in_use(path):  # the run state this process has open: reading (and closing) it drops its locks
             return None
         try:
             with path.open("rb") as handle:  # a file over the limit: its first bytes only

@@ -26,9 +26,9 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "review_gate.outputs": ("only", ("review_gate.models", "review_gate.text.escape", "review_gate.outputs")),
     # the run state sees models only (and the error hierarchy, and where the user's cache is)
     "review_gate.state": ("only", ("review_gate.models", "review_gate.state", "review_gate.errors",
-                                   "review_gate.userdirs", "review_gate.held")),
+                                   "review_gate.state.cache_dir", "review_gate.state.open_databases")),
     # which files this process has an SQLite connection to: pure, so every reader can ask it
-    "review_gate.held": ("only", ()),
+    "review_gate.state.open_databases": ("only", ()),
     # stages never import the CLI, an output format, the terminal or the state, nor who calls them
     "review_gate.pipeline": ("not", (*ENTRY, "review_gate.outputs", "review_gate.console", "review_gate.state",
                                      "review_gate.runner", "review_gate.bootstrap", "review_gate.loop")),
@@ -86,6 +86,11 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
                                                 "review_gate.baseline")),
 }
 
+# Modules that import nothing of ours (each held to that by its own rule), which every layer may
+# import: whoever reads a file of the working tree must ask which files this process has an
+# SQLite connection to, whatever its layer.
+SHARED_LEAVES = ("review_gate.state.open_databases",)
+
 # (importer, imported) pairs that break a rule today and are on their way out. An entry that no
 # longer breaks anything fails the test too, so the list only ever shrinks.
 KNOWN: set[tuple[str, str]] = set()
@@ -139,6 +144,8 @@ def violations() -> set[tuple[str, str]]:
                 continue
             for imported in imports_of(importer):
                 if imported == OURS:  # the package itself: __version__
+                    continue
+                if how == "not" and imported in SHARED_LEAVES:
                     continue
                 listed = any(_in(imported, other) for other in layers)
                 if (how == "only" and not listed) or (how == "not" and listed):

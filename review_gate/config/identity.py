@@ -10,7 +10,7 @@ its shipped files.
 
 Left out, because they are not configuration and change with every run: the run state's files
 (``skip``: the state file and its companions, never opened beside their connection, see
-``held``), the loop's per-machine folders (``sessions/``, ``hil/``, ``review-logs/``) and any
+``state.open_databases``), the loop's per-machine folders (``sessions/``, ``hil/``, ``review-logs/``) and any
 ``.git``.
 Files are opened without blocking and read only when regular (a FIFO never blocks), hashed in
 pieces; a directory reached twice through links is walked once. A directory of more than
@@ -36,10 +36,10 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from review_gate import held
 from review_gate.config.locations import builtin_dir
 from review_gate.errors import ConfigError, ConfigProblem
 from review_gate.reading import MIB, regular_head, regular_sha256
+from review_gate.state import open_databases
 
 MAX_FILES = 5000
 MAX_COPY_BYTES = 64 * MIB  # one file of a configuration copied (``copy``); a larger one is left out
@@ -113,7 +113,8 @@ def _walk(top: Path, skip: frozenset[str]) -> dict[str, str]:
                 continue  # a dangling link
             if stat.S_ISDIR(mode):
                 pending.append((Path(entry.path), name + "/"))
-            elif stat.S_ISREG(mode) and os.path.abspath(entry.path) not in skip and not held.in_use(entry.path):
+            elif (stat.S_ISREG(mode) and os.path.abspath(entry.path) not in skip
+                  and not open_databases.in_use(entry.path)):
                 if len(found) >= MAX_FILES:
                     raise ConfigError([ConfigProblem(str(top), "/", f"the configuration directory holds more than "
                                                      f"{MAX_FILES:,} files",

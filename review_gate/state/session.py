@@ -159,7 +159,7 @@ def debug_log(run_id: str, exc: BaseException) -> Path | None:
     (never beside the state: inside a repository it would be an untracked file to review)."""
     import traceback
 
-    from review_gate.userdirs import cache_dir
+    from review_gate.state.cache_dir import cache_dir
 
     path = cache_dir() / "runs" / f"{run_id}.log"
     try:

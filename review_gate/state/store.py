@@ -14,10 +14,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from review_gate import held
 from review_gate.errors import StateError
 from review_gate.models import ReviewConfig
-from review_gate.userdirs import cache_dir
+from review_gate.state import open_databases
+from review_gate.state.cache_dir import cache_dir
 
 APPLICATION = "review-gate"
 SCHEMA_VERSION = 10
@@ -413,8 +413,8 @@ def companions(path: Path) -> list[Path]:
 
 
 def in_use(path: Path | str) -> bool:
-    """Whether a connection of this process has the file open (``review_gate.held``)."""
-    return held.in_use(path)
+    """Whether a connection of this process has the file open (``review_gate.state.open_databases``)."""
+    return open_databases.in_use(path)
 
 
 class Store:
@@ -434,7 +434,7 @@ class Store:
     def close(self) -> None:
         self.db.close()
         identity, self._identity = self._identity, None
-        held.remove(identity)  # after the close: until then no reader may open the file
+        open_databases.remove(identity)  # after the close: until then no reader may open the file
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
@@ -506,9 +506,9 @@ def _write_failure(exc: sqlite3.Error) -> str:
 def open_store(path: Path, *, create: bool = True) -> Store | None:
     """Open (and with ``create``, create or migrate) the store; None when absent and not created."""
     # Closing any descriptor of the file in this process would drop the locks our connections
-    # hold on it (review_gate.held): the header is read only while none is open, and the new
+    # hold on it (review_gate.state.open_databases): the header is read only while none is open, and the new
     # connection is counted before another thread can check the file.
-    with held.opening():
+    with open_databases.opening():
         _check_file(path)
         if not path.exists():
             if not create:
@@ -522,8 +522,8 @@ def open_store(path: Path, *, create: bool = True) -> Store | None:
                                          check_same_thread=False)
         except sqlite3.Error as exc:
             raise StateError(f"cannot open the state database {path}: {exc}", fix=_FIX_PATH) from exc
-        identity = held.identity(path)  # sqlite3.connect opened (or created) the file: it exists now
-        held.add(identity)
+        identity = open_databases.identity(path)  # sqlite3.connect opened (or created) the file: it exists now
+        open_databases.add(identity)
     store = Store(path, connection, identity)
     try:
         connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -547,7 +547,7 @@ _FIX_PATH = "set a writable state_path in review-gate.json, or pass --no-state"
 def _check_file(path: Path) -> None:
     """Refuse, before SQLite touches it, anything at ``path`` that is not an SQLite file, and a
     symbolic link there or at a side file: SQLite would write through it, wherever it points.
-    The header of a file a connection of ours has open is not read (``review_gate.held``): it was
+    The header of a file a connection of ours has open is not read (``review_gate.state.open_databases``): it was
     checked when that connection was made."""
     for candidate in (path, *(path.with_name(path.name + side) for side in SIDE_FILES)):
         if candidate.is_symlink():
@@ -556,7 +556,7 @@ def _check_file(path: Path) -> None:
                                  "state_path in review-gate.json")
     if path.exists() and not path.is_file():
         raise StateError(f"state path {path} is not a file", fix=_FIX_FILE)
-    if held.in_use(path):  # opening it here, then closing it, would drop our connections' locks
+    if open_databases.in_use(path):  # opening it here, then closing it, would drop our connections' locks
         return
     try:
         with path.open("rb") as handle:
