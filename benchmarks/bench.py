@@ -172,8 +172,8 @@ def bench_pattern_scan(table: Table, big: Path) -> None:
     try:
         from review_gate.agents.base import AgentTask
         from review_gate.agents.pattern import scan
+        from review_gate.change.diff_parser import parse_diff
         from review_gate.config import load_config
-        from review_gate.diff import parse_diff
     except ImportError as exc:
         reason = f"review_gate is not importable by {sys.executable}: {exc}"
         table.error(name, "< 2 s", BenchError(reason))
@@ -229,8 +229,8 @@ def _llm_dispatch(work: Path, server: Any, agents: int, concurrency: int, name: 
     endpoint, so its governor lets ``max_concurrency`` requests in flight (default: ``concurrency``)."""
     import anyio
 
+    from review_gate.change.diff_parser import parse_diff
     from review_gate.config import load_config
-    from review_gate.diff import parse_diff
     from review_gate.models import AgentManifest, ManifestEntry, PRFacts
     from review_gate.pipeline.dispatch import DispatchOptions, dispatch
 
@@ -739,7 +739,7 @@ BATCH_REVIEWERS = 3
 
 def _repository(directory: Path, files: int, size: int, seed: int) -> int:
     """A git repository of ``files`` synthetic files (the added lines of a generated diff), one commit."""
-    from review_gate.diff import parse_diff
+    from review_gate.change.diff_parser import parse_diff
 
     directory.mkdir(parents=True)
     count = 0

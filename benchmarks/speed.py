@@ -101,7 +101,7 @@ def git(repo: Path, *args: str) -> bytes:
 
 def synthetic_repository(directory: Path) -> tuple[Path, str, str]:
     """A repository whose two commits differ by the files of a 5 MB synthetic diff."""
-    from review_gate.diff import parse_diff
+    from review_gate.change.diff_parser import parse_diff
 
     directory.mkdir(parents=True)
     git(directory, "init", "-q", "-b", "main")
@@ -239,8 +239,8 @@ def bench_dispatch(table: Table, work: Path, runs: int) -> None:
     launch of the programs does not pay), against the same programs started directly."""
     import anyio
 
+    from review_gate.change.diff_parser import parse_diff
     from review_gate.config import load_config
-    from review_gate.diff import parse_diff
     from review_gate.models import AgentManifest, ManifestEntry, PRFacts
     from review_gate.pipeline.dispatch import DispatchOptions, dispatch
 

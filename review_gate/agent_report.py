@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from review_gate import git
-from review_gate.diff import parse_diff
+from review_gate.change import git
+from review_gate.change.diff_parser import parse_diff
 from review_gate.errors import ReviewGateError
 from review_gate.models import ReviewReport
 from review_gate.outputs import agent

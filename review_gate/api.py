@@ -43,8 +43,10 @@ from typing import TYPE_CHECKING, Literal, ParamSpec, TypeVar
 import anyio
 import anyio.to_thread
 
-from review_gate import bootstrap, bundle, checks, git, runner
-from review_gate import intent as purpose
+from review_gate import bootstrap, bundle, checks, runner
+from review_gate.change import git
+from review_gate.change import intent as purpose
+from review_gate.change.own_files import blob_ids, relative
 from review_gate.errors import GitError, InputError, ReviewGateError, StateError, UsageError
 from review_gate.models import (
     AgentRequest,
@@ -57,7 +59,6 @@ from review_gate.models import (
     ReviewConfig,
     ReviewReport,
 )
-from review_gate.own_files import blob_ids, relative
 from review_gate.pipeline.gap_detect import check_requests
 from review_gate.pipeline.normalize import DiffRequest
 from review_gate.pipeline.options import Listener
@@ -397,12 +398,12 @@ def explain(paths: Sequence[str], *, cwd: str | Path | None = None,
     """For each path, as if it were the only changed file: its domains, the policies that fire on
     it (or the condition on the whole change they wait for) and the agents they dispatch. A path
     is a file's (a directory is refused: its files may trigger different agents)."""
+    from review_gate.change.shebang import of_file
     from review_gate.config import locate_config_dir
     from review_gate.config.load import load_config
     from review_gate.models import FileChange
     from review_gate.pipeline.classify import classify
     from review_gate.pipeline.compose import policy_scope
-    from review_gate.shebang import of_file
 
     checks.texts("paths", paths, empty=False)
     if len(paths) > MAX_EXPLAIN_PATHS:

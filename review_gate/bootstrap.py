@@ -11,12 +11,13 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from review_gate import baseline, git, shared_acceptances
+from review_gate import baseline, shared_acceptances
+from review_gate.change import git
+from review_gate.change.own_files import Link, OwnFiles, inside, link_target, locate, relative
 from review_gate.config.locations import builtin_dir, find_config_file
 from review_gate.errors import UsageError
 from review_gate.models import CommandAgent, LlmAgent, Packing, PRFacts, ReviewConfig
 from review_gate.models.config import AGENTS_FILE, COMPOSITION_FILE, DOMAINS_FILE, RULES_FILE
-from review_gate.own_files import Link, OwnFiles, inside, link_target, locate, relative
 from review_gate.pipeline.normalize import DiffRequest
 from review_gate.pipeline.options import DispatchOptions
 from review_gate.state.store import companions, open_store, state_file, state_link, state_location

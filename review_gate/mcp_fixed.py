@@ -45,7 +45,7 @@ class Fixed:
         agent creates later never replaces it). A configuration that does not load is refused."""
         import tempfile
 
-        from review_gate import git
+        from review_gate.change import git
         from review_gate.config import identity
         from review_gate.config.locations import builtin_dir
         from review_gate.state.store import companions, state_location
@@ -75,7 +75,7 @@ class Fixed:
         """The ``cwd`` a call gives, checked: inside the server's repository (unless allowed)."""
         if cwd is None:
             return None  # the directory the server started in
-        from review_gate import git
+        from review_gate.change import git
         from review_gate.errors import UsageError
 
         root = git.repo_root(checks.workdir(cwd))
@@ -125,7 +125,7 @@ class Fixed:
         a weaker gate too (the skipped agents' findings would not count)."""
         if not offline or self.offline:
             return offline
-        from review_gate import git
+        from review_gate.change import git
         from review_gate.errors import UsageError
         from review_gate.llm.client import missing_key
         from review_gate.models import LlmAgent

@@ -56,7 +56,7 @@ R = TypeVar("R")
 
 MAX_FINDINGS = 200  # findings returned as data; the report in `format` counts the rest
 MAX_FILES = 500
-MAX_INTENT = 64 * 1024  # characters; review_gate.intent bounds its UTF-8 bytes the same
+MAX_INTENT = 64 * 1024  # characters; review_gate.change.intent bounds its UTF-8 bytes the same
 MAX_PATHS = 1000  # paths one explain call takes (api.MAX_EXPLAIN_PATHS)
 MAX_PATH = checks.MAX_PATH_BYTES
 MAX_REF = checks.MAX_REF_CHARS
@@ -380,7 +380,7 @@ async def loop_status(task: Annotated[str | None, Field(max_length=MAX_TEXT, des
     where, directory = fixed.where(cwd), fixed.config_for(config, cwd)
 
     def read() -> LoopStatus:
-        from review_gate import git
+        from review_gate.change import git
         from review_gate.errors import GitError, UsageError
         from review_gate.loop.status import collect
         from review_gate.state.store import open_store, state_file

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from review_gate.change.input_files import MIB, read_path
 from review_gate.errors import InputError
 from review_gate.models import (
     SEVERITIES,
@@ -44,7 +45,6 @@ from review_gate.models import (
 )
 from review_gate.models.report import absence_counts, absences, bounded_notes
 from review_gate.pipeline.aggregate import decide, dedupe, exit_code, waived_inline
-from review_gate.reading import MIB, read_path
 from review_gate.state.freshness import config_sha
 from review_gate.text.escape import sanitize
 

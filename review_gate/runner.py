@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Protocol
 import anyio.to_thread
 
 from review_gate import __version__
+from review_gate.change.own_files import OwnFiles, sealed, secret_scope, split
+from review_gate.change.shebang import annotate
 from review_gate.models import (
     AgentManifest,
     AgentRequest,
@@ -23,14 +25,12 @@ from review_gate.models import (
     ReviewReport,
 )
 from review_gate.models.plan import Plan
-from review_gate.own_files import OwnFiles, sealed, secret_scope, split
 from review_gate.pipeline.aggregate import aggregate
 from review_gate.pipeline.classify import classify
 from review_gate.pipeline.compose import compose
 from review_gate.pipeline.gap_detect import gap_detect
 from review_gate.pipeline.normalize import DiffRequest, normalize
 from review_gate.pipeline.options import DispatchOptions, Listener
-from review_gate.shebang import annotate
 
 if TYPE_CHECKING:
     import httpx

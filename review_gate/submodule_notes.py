@@ -1,7 +1,7 @@
 """The warning a submodule that could not be reviewed gives, when review-gate.json says ``"submodules":
 "warn"`` (the default). Pure.
 
-The submodule's commits were not present (``review_gate.submodules``), so what the move brings
+The submodule's commits were not present (``review_gate.change.submodules``), so what the move brings
 in was not reviewed: a reviewer must know, and the gate passes with a warning instead of failing
 closed (``"incomplete"``) or staying silent (``"list"``). The warning says how to make them present.
 """

@@ -2,7 +2,7 @@
 
 The ``.gitattributes`` is the base side's (the trusted side: a change cannot mark its own files
 generated or vendored by editing it); the new content is the blob the diff names
-(``contents.new_contents``); the base content is the file (or the file it was renamed from) in
+(``change.blobs.new_contents``); the base content is the file (or the file it was renamed from) in
 the base commit, and for a new file, the file of the same name it copies, if any (a new
 version's directory made from the last one: git pairs a copy only with a file the same commit
 changes); the owner is the organisation in the URL of the remote ``origin``.
@@ -13,8 +13,8 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path, PurePosixPath
 
-from review_gate import git
-from review_gate.contents import MAX_BYTES, new_contents
+from review_gate.change import git
+from review_gate.change.blobs import MAX_BYTES, new_contents
 from review_gate.errors import GitError
 from review_gate.models import FileChange
 

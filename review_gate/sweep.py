@@ -8,7 +8,7 @@ diff. So classification, policies, agents, findings, the gate and the reports ar
 diff gets, and freshness too: a file's input key is its synthesized patch and blob id, which
 are the same as long as the file is, so a second sweep of an unchanged tree calls no agent.
 
-Files are judged by content as a diff's are (``review_gate.content``): UTF-16/32 text is
+Files are judged by content as a diff's are (``review_gate.change.text_or_binary``): UTF-16/32 text is
 decoded and reviewed, text with a stray NUL byte is reviewed as it is, and binary files are added
 with no lines and listed as not inspected. A file over ``max_bytes`` is not read whole: when its
 first bytes are binary it is listed as a binary file; when they are text it is unreviewed
@@ -27,11 +27,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from review_gate import content, git, signatures
-from review_gate.diff import parse_diff
+from review_gate.change import binary_formats, git, text_or_binary
+from review_gate.change.diff_parser import parse_diff
+from review_gate.change.own_files import OwnFiles, blob_ids
 from review_gate.errors import UsageError
 from review_gate.models import Gap, PRFacts, Unread
-from review_gate.own_files import OwnFiles, blob_ids
 from review_gate.state import open_databases
 
 MAX_FILE_BYTES = 2_000_000  # a file larger than this is not read whole (it is unreviewed unless binary)
@@ -63,7 +63,7 @@ def sweep_facts(cwd: Path, root: Path, pathspecs: Sequence[str] = (), *, since: 
     sections: list[bytes] = []
     gaps: list[Gap] = []
     unread: dict[str, Unread] = {}
-    inside: dict[str, str] = {}  # the text inside a binary file: the secret rules read it (signatures)
+    inside: dict[str, str] = {}  # the text inside a binary file: the secret rules read it (binary_formats)
     for raw in listed:
         section = _section(root, raw, max_bytes, sha256, gaps, unread, inside)
         if section is not None:
@@ -102,7 +102,7 @@ def _section(root: Path, raw: bytes, max_bytes: int, sha256: bool, gaps: list[Ga
             return None
         try:
             with path.open("rb") as handle:  # a file over the limit: its first bytes only
-                data = handle.read(content.BINARY_PROBE if info.st_size > max_bytes else max_bytes + 1)
+                data = handle.read(text_or_binary.BINARY_PROBE if info.st_size > max_bytes else max_bytes + 1)
         except OSError:
             return None
         if info.st_size > max_bytes or len(data) > max_bytes:  # over the limit, or it grew meanwhile
@@ -111,16 +111,17 @@ def _section(root: Path, raw: bytes, max_bytes: int, sha256: bool, gaps: list[Ga
         return None  # a submodule's directory, a FIFO...
     blob = blob_ids(data)[1 if sha256 else 0]
     head = _header(raw, mode, blob)
-    text = content.readable(data)
+    text = text_or_binary.readable(data)
     if text is None:
         unread[name] = Unread(kind="binary", reason=f"{name} is binary by content: no agent reads it")
-        inside[name] = signatures.text_inside(data)
-        return head + b"Binary files /dev/null and %s differ\n" % content.quoted(b"b/" + raw)
-    return head + (b"--- /dev/null\n+++ %s\n" % content.quoted(b"b/" + raw) if text else b"") + content.added_hunk(text)
+        inside[name] = binary_formats.text_inside(data)
+        return head + b"Binary files /dev/null and %s differ\n" % text_or_binary.quoted(b"b/" + raw)
+    header = b"--- /dev/null\n+++ %s\n" % text_or_binary.quoted(b"b/" + raw) if text else b""
+    return head + header + text_or_binary.added_hunk(text)
 
 
 def _header(raw: bytes, mode: str, blob: str | None) -> bytes:
-    old, new = content.quoted(b"a/" + raw), content.quoted(b"b/" + raw)
+    old, new = text_or_binary.quoted(b"a/" + raw), text_or_binary.quoted(b"b/" + raw)
     index = b"index %s..%s\n" % (b"0" * 7, blob.encode()) if blob else b""
     return b"diff --git %s %s\nnew file mode %s\n%s" % (old, new, mode.encode(), index)
 
@@ -129,9 +130,9 @@ def _oversized(raw: bytes, name: str, mode: str, data: bytes, size: int, limit: 
                unread: dict[str, Unread]) -> bytes:
     """A file over the limit, added with no lines: binary by its first bytes, else unreviewed text."""
     head = _header(raw, mode, None)
-    if content.readable(data[:content.BINARY_PROBE]) is None:
+    if text_or_binary.readable(data[:text_or_binary.BINARY_PROBE]) is None:
         unread[name] = Unread(kind="binary", reason=f"{name} is binary by content: no agent reads it")
-        return head + b"Binary files /dev/null and %s differ\n" % content.quoted(b"b/" + raw)
+        return head + b"Binary files /dev/null and %s differ\n" % text_or_binary.quoted(b"b/" + raw)
     gap = _too_large(raw, size, limit)
     gaps.append(gap)
     unread[name] = Unread(kind="unreadable", reason=gap.reason, fix=gap.suggestion)

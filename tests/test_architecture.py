@@ -61,14 +61,15 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     # recorded findings judged by another configuration's rules (replay): pure, over models
     "review_gate.rejudge": ("only", ("review_gate.models",)),
     # what bytes are to a reviewer, and git's binary patches: pure, so any reader can share them
-    "review_gate.content": ("only", ("review_gate.signatures",)),
-    "review_gate.signatures": ("only", ()),
+    "review_gate.change.text_or_binary": ("only", ("review_gate.change.binary_formats",)),
+    "review_gate.change.binary_formats": ("only", ()),
     # the pattern engine: rules and added lines in, matches out; it knows no agent, stage or sink
     "review_gate.matching": ("only", ("review_gate.models", "review_gate.text.regex")),
-    "review_gate.binpatch": ("only", ()),
+    "review_gate.change.binary_patches": ("only", ()),
     # the second look at what git showed as binary reads the repository, never a caller or a sink
-    "review_gate.reveal": ("not", (*ENTRY, "review_gate.console", "review_gate.outputs", "review_gate.state",
-                                   "review_gate.runner", "review_gate.bootstrap", "review_gate.pipeline")),
+    "review_gate.change.binary_sections": ("not", (*ENTRY, "review_gate.console", "review_gate.outputs",
+                                                   "review_gate.state", "review_gate.runner", "review_gate.bootstrap",
+                                                   "review_gate.pipeline")),
     # findings judged where their lines live: pure over models and patterns; only surroundings reads git
     "review_gate.refine": ("only", ("review_gate.models", "review_gate.contexts", "review_gate.path_classes",
                                     "review_gate.placeholders", "review_gate.preexisting", "review_gate.text.regex")),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from review_gate.diff import parse_diff
+from review_gate.change.diff_parser import parse_diff
 from review_gate.errors import DiffError
 
 GIT_DIFF = b"""diff --git a/app/x.py b/app/x.py

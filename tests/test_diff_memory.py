@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import tracemalloc
 
-from review_gate.diff import parse_diff, parse_stream
+from review_gate.change.diff_parser import parse_diff, parse_stream
 
 
 def big_diff(files: int = 400, lines: int = 120) -> bytes:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from review_gate.change.own_files import Link, OwnFiles, blob_ids, inside, sealed, split
 from review_gate.models import FileChange, PRFacts
-from review_gate.own_files import Link, OwnFiles, blob_ids, inside, sealed, split
 
 OWN = OwnFiles(config_dir=".review-gate",
                config={".review-gate": [".review-gate/review-rules.json", ".review-gate/review-agents.json",

@@ -267,7 +267,7 @@ def test_plan_json_is_true_to_the_stage_schemas(cli, repo: GitRepo) -> None:
 
 
 def test_the_facts_schema_holds_hunks_and_refuses_a_bogus_file() -> None:
-    from review_gate.diff import parse_diff
+    from review_gate.change.diff_parser import parse_diff
     from review_gate.models import PRFacts
 
     facts = PRFacts(source="x", files=parse_diff(make_diff("a.py", ["x = 1"]).encode())).model_dump(mode="json")

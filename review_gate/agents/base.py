@@ -56,7 +56,7 @@ class AgentContext:
     repo_root: str | None = None
     prices: Mapping[str, Price] = field(default_factory=dict)
     standards: str | None = None  # the constitution's Standards section, when one is set
-    intent: str | None = None  # what the change is for (review_gate.intent), when the caller said
+    intent: str | None = None  # what the change is for (review_gate.change.intent), when the caller said
     governors: Governors | None = None  # the llm endpoints' rate governors, made beside the client
     revision: Revision | None = None  # the files an llm agent's tools read; None: no repository, no tools
 

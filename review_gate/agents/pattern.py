@@ -18,9 +18,9 @@ import anyio.to_thread
 from review_gate import matching
 from review_gate.agents import base
 from review_gate.agents.base import AgentContext, AgentOutput, AgentSpec, AgentTask
+from review_gate.change.own_files import SECRETS
 from review_gate.matching import Cancelled as Cancelled  # what scan raises when told to stop
 from review_gate.models import RawFinding, Rule
-from review_gate.own_files import SECRETS
 from review_gate.text.globs import Globs
 
 needs_network = False

@@ -36,10 +36,10 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from review_gate.change.input_files import regular_sha256
+from review_gate.change.own_files import GATE_DIRECTORY, relative
 from review_gate.errors import ConfigError, ConfigProblem
 from review_gate.models import CommandAgent, ReviewConfig
-from review_gate.own_files import GATE_DIRECTORY, relative
-from review_gate.reading import regular_sha256
 
 AGENTS_FILE = "review-agents.json"
 # Interpreters whose first argument that is not an option is the script they run.

@@ -311,7 +311,7 @@ def write_results(directory: Path, fetched: Fetched, root: Path | None) -> list[
     (``batch/``)."""
     import json
 
-    from review_gate.own_files import blob_ids, relative
+    from review_gate.change.own_files import blob_ids, relative
 
     frozen = fetched.frozen
     planned = requests.Planned(endpoints=frozen.endpoints, units=frozen.units, requests=frozen.requests)

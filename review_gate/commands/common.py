@@ -8,12 +8,13 @@ import sys
 from datetime import date
 from pathlib import Path
 
-from review_gate import checks, git
+from review_gate import checks
+from review_gate.change import git
+from review_gate.change.input_files import read_stream
 from review_gate.config import load_config, locate_config_dir
 from review_gate.errors import GitError, InputError, ReviewGateError, UsageError
 from review_gate.models import ReviewConfig
 from review_gate.pipeline.normalize import DIFF_TOO_BIG_FIX, DiffRequest, diff_limit
-from review_gate.reading import read_stream
 from review_gate.text.escape import sanitize
 
 

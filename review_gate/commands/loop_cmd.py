@@ -183,8 +183,8 @@ def _new_session(opened: _Opened, args: argparse.Namespace, task: str) -> None:
 
 
 def _read_prompt(path: str) -> str:
+    from review_gate.change.input_files import read_path, read_stream
     from review_gate.loop.files import MAX_CONTENT_BYTES
-    from review_gate.reading import read_path, read_stream
 
     fix = "give a readable UTF-8 text file that describes the task"
     if path == "-":

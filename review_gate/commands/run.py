@@ -9,7 +9,7 @@ import sys
 import anyio
 
 from review_gate import agent_report, api, console, shard
-from review_gate import intent as purpose
+from review_gate.change import intent as purpose
 from review_gate.commands.common import check_concurrency, check_timeout, diff_request, find_repo_root, output_targets
 from review_gate.commands.emit import show, text_renderers
 from review_gate.commands.progress import Progress

@@ -7,12 +7,12 @@ import sys
 from functools import partial
 
 from review_gate import console
+from review_gate.change.own_files import blob_ids, relative
 from review_gate.commands.common import find_repo_root, write_output
 from review_gate.commands.state_common import open_existing
 from review_gate.errors import StateError
 from review_gate.outputs import renderer, text
 from review_gate.outputs.text import show
-from review_gate.own_files import blob_ids, relative
 from review_gate.state import runs, written
 
 

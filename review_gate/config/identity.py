@@ -36,9 +36,9 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
+from review_gate.change.input_files import MIB, regular_head, regular_sha256
 from review_gate.config.locations import builtin_dir
 from review_gate.errors import ConfigError, ConfigProblem
-from review_gate.reading import MIB, regular_head, regular_sha256
 from review_gate.state import open_databases
 
 MAX_FILES = 5000

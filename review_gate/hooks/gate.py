@@ -40,7 +40,8 @@ from pathlib import Path
 
 import anyio
 
-from review_gate import agent_report, api, console, git
+from review_gate import agent_report, api, console
+from review_gate.change import git
 from review_gate.errors import ReviewGateError
 from review_gate.hooks.base import (
     EDIT_TOOLS,

@@ -34,7 +34,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from review_gate.intent import MAX_BYTES, clip
+from review_gate.change.intent import MAX_BYTES, clip
 
 MAX_LINE = 1024 * 1024  # bytes of one transcript line read; longer ones (tool output) are skipped
 MAX_READ = 256 * 1024 * 1024  # bytes of a transcript read in all

@@ -8,7 +8,7 @@ else its header (signature) and the lines nearest the hunk, plus the first line 
 function or class; at most MAX_LINES lines and MAX_CHARS characters a hunk. Chunking decides
 whether they fit the budget (``llm.chunking``).
 
-The new content is never taken from a path on trust (``review_gate.contents``): it is the blob
+The new content is never taken from a path on trust (``review_gate.change.blobs``): it is the blob
 whose id the diff carries, from git's objects or the working tree, at most MAX_BYTES. The
 hunk's own lines must also read the same in it. Anything else, a bare diff without a
 repository or a missing grammar, and the hunk is shown as the diff has it; so is a file the
@@ -34,7 +34,7 @@ from importlib import metadata
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from review_gate.contents import new_contents
+from review_gate.change.blobs import new_contents
 from review_gate.models import FileChange, Hunk, Line
 
 if TYPE_CHECKING:

@@ -130,7 +130,7 @@ not enough to tell; and "criteria_note": one sentence saying why, or null."""
 
 
 def intent_section(intent: str) -> str:
-    """The change's intent (``review_gate.intent``), fenced like the diff: between boundary lines
+    """The change's intent (``review_gate.change.intent``), fenced like the diff: between boundary lines
     made from its own hash, which no text can contain, each line's control characters escaped."""
     lines = [sanitize(line) for line in intent.strip("\n").split("\n")]
     fence = boundary(lines)

@@ -134,7 +134,7 @@ def packed_spec(lenses: list[Lens]) -> LlmAgent:
 
 def plan_requests(lenses: list[Lens], standards: str | None, repo_root: str | None,
                   intent: str | None = None) -> Requests:
-    """``intent``: what the change is for (``review_gate.intent``), in every request's system
+    """``intent``: what the change is for (``review_gate.change.intent``), in every request's system
     message; the answer then judges the change against it too (not an agent judging dimensions)."""
     spec = packed_spec(lenses)
     packed = len(lenses) > 1

@@ -321,7 +321,7 @@ class _Files:
         return any(p.casefold() == ".git" for p in parts) or (self.private is not None and self.private.match(path))
 
     def _list(self) -> Iterator[tuple[str, Entry]]:
-        from review_gate import git
+        from review_gate.change import git
 
         if self.revision.commit:
             for mode, kind, oid, size, raw in git.tree_files(self.root, self.revision.commit):
@@ -372,7 +372,7 @@ class _Files:
             raise Refused(f"{path} is {entry.size} bytes, over the {MAX_FILE_BYTES}-byte limit: use grep")
         if entry.blob is None:
             return _read_confined(self.root, path)
-        from review_gate import git
+        from review_gate.change import git
 
         for _, data in git.blobs(self.root, [entry.blob], MAX_FILE_BYTES):
             return data
@@ -381,7 +381,7 @@ class _Files:
     def contents(self, paths: list[str], stop: threading.Event) -> Iterator[tuple[str, bytes | None]]:
         """(path, bytes) of each file, None for one that cannot be read (a link, too large...),
         fetched from git's objects in groups."""
-        from review_gate import git
+        from review_gate.change import git
 
         if self.revision.commit is None and not self.revision.index:
             for path in paths:

@@ -27,9 +27,9 @@ from typing import Any
 import anyio
 
 from review_gate.agents import command
+from review_gate.change.input_files import regular_head
 from review_gate.errors import AgentFault
 from review_gate.models import CommandAgent, LlmAgent, ReviewConfig
-from review_gate.reading import regular_head
 
 PLAN_SCHEMA: dict[str, Any] = {
     "type": "object", "additionalProperties": False, "required": ["plan"],

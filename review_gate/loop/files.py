@@ -18,9 +18,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from review_gate.change.input_files import MIB, regular_bytes, regular_sha256
 from review_gate.errors import InputError
 from review_gate.loop.model import content_name
-from review_gate.reading import MIB, regular_bytes, regular_sha256
 
 GATE_DIR = ".review-gate"
 FOLDERS = ("sessions", "hil", "review-logs")
@@ -98,7 +98,7 @@ class Files:
             raise InputError(f"{folder}: a symbolic link leads it out of the repository (to {probe.resolve()})",
                              fix="remove the link; the loop writes its files inside the repository") from None
         # A link inside the repository (.review-gate -> src) would put session files among the
-        # code, where the next review takes them for code (review_gate.own_files follows no link).
+        # code, where the next review takes them for code (review_gate.change.own_files follows no link).
         for part in (probe, *probe.parents):
             if part == self.root or not part.is_relative_to(self.root):
                 break

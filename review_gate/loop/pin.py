@@ -21,12 +21,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from review_gate import api, git
+from review_gate import api
 from review_gate.agents import program
+from review_gate.change import git
+from review_gate.change.input_files import regular_sha256
 from review_gate.config.identity import digests
 from review_gate.errors import ReviewGateError
 from review_gate.models import CommandAgent, ReviewConfig
-from review_gate.reading import regular_sha256
 from review_gate.state.freshness import config_sha
 from review_gate.state.store import companions, state_location
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from review_gate import api
-from review_gate.intent import clip
+from review_gate.change.intent import clip
 from review_gate.loop.files import Files, read_text, write_text
 from review_gate.loop.model import Session, Verdict
 from review_gate.models import FailOn, ReviewReport

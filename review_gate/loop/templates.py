@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from review_gate.change.input_files import MIB, regular_bytes
 from review_gate.config.locations import find_config_file
 from review_gate.errors import ConfigError, ConfigProblem, InputError
-from review_gate.reading import MIB, regular_bytes
 
 MAX_TEMPLATE_BYTES = MIB
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")

@@ -9,7 +9,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from review_gate import git
+from review_gate.change import git
 from review_gate.errors import GitError
 
 

@@ -122,7 +122,7 @@ def missed(classification: PRClassification, manifest: AgentManifest, config: Re
     named = [item.path for item in classification.files if PurePosixPath(item.path).name in ReviewConfig.FILES]
     if named:
         # The diff is untrusted: a change that edits a gate's policy must not slip by. (The
-        # configuration in use is never reviewed at all; see review_gate.own_files.)
+        # configuration in use is never reviewed at all; see review_gate.change.own_files.)
         count = named[0] if len(named) == 1 else f"{len(named)} files"
         gaps.append(Gap(
             kind="config_changed", subject=named[0] if len(named) == 1 else f"{len(named)} files", files=named,

@@ -10,14 +10,14 @@ from typing import Literal
 
 import anyio.to_thread
 
-from review_gate import git, submodules
-from review_gate.diff import parse_diff, parse_stream
+from review_gate.change import git, submodules
+from review_gate.change.binary_sections import Where, reveal
+from review_gate.change.diff_parser import parse_diff, parse_stream
+from review_gate.change.input_files import MIB, chunks, human
 from review_gate.errors import GitError, InputError, UsageError
 from review_gate.models import Commit, FileChange, PRFacts, Unread
 from review_gate.models.base import Frozen
 from review_gate.pipeline.boundary import checked
-from review_gate.reading import MIB, chunks, human
-from review_gate.reveal import Where, reveal
 from review_gate.text.escape import sanitize
 
 MAX_DIFF_BYTES = 256 * MIB  # the largest diff reviewed, from any source, on any machine

@@ -22,7 +22,7 @@ class DispatchOptions(Frozen):
     repo_root: str | None = None
     config_dir: str | None = None
     standards: str | None = None  # the constitution's Standards section (resolved by the bootstrap)
-    intent: str | None = None  # what the change is for (review_gate.intent), for every llm agent
+    intent: str | None = None  # what the change is for (review_gate.change.intent), for every llm agent
     packing: Packing = "agent_packed"  # agents that can share requests run as one unit (per_agent: never)
     staged: bool = False  # the change is the index's: an llm agent's tools read the staged files
     private_paths: tuple[str, ...] = ()  # globs an llm agent's tools never read (config and the run state)

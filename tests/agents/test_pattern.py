@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from review_gate.agents.base import AgentTask
 from review_gate.agents.pattern import scan
-from review_gate.diff import parse_diff
+from review_gate.change.diff_parser import parse_diff
 from review_gate.models import Rule
 from tests.conftest import make_diff
 

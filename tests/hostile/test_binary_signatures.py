@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from review_gate import content, signatures
+from review_gate.change import binary_formats, text_or_binary
 from tests.conftest import GitRepo
 from tests.llm.conftest import llm_agent, write_config
 from tests.llm.server import LlmServer
@@ -50,8 +50,8 @@ def review(cli: Any, repo: GitRepo, *extra: str) -> dict[str, Any]:
 
 def test_the_metadata_of_the_test_image_reads_as_text_to_the_old_test() -> None:
     """The image is the case: its first 8000 bytes pass the printable-text test on their own."""
-    probe = png_with_xmp()[:content.BINARY_PROBE]
-    assert content.is_binary(probe) and content._mostly_text(probe)
+    probe = png_with_xmp()[:text_or_binary.BINARY_PROBE]
+    assert text_or_binary.is_binary(probe) and text_or_binary._mostly_text(probe)
 
 
 def test_an_image_whose_metadata_looks_like_text_is_binary(cli: Any, repo: GitRepo) -> None:
@@ -101,15 +101,15 @@ def test_an_llm_reviewer_is_not_sent_the_image(cli: Any, repo: GitRepo, tmp_path
 ])
 def test_each_signature_is_binary_whatever_follows(head: bytes, kind: str) -> None:
     data = head + b"\x00" + b"metadata that reads as text " * 300
-    assert signatures.signature(data) == kind
-    assert content.readable(data) is None
+    assert binary_formats.signature(data) == kind
+    assert text_or_binary.readable(data) is None
 
 
 def test_a_windows_executable_is_binary_by_its_pe_header() -> None:
     data = bytearray(b"MZ" + b"\x00" * 200)
     data[0x3C:0x40] = struct.pack("<I", 0x80)
     data[0x80:0x84] = b"PE\x00\x00"
-    assert signatures.signature(bytes(data)) == "pe"
+    assert binary_formats.signature(bytes(data)) == "pe"
 
 
 @pytest.mark.parametrize("source", [
@@ -118,13 +118,13 @@ def test_a_windows_executable_is_binary_by_its_pe_header() -> None:
 ])
 def test_source_that_starts_like_a_signature_keeps_the_stray_nul_rule(source: bytes) -> None:
     """A word at the start of a file is no signature: text with a stray NUL is still text."""
-    assert signatures.signature(source) is None
-    assert content.readable(source) == source
+    assert binary_formats.signature(source) is None
+    assert text_or_binary.readable(source) == source
 
 
 def test_the_text_inside_a_binary_is_bounded() -> None:
-    text = signatures.text_inside(b"\x00".join([b"A" * 100] * 20_000))
-    assert len(text) == signatures.MAX_TEXT
+    text = binary_formats.text_inside(b"\x00".join([b"A" * 100] * 20_000))
+    assert len(text) == binary_formats.MAX_TEXT
 
 
 def test_a_sweep_reads_the_text_inside_an_image_with_the_secret_rules(cli: Any, repo: GitRepo) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from review_gate import git
+from review_gate.change import git
 from review_gate.errors import InputError
 from review_gate.pipeline.normalize import MAX_DIFF_BYTES, MIN_DIFF_BYTES, diff_limit, limit_for
 from tests.conftest import GitRepo

@@ -147,7 +147,7 @@ def test_a_cancelled_scan_gives_no_findings_but_an_uncancelled_one_all(tmp_path:
 
     from review_gate.agents import pattern
     from review_gate.agents.base import AgentTask
-    from review_gate.diff import parse_diff
+    from review_gate.change.diff_parser import parse_diff
     from review_gate.models import Rule
 
     files = parse_diff(make_diff("a.txt", ["xy"] * 3000).encode())

@@ -15,7 +15,7 @@ import pytest
 
 from review_gate.agents.base import AgentTask
 from review_gate.agents.pattern import scan
-from review_gate.diff import parse_diff
+from review_gate.change.diff_parser import parse_diff
 from review_gate.models import Rule
 from review_gate.text.regex import PatternError, compile_pattern
 from tests.conftest import make_diff

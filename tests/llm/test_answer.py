@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from review_gate.diff import parse_diff
+from review_gate.change.diff_parser import parse_diff
 from review_gate.llm import chunking, prompt
 from review_gate.llm.answer import UnusableAnswer, parse_answer
 from review_gate.models import Rule

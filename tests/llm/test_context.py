@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from review_gate import git
-from review_gate.diff import parse_diff
+from review_gate.change import git
+from review_gate.change.diff_parser import parse_diff
+from review_gate.change.own_files import blob_ids
 from review_gate.llm import chunking, context, prompt
 from review_gate.llm.context import Around
 from review_gate.models import FileChange, Line
-from review_gate.own_files import blob_ids
 from tests.conftest import GitRepo
 from tests.llm.conftest import KEY, agent_result, llm_agent, write_config
 from tests.llm.server import LlmServer

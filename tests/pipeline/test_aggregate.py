@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from review_gate.change.diff_parser import parse_diff
 from review_gate.config import load_config
-from review_gate.diff import parse_diff
 from review_gate.models import AgentResult, Finding, GateCondition, Metrics, PRFacts
 from review_gate.pipeline.aggregate import aggregate, decide, dedupe, exit_code
 from review_gate.pipeline.classify import classify

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from review_gate.change.diff_parser import parse_diff
 from review_gate.config import load_config
-from review_gate.diff import parse_diff
 from review_gate.models import Commit, Domain, FileChange, Policy, PRFacts, Trigger
 from review_gate.pipeline.classify import classify, risk_level
 from review_gate.pipeline.compose import compose

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
+from review_gate.change.diff_parser import parse_diff
+from review_gate.change.shebang import annotate, interpreter, of_file
 from review_gate.config import load_config
-from review_gate.diff import parse_diff
 from review_gate.models import Domain, FileChange, PRFacts
 from review_gate.models.config import script_names
 from review_gate.pipeline.classify import classify
-from review_gate.shebang import annotate, interpreter, of_file
 from tests.conftest import GitRepo, make_diff
 
 BUILTIN = load_config(None).domains.domains

@@ -19,8 +19,8 @@ import pytest
 
 from review_gate.agents import KINDS, AgentContext, AgentOutput, AgentSpec, AgentTask, base
 from review_gate.agents.base import Estimate
+from review_gate.change.diff_parser import parse_diff
 from review_gate.config import load_config
-from review_gate.diff import parse_diff
 from review_gate.errors import AgentFault, TransientAgentFault
 from review_gate.models import AgentManifest, AgentResult, ManifestEntry, PRFacts, RawFinding, ReviewConfig
 from review_gate.pipeline.dispatch import DispatchOptions, dispatch

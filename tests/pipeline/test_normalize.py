@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import anyio
 
-from review_gate.diff import parse_diff
+from review_gate.change.diff_parser import parse_diff
 from review_gate.pipeline.normalize import DiffRequest, merge_sections, normalize
 from tests.conftest import make_diff
 

@@ -1087,8 +1087,8 @@ def _example_path(glob: str) -> str:
 def test_every_rule_path_is_routed_to_the_rule_agent(rule: dict[str, Any]) -> None:
     """A rule whose agent the composition never dispatches on a file it targets is dead weight.
     Stages 2 and 3 (classify, compose) decide that; no agent needs to run."""
+    from review_gate.change.diff_parser import parse_diff
     from review_gate.config import load_config
-    from review_gate.diff import parse_diff
     from review_gate.models import PRFacts
     from review_gate.pipeline.classify import classify
     from review_gate.pipeline.compose import compose

@@ -7,7 +7,7 @@ and every glob that selects the domain's files by extension selects it too
 policies and its rules' ``paths`` reach it as they reach ``deploy.py``.
 
 The first line comes from the change when a hunk shows new line 1 (a new file, an edit at the
-top); otherwise ``annotate`` reads it from the new content by blob id (``review_gate.contents``),
+top); otherwise ``annotate`` reads it from the new content by blob id (``review_gate.change.blobs``),
 and only for a file that has no extension or that no domain's globs select: a large change reads
 next to nothing. Parsing is pure; ``annotate`` runs git and reads files.
 
@@ -65,7 +65,7 @@ def first_line(change: FileChange) -> str | None:
 def annotate(facts: PRFacts, root: Path | None, domains: Sequence[Domain]) -> PRFacts:
     """``facts`` with each script's ``interpreter``: from its first line in the change, else read
     from its new content (in repository ``root``) when its name alone classifies it poorly."""
-    from review_gate.contents import new_contents
+    from review_gate.change.blobs import new_contents
 
     found: dict[str, str | None] = {}
     unread: list[FileChange] = []

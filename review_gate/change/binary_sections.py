@@ -4,7 +4,7 @@ git prints ``Binary files a/x and b/x differ`` for a file it takes for binary, a
 it. Attributes decide that before content does (``*.py -diff``, ``binary``, a diff driver with
 ``binary = true``), and the change under review may bring those attributes itself; UTF-16 text
 and text with a stray NUL are binary to git as well. The change must never decide how it is
-judged, so every such section is decided again from the file's bytes (``review_gate.content``):
+judged, so every such section is decided again from the file's bytes (``review_gate.change.text_or_binary``):
 
 - text: the section is replaced by the text diff of the two sides (git's own algorithm, run
   without attributes), UTF-16/32 decoded first; reviewers see it as any text change;
@@ -15,7 +15,7 @@ judged, so every such section is decided again from the file's bytes (``review_g
 
 The sides are read from where the change is: blobs (by the full ids of the section's ``index``
 line), the working tree's file for a working-tree change, and a ``GIT binary patch`` of a diff
-file (``review_gate.binpatch``), whose literal or delta ``git apply`` would write.
+file (``review_gate.change.binary_patches``), whose literal or delta ``git apply`` would write.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from review_gate import binpatch, content, git, signatures
-from review_gate.diff import parse_diff
+from review_gate.change import binary_formats, binary_patches, git, text_or_binary
+from review_gate.change.diff_parser import parse_diff
 from review_gate.errors import ReviewGateError
 from review_gate.models import FileChange, Unread, UnreadKind
 from review_gate.state import open_databases
@@ -53,7 +53,7 @@ class Where:
 class _Side:
     data: bytes
     whole: bool  # False: only the first bytes were read (the file is over READ_LIMIT), or kept
-    text: str | None = None  # a binary blob's text inside (signatures.text_inside), when only its head is kept
+    text: str | None = None  # a binary blob's text inside (binary_formats.text_inside), when only its head is kept
 
 
 def reveal(files: list[FileChange], where: Where) -> list[FileChange]:
@@ -105,12 +105,12 @@ class _Store:
         small = [i for i, size in sizes.items() if size <= READ_LIMIT]
         self.sides.update((i, self._kept(data)) for i, data in git.blobs(root, small, READ_LIMIT))
         for large in (i for i, size in sizes.items() if size > READ_LIMIT):
-            self.sides[large] = _Side(git.blob_head(root, large, content.BINARY_PROBE), False)
+            self.sides[large] = _Side(git.blob_head(root, large, text_or_binary.BINARY_PROBE), False)
 
     def _kept(self, data: bytes) -> _Side:
-        if self.keep or content.readable(data[:content.BINARY_PROBE]) is not None:
+        if self.keep or text_or_binary.readable(data[:text_or_binary.BINARY_PROBE]) is not None:
             return _Side(data, True)
-        return _Side(data[:content.BINARY_PROBE], False, signatures.text_inside(data))
+        return _Side(data[:text_or_binary.BINARY_PROBE], False, binary_formats.text_inside(data))
 
     def get(self, object_id: str) -> _Side | None:
         return self.sides.get(object_id) if object_id else None
@@ -129,9 +129,9 @@ def _revealed(change: FileChange, where: Where, store: _Store) -> FileChange:
         store.sides.setdefault(new_id, new)
     if new is None:
         return _shown_as_text(change) or _unread(change, "unreadable", *_missing(change.path, where))
-    text = content.readable(new.data)
+    text = text_or_binary.readable(new.data)
     if text is None:  # its text (metadata) is still read by the secret rules: a key in it leaks all the same
-        inside = new.text if new.text is not None else signatures.text_inside(new.data)
+        inside = new.text if new.text is not None else binary_formats.text_inside(new.data)
         return _unread(change, "binary", f"{change.path} is binary by content: no agent reads it").model_copy(
             update={"binary_text": inside})
     if not new.whole:
@@ -148,12 +148,12 @@ def _new_side(change: FileChange, section: bytes, where: Where, store: _Store, o
     if where.worktree and where.root is not None:
         return _worktree_file(where.root, change.path)
     if where.patch and b"\nGIT binary patch" in section:
-        hunk = binpatch.forward_hunk(section)
+        hunk = binary_patches.forward_hunk(section)
         if hunk is None:
             return None
         if hunk.method == "literal":
             return _Side(hunk.data, True)
-        built = binpatch.apply_delta(old.data, hunk.data) if old is not None and old.whole else None
+        built = binary_patches.apply_delta(old.data, hunk.data) if old is not None and old.whole else None
         return _Side(built, True) if built is not None else None
     return store.get(new_id)
 
@@ -166,8 +166,8 @@ def _shown_as_text(change: FileChange) -> FileChange | None:
         return None
     added = "\n".join(ln.text for h in change.hunks for ln in h.lines if ln.added)
     data = added.encode("utf-8", "surrogateescape")
-    wide = content.wide_encoding(data[:content.BINARY_PROBE]) is not None
-    return change if not wide and content.readable(data) is not None else None
+    wide = text_or_binary.wide_encoding(data[:text_or_binary.BINARY_PROBE]) is not None
+    return change if not wide and text_or_binary.readable(data) is not None else None
 
 
 def _worktree_file(root: Path, path: str) -> _Side | None:
@@ -183,7 +183,7 @@ def _worktree_file(root: Path, path: str) -> _Side | None:
             data = handle.read(READ_LIMIT + 1)
     except OSError:
         return None
-    return _Side(data, True) if len(data) <= READ_LIMIT else _Side(data[:content.BINARY_PROBE], False)
+    return _Side(data, True) if len(data) <= READ_LIMIT else _Side(data[:text_or_binary.BINARY_PROBE], False)
 
 
 def _missing(path: str, where: Where) -> tuple[str, str]:
@@ -201,14 +201,14 @@ def _rewritten(change: FileChange, section: bytes, old: _Side | None, new: bytes
     """The change as a text diff of its old side and ``new``, the new side's text (None: a
     deletion); None when that cannot be made. An old side that is binary, unknown or too large
     counts as empty, so every new line is shown as added."""
-    old_text = content.readable(old.data) if old is not None and old.whole else None
+    old_text = text_or_binary.readable(old.data) if old is not None and old.whole else None
     new_text = new or b""
     if not new_text and not old_text:
         return change  # nothing on either side to show (a binary deleted, an empty file)
     if not old_text:
-        hunks: bytes | None = content.added_hunk(new_text)
+        hunks: bytes | None = text_or_binary.added_hunk(new_text)
     elif not new_text:
-        hunks = content.removed_hunk(old_text)
+        hunks = text_or_binary.removed_hunk(old_text)
     else:
         hunks = git.diff_texts(old_text, new_text)
     if hunks is None:
@@ -228,8 +228,8 @@ def _header(section: bytes, change: FileChange, *, deleted: bool) -> bytes:
             break
         kept.append(line)
     old = b"/dev/null" if change.old_path is None and b"\nnew file mode " in section else \
-        content.quoted(b"a/" + (change.old_path or change.path).encode("utf-8", "surrogateescape"))
-    new = b"/dev/null" if deleted else content.quoted(b"b/" + change.path.encode("utf-8", "surrogateescape"))
+        text_or_binary.quoted(b"a/" + (change.old_path or change.path).encode("utf-8", "surrogateescape"))
+    new = b"/dev/null" if deleted else text_or_binary.quoted(b"b/" + change.path.encode("utf-8", "surrogateescape"))
     return b"\n".join(kept) + b"\n--- " + old + b"\n+++ " + new + b"\n"
 
 

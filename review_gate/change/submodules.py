@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from review_gate import git
+from review_gate.change import git
 from review_gate.errors import GitError
 from review_gate.models import FileChange, Unread
 

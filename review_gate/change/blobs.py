@@ -16,10 +16,10 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from review_gate import git
+from review_gate.change import git
+from review_gate.change.own_files import blob_ids
 from review_gate.errors import GitError
 from review_gate.models import FileChange
-from review_gate.own_files import blob_ids
 
 MAX_BYTES = 1_000_000  # new content larger than this is not read
 ID_LENGTHS = (40, 64)  # a full SHA-1 or SHA-256 blob id: an abbreviation is not a content key

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import codecs
 
-from review_gate.signatures import signature
+from review_gate.change.binary_formats import signature
 
 BINARY_PROBE = 8000  # git's buffer_is_binary looks for a NUL byte in this many bytes
 _STRANGE_SHARE = 0.1  # more odd characters than this in the probe: binary, not text with a few NULs

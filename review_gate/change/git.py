@@ -15,7 +15,7 @@ from review_gate.models import Commit
 
 # --no-textconv: a textconv driver (named by the change's own .gitattributes, defined by the user's
 # config) would show reviewers a transformed text instead of what is committed. What attributes
-# make git call binary is read again by review_gate.reveal.
+# make git call binary is read again by review_gate.change.binary_sections.
 DIFF_OPTIONS = ("--no-color", "--no-ext-diff", "--no-textconv", "--full-index", "-M",
                 "--src-prefix=a/", "--dst-prefix=b/")
 
