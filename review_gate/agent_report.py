@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from review_gate.change import git
+from review_gate.change import blobs
 from review_gate.change.diff_parser import parse_diff
 from review_gate.errors import ReviewGateError
 from review_gate.models import ReviewReport
@@ -68,7 +68,7 @@ def _new_side(root: Path, request: DiffRequest, path: str) -> bytes | None:
                 return None
             return target.read_bytes()
         revision = "" if request.mode == "staged" else (request.head or "HEAD")  # ":path" is the index
-        data = git.show(root, revision, path)
+        data = blobs.file_at(root, revision, path)
     except (OSError, ValueError, ReviewGateError):
         return None
     return data if data is not None and len(data) <= MAX_FILE_BYTES else None

@@ -46,7 +46,8 @@ import anyio.to_thread
 from review_gate import bootstrap, bundle, checks, runner
 from review_gate.change import git
 from review_gate.change import intent as purpose
-from review_gate.change.own_files import blob_ids, relative
+from review_gate.change.blobs import blob_ids
+from review_gate.change.own_files import relative
 from review_gate.errors import GitError, InputError, ReviewGateError, StateError, UsageError
 from review_gate.models import (
     AgentRequest,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from review_gate import baseline, shared_acceptances
-from review_gate.change import git
+from review_gate.change import blobs, git
 from review_gate.change.own_files import Link, OwnFiles, inside, link_target, locate, relative
 from review_gate.config.locations import builtin_dir, find_config_file
 from review_gate.errors import UsageError
@@ -89,7 +89,7 @@ class Setup:
         base = facts.base
 
         def show(commit: str, path: str) -> bytes | None:
-            return git.show(root, commit, path) if root is not None else None
+            return blobs.file_at(root, commit, path) if root is not None else None
 
         found: baseline.Baseline | None
         if base is None and self.explicit_baseline:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path, PurePosixPath
 
-from review_gate.change import git
+from review_gate.change import blobs, git
 from review_gate.change.blobs import MAX_BYTES, new_contents
 from review_gate.errors import GitError
 from review_gate.models import FileChange
@@ -92,7 +92,7 @@ class GitSurroundings:
     def _at(self, paths: list[str]) -> dict[str, str]:
         assert self.base is not None
         try:
-            found = git.files_at(self.root, self.base, paths, MAX_BYTES)
+            found = blobs.files_at(self.root, self.base, paths, MAX_BYTES)
         except GitError:
             return {}
         return {path: data.decode("utf-8", "replace") for path, data in found.items()}

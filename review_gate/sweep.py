@@ -27,9 +27,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from review_gate.change import binary_formats, git, text_or_binary
+from review_gate.change import binary_formats, git, text_or_binary, whole_file_diff
+from review_gate.change.blobs import blob_ids
 from review_gate.change.diff_parser import parse_diff
-from review_gate.change.own_files import OwnFiles, blob_ids
+from review_gate.change.own_files import OwnFiles
 from review_gate.errors import UsageError
 from review_gate.models import Gap, PRFacts, Unread
 from review_gate.state import open_databases
@@ -115,13 +116,13 @@ def _section(root: Path, raw: bytes, max_bytes: int, sha256: bool, gaps: list[Ga
     if text is None:
         unread[name] = Unread(kind="binary", reason=f"{name} is binary by content: no agent reads it")
         inside[name] = binary_formats.text_inside(data)
-        return head + b"Binary files /dev/null and %s differ\n" % text_or_binary.quoted(b"b/" + raw)
-    header = b"--- /dev/null\n+++ %s\n" % text_or_binary.quoted(b"b/" + raw) if text else b""
-    return head + header + text_or_binary.added_hunk(text)
+        return head + b"Binary files /dev/null and %s differ\n" % whole_file_diff.quoted(b"b/" + raw)
+    header = b"--- /dev/null\n+++ %s\n" % whole_file_diff.quoted(b"b/" + raw) if text else b""
+    return head + header + whole_file_diff.added_hunk(text)
 
 
 def _header(raw: bytes, mode: str, blob: str | None) -> bytes:
-    old, new = text_or_binary.quoted(b"a/" + raw), text_or_binary.quoted(b"b/" + raw)
+    old, new = whole_file_diff.quoted(b"a/" + raw), whole_file_diff.quoted(b"b/" + raw)
     index = b"index %s..%s\n" % (b"0" * 7, blob.encode()) if blob else b""
     return b"diff --git %s %s\nnew file mode %s\n%s" % (old, new, mode.encode(), index)
 
@@ -132,7 +133,7 @@ def _oversized(raw: bytes, name: str, mode: str, data: bytes, size: int, limit: 
     head = _header(raw, mode, None)
     if text_or_binary.readable(data[:text_or_binary.BINARY_PROBE]) is None:
         unread[name] = Unread(kind="binary", reason=f"{name} is binary by content: no agent reads it")
-        return head + b"Binary files /dev/null and %s differ\n" % text_or_binary.quoted(b"b/" + raw)
+        return head + b"Binary files /dev/null and %s differ\n" % whole_file_diff.quoted(b"b/" + raw)
     gap = _too_large(raw, size, limit)
     gaps.append(gap)
     unread[name] = Unread(kind="unreadable", reason=gap.reason, fix=gap.suggestion)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from review_gate.change.own_files import Link, OwnFiles, blob_ids, inside, sealed, split
+from review_gate.change.blobs import blob_ids
+from review_gate.change.own_files import Link, OwnFiles, inside, sealed, split
 from review_gate.models import FileChange, PRFacts
 
 OWN = OwnFiles(config_dir=".review-gate",

@@ -311,7 +311,8 @@ def write_results(directory: Path, fetched: Fetched, root: Path | None) -> list[
     (``batch/``)."""
     import json
 
-    from review_gate.change.own_files import blob_ids, relative
+    from review_gate.change.blobs import blob_ids
+    from review_gate.change.own_files import relative
 
     frozen = fetched.frozen
     planned = requests.Planned(endpoints=frozen.endpoints, units=frozen.units, requests=frozen.requests)

@@ -26,7 +26,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from review_gate.change import binary_formats, binary_patches, git, text_or_binary
+from review_gate.change import binary_formats, binary_patches, blobs, git, text_or_binary, whole_file_diff
 from review_gate.change.diff_parser import parse_diff
 from review_gate.errors import ReviewGateError
 from review_gate.models import FileChange, Unread, UnreadKind
@@ -101,11 +101,11 @@ class _Store:
         self.sides: dict[str, _Side] = {}
         if root is None or not ids:
             return
-        sizes = git.blob_sizes(root, ids)
+        sizes = blobs.sizes(root, ids)
         small = [i for i, size in sizes.items() if size <= READ_LIMIT]
-        self.sides.update((i, self._kept(data)) for i, data in git.blobs(root, small, READ_LIMIT))
+        self.sides.update((i, self._kept(data)) for i, data in blobs.read(root, small, READ_LIMIT))
         for large in (i for i, size in sizes.items() if size > READ_LIMIT):
-            self.sides[large] = _Side(git.blob_head(root, large, text_or_binary.BINARY_PROBE), False)
+            self.sides[large] = _Side(blobs.head(root, large, text_or_binary.BINARY_PROBE), False)
 
     def _kept(self, data: bytes) -> _Side:
         if self.keep or text_or_binary.readable(data[:text_or_binary.BINARY_PROBE]) is not None:
@@ -206,9 +206,9 @@ def _rewritten(change: FileChange, section: bytes, old: _Side | None, new: bytes
     if not new_text and not old_text:
         return change  # nothing on either side to show (a binary deleted, an empty file)
     if not old_text:
-        hunks: bytes | None = text_or_binary.added_hunk(new_text)
+        hunks: bytes | None = whole_file_diff.added_hunk(new_text)
     elif not new_text:
-        hunks = text_or_binary.removed_hunk(old_text)
+        hunks = whole_file_diff.removed_hunk(old_text)
     else:
         hunks = git.diff_texts(old_text, new_text)
     if hunks is None:
@@ -228,8 +228,8 @@ def _header(section: bytes, change: FileChange, *, deleted: bool) -> bytes:
             break
         kept.append(line)
     old = b"/dev/null" if change.old_path is None and b"\nnew file mode " in section else \
-        text_or_binary.quoted(b"a/" + (change.old_path or change.path).encode("utf-8", "surrogateescape"))
-    new = b"/dev/null" if deleted else text_or_binary.quoted(b"b/" + change.path.encode("utf-8", "surrogateescape"))
+        whole_file_diff.quoted(b"a/" + (change.old_path or change.path).encode("utf-8", "surrogateescape"))
+    new = b"/dev/null" if deleted else whole_file_diff.quoted(b"b/" + change.path.encode("utf-8", "surrogateescape"))
     return b"\n".join(kept) + b"\n--- " + old + b"\n+++ " + new + b"\n"
 
 

@@ -1,4 +1,5 @@
-"""Everything review-gate asks git, as argv lists (never a shell)."""
+"""Everything review-gate asks git, as argv lists (never a shell): the repository, its refs and
+commits, and the diffs of a change. What git holds in blobs is read by ``change.blobs``."""
 
 from __future__ import annotations
 
@@ -22,8 +23,7 @@ DIFF_OPTIONS = ("--no-color", "--no-ext-diff", "--no-textconv", "--full-index", 
 
 WORKTREE_FIX = ("run `git status` in the repository to see what git says about the working tree; or review what "
                 "is committed instead (--head HEAD) or the staged changes (--staged)")
-_OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1, SHA-256
-BLOB_GROUP = 8_000_000  # bytes of blobs one `git cat-file --batch` reads at most
+OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1, SHA-256
 CHUNK = 1 << 20  # bytes of a diff read from git at a time
 
 
@@ -39,8 +39,8 @@ def environment(extra: dict[str, str] | None = None) -> dict[str, str]:
     return {**os.environ, **SAFE_ENV, **(extra or {})}
 
 
-def _git(args: Sequence[str], cwd: Path, env: dict[str, str] | None = None,
-         check: bool = True, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+def run(args: Sequence[str], cwd: Path, env: dict[str, str] | None = None,
+        check: bool = True, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
     if shutil.which("git") is None:
         raise GitError("git is not installed or not on PATH", fix="install git, or pass --diff FILE")
     full_env = environment(env)
@@ -63,7 +63,7 @@ def resolve(root: Path, ref: str) -> str:
     """The commit id of ``ref``, or a GitError naming it."""
     if ref.startswith("-"):
         raise GitError(f"unknown git ref {ref!r}", fix="refs cannot start with '-'")
-    result = _git(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
+    result = run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
                   root, check=False)
     if result.returncode != 0:
         raise GitError(f"unknown git ref {ref!r}",
@@ -73,21 +73,21 @@ def resolve(root: Path, ref: str) -> str:
 
 
 def has_head(root: Path) -> bool:
-    return _git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], root, check=False).returncode == 0
+    return run(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], root, check=False).returncode == 0
 
 
 def empty_tree(root: Path) -> str:
     """The id of the empty tree (differs between SHA-1 and SHA-256 repositories); not written."""
-    return _git(["hash-object", "-t", "tree", os.devnull], root).stdout.decode().strip()
+    return run(["hash-object", "-t", "tree", os.devnull], root).stdout.decode().strip()
 
 
 def default_branch(root: Path) -> str | None:
     """origin's HEAD if known, else the first of main, master, trunk that exists."""
-    result = _git(["symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"], root, check=False)
+    result = run(["symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"], root, check=False)
     if result.returncode == 0 and result.stdout.strip():
         return result.stdout.decode().strip()
     for name in ("main", "master", "trunk", "origin/main", "origin/master"):
-        if _git(["rev-parse", "--verify", "--quiet", f"{name}^{{commit}}"], root, check=False).returncode == 0:
+        if run(["rev-parse", "--verify", "--quiet", f"{name}^{{commit}}"], root, check=False).returncode == 0:
             return name
     return None
 
@@ -105,7 +105,7 @@ def worktree_base(root: Path, ref: str | None) -> str:
 
 
 def merge_base(root: Path, a: str, b: str) -> str:
-    result = _git(["merge-base", a, b], root, check=False)
+    result = run(["merge-base", a, b], root, check=False)
     if result.returncode != 0:
         raise GitError(f"{a[:12]} and {b[:12]} have no common ancestor (a shallow clone?)",
                        fix="fetch more history (git fetch --unshallow, or fetch-depth: 0 in CI), "
@@ -114,7 +114,7 @@ def merge_base(root: Path, a: str, b: str) -> str:
 
 
 def diff_range(root: Path, base: str, head: str) -> bytes:
-    return _git(["diff", *DIFF_OPTIONS, base, head, "--"], root).stdout
+    return run(["diff", *DIFF_OPTIONS, base, head, "--"], root).stdout
 
 
 def diff_range_chunks(root: Path, base: str, head: str, *, limit: int,
@@ -146,7 +146,7 @@ def diff_range_chunks(root: Path, base: str, head: str, *, limit: int,
 
 
 def diff_staged(root: Path, base: str) -> bytes:
-    return _git(["diff", "--cached", *DIFF_OPTIONS, base, "--"], root).stdout
+    return run(["diff", "--cached", *DIFF_OPTIONS, base, "--"], root).stdout
 
 
 def diff_worktree(root: Path, base: str) -> bytes:
@@ -169,10 +169,10 @@ def diff_worktree(root: Path, base: str) -> bytes:
 
 
 def _worktree_diff(root: Path, base: str) -> bytes:
-    index = Path(_git(["rev-parse", "--git-path", "index"], root).stdout.decode().strip())
+    index = Path(run(["rev-parse", "--git-path", "index"], root).stdout.decode().strip())
     if not index.is_absolute():
         index = root / index
-    listed = _git(["ls-files", "-z", "--others", "--exclude-standard"], root).stdout.split(b"\0")
+    listed = run(["ls-files", "-z", "--others", "--exclude-standard"], root).stdout.split(b"\0")
     files = [path for path in listed if path and not path.endswith(b"/")]
     nested = [path[:-1] for path in listed if path.endswith(b"/")]  # git lists a nested repository as DIR/
     with tempfile.TemporaryDirectory(prefix="review-gate-") as tmp:
@@ -183,7 +183,7 @@ def _worktree_diff(root: Path, base: str) -> bytes:
         _clear_flags(root, env)
         if files:
             _intend_to_add(root, files, env)
-        diff = _git(["diff", *DIFF_OPTIONS, base, "--"], root, env=env).stdout
+        diff = run(["diff", *DIFF_OPTIONS, base, "--"], root, env=env).stdout
     return diff + b"".join(_gitlink(path, _head_of(root / os.fsdecode(path))) for path in nested)
 
 
@@ -193,24 +193,24 @@ def _clear_flags(root: Path, env: dict[str, str]) -> None:
     tag in lower case) and skip-worktree (tag ``S``) on a file that is on the disk; git would
     show neither file's changes. A skip-worktree file absent from the disk is left out of the
     working tree on purpose (a sparse checkout), not deleted, and keeps its flag."""
-    listed = _git(["ls-files", "-v", "-z"], root, env=env).stdout.split(b"\0")
+    listed = run(["ls-files", "-v", "-z"], root, env=env).stdout.split(b"\0")
     assumed = [entry[2:] for entry in listed if entry[:1].islower() and entry[1:2] == b" "]
     skipped = [entry[2:] for entry in listed if entry[:1] in (b"S", b"s") and entry[1:2] == b" "
                and os.path.lexists(root / os.fsdecode(entry[2:]))]
     for flag, paths in (("--no-assume-unchanged", assumed), ("--no-skip-worktree", skipped)):
         if paths:
-            _git(["update-index", flag, "-z", "--stdin"], root, env=env, stdin=b"\0".join(paths) + b"\0")
+            run(["update-index", flag, "-z", "--stdin"], root, env=env, stdin=b"\0".join(paths) + b"\0")
 
 
 def _head_of(nested: Path) -> bytes | None:
     """The commit a nested repository's HEAD names, None when it has none (a fresh `git init`)."""
-    done = _git(["rev-parse", "--verify", "-q", "HEAD"], nested, check=False)
+    done = run(["rev-parse", "--verify", "-q", "HEAD"], nested, check=False)
     return done.stdout.strip() or None if done.returncode == 0 else None
 
 
 def _intend_to_add(root: Path, files: list[bytes], env: dict[str, str]) -> None:
     # Literal pathspecs from standard input: a name holding `*`, a newline or a leading `-` names itself.
-    added = _git(["add", "--intent-to-add", "--pathspec-from-file=-", "--pathspec-file-nul"], root, check=False,
+    added = run(["add", "--intent-to-add", "--pathspec-from-file=-", "--pathspec-file-nul"], root, check=False,
                  env={**env, "GIT_LITERAL_PATHSPECS": "1"}, stdin=b"\0".join(files))
     if added.returncode != 0:
         message = added.stderr.decode("utf-8", "replace").strip().splitlines()
@@ -245,77 +245,13 @@ def _quoted(path: bytes) -> bytes:
 
 def commits(root: Path, base: str, head: str) -> list[Commit]:
     span = head if base == empty_tree(root) else f"{base}..{head}"
-    result = _git(["log", "--no-color", "--format=%H%x1f%an%x1f%s", span], root, check=False)
+    result = run(["log", "--no-color", "--format=%H%x1f%an%x1f%s", span], root, check=False)
     found = []
     for line in result.stdout.decode("utf-8", "replace").splitlines():
         parts = line.split("\x1f")
         if len(parts) == 3:
             found.append(Commit(sha=parts[0], author=parts[1], subject=parts[2]))
     return found
-
-
-def show(root: Path, commit: str, path: str) -> bytes | None:
-    """The content of ``path`` in ``commit`` (a commit or tree id), None when it has no such file."""
-    result = _git(["cat-file", "blob", f"{commit}:{path}"], root, check=False)
-    return result.stdout if result.returncode == 0 else None
-
-
-def blobs(root: Path, ids: Sequence[str], limit: int) -> Iterator[tuple[str, bytes]]:
-    """(id, content) of each blob named in ``ids`` that the object store holds in at most ``limit``
-    bytes; other names (not a full hex object id, missing, not a blob, larger) are left out.
-
-    ``ids`` come from a diff, so only full object ids are passed to git, never a revision
-    expression such as ``HEAD:secret`` nor an abbreviation that could name another object.
-    One process asks the sizes, then one per BLOB_GROUP bytes reads the contents, so memory
-    stays bounded whatever the count.
-    """
-    names = [name for name in dict.fromkeys(ids) if _OBJECT_ID.fullmatch(name)]
-    if not names:
-        return
-    sizes = _git(["cat-file", "--batch-check"], root, check=False, stdin="".join(f"{n}\n" for n in names).encode())
-    if sizes.returncode != 0:
-        return
-    group: list[tuple[str, int]] = []
-    for name, line in zip(names, sizes.stdout.decode("ascii", "replace").splitlines(), strict=False):
-        parts = line.split()
-        if (len(parts) == 3 and parts[1] == "blob" and parts[0] == name and parts[2].isdigit()
-                and int(parts[2]) <= limit):
-            group.append((parts[0], int(parts[2])))
-    start = 0
-    while start < len(group):
-        end, total = start, 0
-        while end < len(group) and (end == start or total + group[end][1] <= BLOB_GROUP):
-            total += group[end][1]
-            end += 1
-        yield from _read_blobs(root, [name for name, _ in group[start:end]])
-        start = end
-
-
-def _read_blobs(root: Path, ids: list[str]) -> Iterator[tuple[str, bytes]]:
-    result = _git(["cat-file", "--batch"], root, check=False, stdin="".join(f"{i}\n" for i in ids).encode())
-    out, at = result.stdout, 0
-    for full in ids:
-        end = out.find(b"\n", at)
-        parts = out[at:end].split() if end >= 0 else []
-        if len(parts) != 3 or parts[0].decode("ascii", "replace") != full or not parts[2].isdigit():
-            return  # a short or unexpected answer: what follows cannot be trusted
-        size = int(parts[2])
-        yield full, out[end + 1:end + 1 + size]
-        at = end + 1 + size + 1
-
-
-def blob_head(root: Path, object_id: str, size: int) -> bytes:
-    """The first ``size`` bytes of a blob (a full object id), without reading the rest of it;
-    empty when there is no such blob."""
-    if not _OBJECT_ID.fullmatch(object_id) or shutil.which("git") is None:
-        return b""
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
-    with subprocess.Popen(["git", "cat-file", "blob", object_id], cwd=root, env=env, stdin=subprocess.DEVNULL,
-                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as process:
-        assert process.stdout is not None
-        head = process.stdout.read(size)
-        process.kill()
-    return head
 
 
 def diff_texts(old: bytes, new: bytes) -> bytes | None:
@@ -326,7 +262,7 @@ def diff_texts(old: bytes, new: bytes) -> bytes | None:
         place = Path(tmp)
         (place / "a").write_bytes(old)
         (place / "b").write_bytes(new)
-        result = _git(["diff", "--no-index", "--text", "--no-color", "--no-ext-diff", "--no-textconv", "--", "a", "b"],
+        result = run(["diff", "--no-index", "--text", "--no-color", "--no-ext-diff", "--no-textconv", "--", "a", "b"],
                       place, env={"GIT_CEILING_DIRECTORIES": str(place.parent)}, check=False)
     if result.returncode not in (0, 1):
         return None
@@ -342,13 +278,13 @@ def unpushed_base(root: Path, head: str, remote: str | None) -> str:
     common ancestor of the remote-side boundary of ``head --not --remotes``; the empty tree when
     the remote has none of ``head``'s history (the first push of a repository)."""
     remotes = f"--remotes={remote}" if remote else "--remotes"
-    listed = _git(["rev-list", "--boundary", head, "--not", remotes], root).stdout.decode().split()
+    listed = run(["rev-list", "--boundary", head, "--not", remotes], root).stdout.decode().split()
     boundary = [line[1:] for line in listed if line.startswith("-")]
     if not boundary:
         return empty_tree(root)
     if len(boundary) == 1:
         return boundary[0]
-    result = _git(["merge-base", "--octopus", *boundary], root, check=False)
+    result = run(["merge-base", "--octopus", *boundary], root, check=False)
     found = result.stdout.decode().split()
     return found[0] if result.returncode == 0 and found else empty_tree(root)
 
@@ -356,28 +292,28 @@ def unpushed_base(root: Path, head: str, remote: str | None) -> str:
 def ls_files(cwd: Path, pathspecs: Sequence[str] = ()) -> list[bytes]:
     """Repository-relative paths (as git writes them) of the tracked files and the untracked ones
     git does not ignore, within ``pathspecs`` (relative to ``cwd``); a sweep's files."""
-    out = _git(["ls-files", "-z", "--full-name", "--cached", "--others", "--exclude-standard", "--", *pathspecs],
+    out = run(["ls-files", "-z", "--full-name", "--cached", "--others", "--exclude-standard", "--", *pathspecs],
                cwd).stdout
     return list(dict.fromkeys(p for p in out.split(b"\0") if p))
 
 
 def changed_since(root: Path, commit: str) -> set[bytes]:
     """Paths whose working-tree content differs from ``commit``'s, untracked ones included."""
-    tracked = _git(["diff", "--name-only", "-z", "--no-renames", commit, "--"], root).stdout
-    untracked = _git(["ls-files", "-z", "--others", "--exclude-standard"], root).stdout
+    tracked = run(["diff", "--name-only", "-z", "--no-renames", commit, "--"], root).stdout
+    untracked = run(["ls-files", "-z", "--others", "--exclude-standard"], root).stdout
     return {p for p in (tracked + b"\0" + untracked).split(b"\0") if p}
 
 
 def object_format(root: Path) -> str:
     """sha1 or sha256: which ids the repository's objects have."""
-    found = _git(["rev-parse", "--show-object-format"], root, check=False).stdout.decode("ascii", "replace").strip()
+    found = run(["rev-parse", "--show-object-format"], root, check=False).stdout.decode("ascii", "replace").strip()
     return found if found in ("sha1", "sha256") else "sha1"
 
 
 def tree_files(root: Path, commit: str) -> list[tuple[str, str, str, int | None, bytes]]:
     """Every entry of ``commit``'s tree, recursively: (mode, type, object id, size, path), the
     size None for what is not a blob (a submodule's commit)."""
-    out = _git(["ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--"], root).stdout
+    out = run(["ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--"], root).stdout
     found = []
     for record in out.split(b"\0"):
         meta, tab, path = record.partition(b"\t")
@@ -389,7 +325,7 @@ def tree_files(root: Path, commit: str) -> list[tuple[str, str, str, int | None,
 
 def index_files(root: Path) -> list[tuple[str, str, bytes]]:
     """Every entry of the index (stage 0 and conflict stages alike): (mode, object id, path)."""
-    out = _git(["ls-files", "-s", "-z", "--full-name"], root).stdout
+    out = run(["ls-files", "-s", "-z", "--full-name"], root).stdout
     found = []
     for record in out.split(b"\0"):
         meta, tab, path = record.partition(b"\t")
@@ -399,53 +335,10 @@ def index_files(root: Path) -> list[tuple[str, str, bytes]]:
     return found
 
 
-def blob_sizes(root: Path, ids: Sequence[str]) -> dict[str, int]:
-    """The size of each blob of ``ids`` (full object ids only) the object store holds."""
-    names = [name for name in dict.fromkeys(ids) if _OBJECT_ID.fullmatch(name)]
-    if not names:
-        return {}
-    result = _git(["cat-file", "--batch-check"], root, check=False, stdin="".join(f"{n}\n" for n in names).encode())
-    sizes = {}
-    for line in result.stdout.decode("ascii", "replace").splitlines():
-        parts = line.split()
-        if len(parts) == 3 and parts[1] == "blob" and parts[2].isdigit():
-            sizes[parts[0]] = int(parts[2])
-    return sizes
-
-
-def files_at(root: Path, commit: str, paths: Sequence[str], limit: int) -> dict[str, bytes]:
-    """The content of each of ``paths`` in ``commit`` (a full commit id) that is a blob of at most
-    ``limit`` bytes, read by one ``git cat-file --batch``; paths it lacks are left out. A name
-    holding a newline cannot be asked this way and is left out too."""
-    if not _OBJECT_ID.fullmatch(commit):
-        return {}
-    names = [p for p in dict.fromkeys(paths) if "\n" not in p and "\r" not in p]
-    if not names:
-        return {}
-    asked = "".join(f"{commit}:{p}\n" for p in names).encode("utf-8", "surrogateescape")
-    out = _git(["cat-file", "--batch"], root, check=False, stdin=asked).stdout
-    found, at = {}, 0
-    for path in names:
-        end = out.find(b"\n", at)
-        if end < 0:
-            break
-        parts = out[at:end].split()
-        if len(parts) != 3 or not parts[2].isdigit():  # "<name> missing", or an answer not understood
-            at = end + 1
-            if not parts or parts[-1] != b"missing":
-                break
-            continue
-        size = int(parts[2])
-        if parts[1] == b"blob" and size <= limit:
-            found[path] = out[end + 1:end + 1 + size]
-        at = end + 1 + size + 1
-    return found
-
-
 def origin_owner(root: Path) -> str | None:
     """The owner (organisation or user) in the URL of the remote ``origin``: ``docker-library`` for
     https://github.com/docker-library/postgres.git or git@github.com:docker-library/postgres."""
-    result = _git(["config", "--get", "remote.origin.url"], root, check=False)
+    result = run(["config", "--get", "remote.origin.url"], root, check=False)
     url = result.stdout.decode("utf-8", "replace").strip()
     if result.returncode != 0 or not url:
         return None
@@ -461,13 +354,13 @@ def origin_owner(root: Path) -> str | None:
 
 def git_path(root: Path, name: str) -> Path:
     """``git rev-parse --git-path NAME``: where the repository at ``root`` keeps ``name`` (absolute)."""
-    found = Path(_git(["rev-parse", "--git-path", name], root).stdout.decode("utf-8", "surrogateescape").strip())
+    found = Path(run(["rev-parse", "--git-path", name], root).stdout.decode("utf-8", "surrogateescape").strip())
     return found if found.is_absolute() else root / found
 
 
 def has_commit(root: Path, commit: str) -> bool:
     """Whether the repository at ``root`` (a work tree or a git directory) holds commit ``commit``."""
-    return bool(_OBJECT_ID.fullmatch(commit)) and _git(
+    return bool(OBJECT_ID.fullmatch(commit)) and run(
         ["cat-file", "-e", f"{commit}^{{commit}}"], root, check=False).returncode == 0
 
 
@@ -475,5 +368,5 @@ def diff_prefixed(root: Path, base: str, head: str, prefix: str) -> bytes:
     """The diff from ``base`` to ``head`` in the repository at ``root``, its paths under ``prefix``
     (a submodule's path and a slash): as the superproject would show the submodule's files."""
     options = [o for o in DIFF_OPTIONS if not o.startswith(("--src-prefix", "--dst-prefix"))]
-    return _git(["diff", *options, f"--src-prefix=a/{prefix}", f"--dst-prefix=b/{prefix}", base, head, "--"],
+    return run(["diff", *options, f"--src-prefix=a/{prefix}", f"--dst-prefix=b/{prefix}", base, head, "--"],
                 root).stdout

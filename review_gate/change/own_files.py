@@ -32,7 +32,6 @@ and a change to it is a gap a person reviews.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -401,9 +400,3 @@ def _gaps(touched: dict[tuple[str, str], list[str]], own: OwnFiles) -> list[Gap]
                             suggestion="have a person review this edit; in CI, load the configuration from the "
                                        "base branch (--config DIR from a trusted checkout)"))
     return gaps
-
-
-def blob_ids(data: bytes) -> list[str]:
-    """The git blob ids ``data`` has in a SHA-1 and in a SHA-256 repository."""
-    header = b"blob %d\0" % len(data)
-    return [hashlib.sha1(header + data, usedforsecurity=False).hexdigest(), hashlib.sha256(header + data).hexdigest()]

@@ -7,7 +7,8 @@ import sys
 from functools import partial
 
 from review_gate import console
-from review_gate.change.own_files import blob_ids, relative
+from review_gate.change.blobs import blob_ids
+from review_gate.change.own_files import relative
 from review_gate.commands.common import find_repo_root, write_output
 from review_gate.commands.state_common import open_existing
 from review_gate.errors import StateError

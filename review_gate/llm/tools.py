@@ -321,7 +321,7 @@ class _Files:
         return any(p.casefold() == ".git" for p in parts) or (self.private is not None and self.private.match(path))
 
     def _list(self) -> Iterator[tuple[str, Entry]]:
-        from review_gate.change import git
+        from review_gate.change import blobs, git
 
         if self.revision.commit:
             for mode, kind, oid, size, raw in git.tree_files(self.root, self.revision.commit):
@@ -330,7 +330,7 @@ class _Files:
                     yield path, _entry(mode, kind, oid, size)
         elif self.revision.index:
             listed = [(mode, oid, _decoded(raw)) for mode, oid, raw in git.index_files(self.root)]
-            sizes = git.blob_sizes(self.root, [oid for mode, oid, _ in listed if mode not in ("120000", "160000")])
+            sizes = blobs.sizes(self.root, [oid for mode, oid, _ in listed if mode not in ("120000", "160000")])
             for mode, oid, path in listed:
                 if path is not None:
                     yield path, _entry(mode, "blob" if mode != "160000" else "commit", oid, sizes.get(oid))
@@ -372,16 +372,16 @@ class _Files:
             raise Refused(f"{path} is {entry.size} bytes, over the {MAX_FILE_BYTES}-byte limit: use grep")
         if entry.blob is None:
             return _read_confined(self.root, path)
-        from review_gate.change import git
+        from review_gate.change import blobs
 
-        for _, data in git.blobs(self.root, [entry.blob], MAX_FILE_BYTES):
+        for _, data in blobs.read(self.root, [entry.blob], MAX_FILE_BYTES):
             return data
         raise Refused(f"{path} could not be read from git's objects")
 
     def contents(self, paths: list[str], stop: threading.Event) -> Iterator[tuple[str, bytes | None]]:
         """(path, bytes) of each file, None for one that cannot be read (a link, too large...),
         fetched from git's objects in groups."""
-        from review_gate.change import git
+        from review_gate.change import blobs
 
         if self.revision.commit is None and not self.revision.index:
             for path in paths:
@@ -398,7 +398,7 @@ class _Files:
                 wanted.setdefault(entry.blob, []).append(path)
             else:
                 yield path, None
-        for blob, data in git.blobs(self.root, list(wanted), MAX_FILE_BYTES):  # read a group at a time
+        for blob, data in blobs.read(self.root, list(wanted), MAX_FILE_BYTES):  # read a group at a time
             _check(stop)
             for path in wanted.get(blob, ()):
                 yield path, data

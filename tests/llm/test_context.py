@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from review_gate.change import git
+from review_gate.change import blobs, git
+from review_gate.change.blobs import blob_ids
 from review_gate.change.diff_parser import parse_diff
-from review_gate.change.own_files import blob_ids
 from review_gate.llm import chunking, context, prompt
 from review_gate.llm.context import Around
 from review_gate.models import FileChange, Line
@@ -219,9 +219,9 @@ def test_git_is_asked_for_object_ids_only_never_a_revision(repo: GitRepo) -> Non
     repo.write("secret.py", "KEY = 1\n")
     repo.commit("secret")
     [real] = [i for i in blob_ids(b"KEY = 1\n") if len(i) == 40]
-    assert list(git.blobs(repo.root, [real], 100)) == [(real, b"KEY = 1\n")]
-    assert list(git.blobs(repo.root, ["HEAD:secret.py", "HEAD", "--batch", real[:7], real.upper()], 100)) == []
-    assert list(git.blobs(repo.root, [real], 3)) == []  # larger than the limit
+    assert list(blobs.read(repo.root, [real], 100)) == [(real, b"KEY = 1\n")]
+    assert list(blobs.read(repo.root, ["HEAD:secret.py", "HEAD", "--batch", real[:7], real.upper()], 100)) == []
+    assert list(blobs.read(repo.root, [real], 3)) == []  # larger than the limit
 
 
 def test_blobs_are_read_in_groups_of_bounded_size(repo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -230,8 +230,8 @@ def test_blobs_are_read_in_groups_of_bounded_size(repo: GitRepo, monkeypatch: py
         repo.write(f"f{n}.py", data)
     repo.commit("five files")
     ids = [next(i for i in blob_ids(data) if len(i) == 40) for data in contents]
-    monkeypatch.setattr(git, "BLOB_GROUP", 120)  # a group or two of these small blobs at a time
-    assert dict(git.blobs(repo.root, [*ids, "0" * 40], 1000)) == dict(zip(ids, contents, strict=True))
+    monkeypatch.setattr(blobs, "BLOB_GROUP", 120)  # a group or two of these small blobs at a time
+    assert dict(blobs.read(repo.root, [*ids, "0" * 40], 1000)) == dict(zip(ids, contents, strict=True))
 
 
 def test_no_widening_through_a_symlink_out_of_the_repository(repo: GitRepo, tmp_path: Path) -> None:
