@@ -448,11 +448,12 @@ def replay(directory: str | Path, *, config: str | Path | None = None, fail_on: 
            filter_mode: FilterMode | None = None) -> tuple[ReviewReport, ReviewReport]:
     """Decide again from a replay bundle, calling no agent: the new report (with the bundle's
     own config, or ``config``; the run's filter mode and fail-on unless given) and the bundle's.
-    With ``config``, the recorded findings are judged by its rules (``review_gate.rejudge``): a
+    With ``config``, the recorded findings are judged by its rules (``review_gate.judging.rejudge``): a
     rule it deleted or disabled drops its findings, one it changed gives them its metadata."""
-    from review_gate import __version__, rejudge
+    from review_gate import __version__
     from review_gate.config import locate_config_dir
     from review_gate.config.load import load_config
+    from review_gate.judging import rejudge
     from review_gate.pipeline.aggregate import aggregate
 
     _check(fail_on=fail_on, filter_mode=filter_mode)
@@ -580,7 +581,7 @@ def _accept_shared(given: str, reason: str, day: date | None, loaded: ReviewConf
                    *, force: bool, who: str) -> Accepted:
     """``accept --shared``: the entry written to the committed acceptances file (the config
     directory in use, else ``.review-gate/``), described from the recorded run that reported it."""
-    from review_gate import shared_acceptances
+    from review_gate.judging import shared_acceptances
     from review_gate.state import acceptance
     from review_gate.state.store import open_store
 

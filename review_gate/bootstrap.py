@@ -11,11 +11,11 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from review_gate import baseline, shared_acceptances
 from review_gate.change import blobs, git
 from review_gate.change.own_files import Link, OwnFiles, inside, link_target, locate, relative
 from review_gate.config.locations import builtin_dir, find_config_file
 from review_gate.errors import UsageError
+from review_gate.judging import baseline, shared_acceptances
 from review_gate.models import CommandAgent, LlmAgent, Packing, PRFacts, ReviewConfig
 from review_gate.models.config import AGENTS_FILE, COMPOSITION_FILE, DOMAINS_FILE, RULES_FILE
 from review_gate.pipeline.normalize import DiffRequest

@@ -9,7 +9,7 @@
     ├── InputError             the diff, the git range or a review file cannot be read
     │   ├── DiffError          malformed or truncated unified diff
     │   ├── GitError           not a repository, unknown ref, git failed
-    │   ├── MetaError          a @@@REVIEW_META block is missing or malformed (review_gate.review_meta)
+    │   ├── MetaError          a @@@REVIEW_META block is missing or malformed (review_gate.judging.review_meta)
     │   └── StateError         the run-state database is not ours, unreadable or unwritable
     ├── IncompleteError        a required agent left part of the change unreviewed, so nothing
     │                          that needs the whole review was done (exit 3, as the gate's incomplete)

@@ -133,8 +133,8 @@ async def review(
 async def judged(results: list[AgentResult], facts: PRFacts, config: ReviewConfig, root: str | None, *,
                  sweep: bool = False) -> tuple[list[AgentResult], dict[str, str]]:
     """``refine.refine`` in a worker thread, reading the repository at ``root`` when there is one."""
-    from review_gate.refine import refine
-    from review_gate.surroundings import GitSurroundings
+    from review_gate.judging.refine import refine
+    from review_gate.judging.surroundings import GitSurroundings
 
     around = GitSurroundings(Path(root), facts.base) if root is not None else None
     return await anyio.to_thread.run_sync(functools.partial(refine, results, facts, config, around,

@@ -57,9 +57,9 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "review_gate.shard": ("not", (*ENTRY, "review_gate.console", "review_gate.runner")),
     "review_gate.merge": ("not", (*ENTRY, "review_gate.console", "review_gate.runner")),
     # the dimension mapping is pure: verdicts in, findings out, shared by command and llm agents
-    "review_gate.dimensions": ("only", ("review_gate.models", "review_gate.dimensions")),
+    "review_gate.judging.dimensions": ("only", ("review_gate.models", "review_gate.judging.dimensions")),
     # recorded findings judged by another configuration's rules (replay): pure, over models
-    "review_gate.rejudge": ("only", ("review_gate.models",)),
+    "review_gate.judging.rejudge": ("only", ("review_gate.models",)),
     # what bytes are to a reviewer, and git's binary patches: pure, so any reader can share them
     "review_gate.change.text_or_binary": ("only", ("review_gate.change.binary_formats",)),
     "review_gate.change.binary_formats": ("only", ()),
@@ -71,20 +71,21 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
                                                    "review_gate.state", "review_gate.runner", "review_gate.bootstrap",
                                                    "review_gate.pipeline")),
     # findings judged where their lines live: pure over models and patterns; only surroundings reads git
-    "review_gate.refine": ("only", ("review_gate.models", "review_gate.contexts", "review_gate.path_classes",
-                                    "review_gate.placeholders", "review_gate.preexisting", "review_gate.text.regex")),
-    "review_gate.path_classes": ("only", ("review_gate.models", "review_gate.text.globs")),
-    "review_gate.contexts": ("only", ("review_gate.models",)),
-    "review_gate.placeholders": ("only", ()),
-    "review_gate.preexisting": ("only", ()),
-    "review_gate.submodule_notes": ("only", ("review_gate.models", "review_gate.fingerprint")),
+    "review_gate.judging.refine": ("only", ("review_gate.models", "review_gate.judging.rule_contexts",
+                                            "review_gate.judging.path_classes", "review_gate.judging.placeholders",
+                                            "review_gate.judging.preexisting", "review_gate.text.regex")),
+    "review_gate.judging.path_classes": ("only", ("review_gate.models", "review_gate.text.globs")),
+    "review_gate.judging.rule_contexts": ("only", ("review_gate.models",)),
+    "review_gate.judging.placeholders": ("only", ()),
+    "review_gate.judging.preexisting": ("only", ()),
+    "review_gate.judging.submodule_notes": ("only", ("review_gate.models", "review_gate.judging.fingerprint")),
     # the agent format's quoted lines are read from the change, never from the console or a caller
     "review_gate.agent_report": ("not", (*ENTRY, "review_gate.console", "review_gate.runner")),
-    "review_gate.waivers": ("only", ("review_gate.models", "review_gate.fingerprint")),
+    "review_gate.judging.waivers": ("only", ("review_gate.models", "review_gate.judging.fingerprint")),
     "review_gate.rulebook": ("only", ("review_gate.models", "review_gate.errors", "review_gate.text.globs",
                                       "review_gate.text.regex")),
-    "review_gate.shared_acceptances": ("only", ("review_gate.models", "review_gate.errors", "review_gate.config",
-                                                "review_gate.baseline")),
+    "review_gate.judging.shared_acceptances": ("only", ("review_gate.models", "review_gate.errors",
+                                                        "review_gate.config", "review_gate.judging.baseline")),
 }
 
 # Modules that import nothing of ours (each held to that by its own rule), which every layer may

@@ -1,4 +1,4 @@
-"""Findings judged where their lines live (review_gate.refine), through the real CLI on real repositories.
+"""Findings judged where their lines live (review_gate.judging.refine), through the real CLI on real repositories.
 
 Each test replays a kind of commit that the offline gate used to block wrongly on real history
 (issue 19): test code, placeholder secrets, a library's own TLS opt-out, generated and bundled

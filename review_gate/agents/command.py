@@ -3,7 +3,7 @@
 It gets the unified diff of its scope on stdin (``input: stdin``) or as a file path appended to
 its argv (``input: file``), and ``REVIEW_GATE_FILES`` in its environment. Exit 0 with findings
 JSON, SARIF, a ``@@@REVIEW_META`` review (see ``parse.review_meta_findings``) or dimension
-verdicts (``review_gate.dimensions``) on stdout is success; exit 75 (EX_TEMPFAIL) is a
+verdicts (``review_gate.judging.dimensions``) on stdout is success; exit 75 (EX_TEMPFAIL) is a
 transient fault worth a retry; any other exit is a failure carrying the tail of stderr. When it
 ends (exit, deadline, cancellation) its process group is killed, and so is every process
 carrying its mark (``strays``), even one that called setsid(): a hung program or a daemon it

@@ -1,6 +1,6 @@
 """Reading what a command agent printed: findings JSON (DESIGN §2), SARIF 2.1.0, a
 ``@@@REVIEW_META`` review (DESIGN §7), whose counts become findings as ``review_meta_findings`` says,
-or dimension verdicts, which the agent's mapping turns into findings (``review_gate.dimensions``)."""
+or dimension verdicts, which the agent's mapping turns into findings (``review_gate.judging.dimensions``)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from urllib.parse import unquote, urlparse
 
 from pydantic import ValidationError
 
-from review_gate import dimensions
 from review_gate.errors import AgentFault, MetaError
+from review_gate.judging import dimensions
+from review_gate.judging.review_meta import parse_meta
 from review_gate.models import SEVERITIES, DimensionMapping, RawFinding, Severity
-from review_gate.review_meta import parse_meta
 
 _ENGINE_FIELDS = {"agent", "fingerprint", "also_reported_by"}
 _RAW_FIELDS = set(RawFinding.model_fields)

@@ -23,6 +23,7 @@ from review_gate import __version__, bootstrap, runner
 from review_gate.batch import ingest, requests, wire
 from review_gate.batch.models import Endpoint, FrozenRun
 from review_gate.errors import AgentFault, ReviewGateError, StateError, UsageError
+from review_gate.judging.refine import refine
 from review_gate.models import (
     AgentManifest,
     AgentResult,
@@ -36,7 +37,6 @@ from review_gate.models import (
 )
 from review_gate.pipeline.aggregate import aggregate
 from review_gate.pipeline.dispatch import Listener, agent_result, dispatch
-from review_gate.refine import refine
 from review_gate.state import batches, runs
 from review_gate.state.session import RunState
 from review_gate.state.store import open_store

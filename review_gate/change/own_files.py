@@ -45,8 +45,8 @@ from review_gate.models.manifest import GapKind
 from review_gate.models.rule_context import SECRETS as SECRETS  # the category ``sealed`` files are scanned by
 
 GATE_DIRECTORY = ".review-gate"  # at the repository root: init writes the configuration here
-BASELINE_NAME = "baseline.json"  # review_gate.baseline.FILE_NAME (that module reads the configuration)
-ACCEPTANCES_NAME = "acceptances.json"  # review_gate.shared_acceptances.FILE_NAME, committed like the baseline
+BASELINE_NAME = "baseline.json"  # review_gate.judging.baseline.FILE_NAME (that module reads the configuration)
+ACCEPTANCES_NAME = "acceptances.json"  # review_gate.judging.shared_acceptances.FILE_NAME, committed like the baseline
 SEALED_POLICY = "review-gate-own-files"  # what a manifest entry names for the sealed files it scans
 MAX_LISTED = 10
 # The loop's files (review_gate.loop.files), by shape: a file of that name elsewhere is code.

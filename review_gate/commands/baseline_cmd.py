@@ -7,9 +7,10 @@ from pathlib import Path
 
 import anyio
 
-from review_gate import __version__, api, baseline, console
+from review_gate import __version__, api, console
 from review_gate.commands.common import diff_request, expiry, find_repo_root
 from review_gate.errors import IncompleteError, UsageError
+from review_gate.judging import baseline
 from review_gate.models import ReviewReport
 from review_gate.text.escape import sanitize
 

@@ -14,7 +14,7 @@ import sys
 from review_gate import console
 from review_gate.change.input_files import MIB, read_path, read_stream
 from review_gate.errors import InputError, MetaError
-from review_gate.review_meta import parse_meta
+from review_gate.judging.review_meta import parse_meta
 
 MAX_REVIEW_BYTES = 16 * MIB  # a review file a person or an agent wrote
 

@@ -173,8 +173,8 @@ def adds_waiver(payload: Payload, peers: Callable[[], Sequence[str]]) -> str | N
     an edit tool's new text over what it replaces (the file as it is, for a whole-file write),
     or a shell command's own text (``echo '# review-gate: ignore[...]' >> app.py``). ``peers``
     gives the peer codes the configuration's rules name; asked only when a comment may be one."""
-    from review_gate.waivers import MARKERS
-    from review_gate.waivers import adds_waiver as found
+    from review_gate.judging.waivers import MARKERS
+    from review_gate.judging.waivers import adds_waiver as found
 
     text = payload.command if payload.tool_name in SHELL_TOOLS else payload.new_text
     if payload.event != TOOL_EVENT or not text or not any(marker in text for marker in MARKERS):

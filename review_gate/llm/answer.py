@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from review_gate import dimensions
+from review_gate.judging import dimensions
 from review_gate.llm.schema import MAX_FINDINGS, MAX_ID, MAX_MESSAGE, MAX_PATH, MAX_TEXT
 from review_gate.models import SEVERITIES, DimensionMapping, RawFinding
 from review_gate.models.report import bounded_notes

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from review_gate import dimensions
 from review_gate.errors import AgentFault, AgentSkipped, TransientAgentFault
+from review_gate.judging import dimensions
 from review_gate.llm import chunking, client, prompt
 from review_gate.llm.answer import ParsedAnswer, parse_answer, parse_dimensions
 from review_gate.llm.context import widen

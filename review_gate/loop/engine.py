@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from review_gate.agents import strays
 from review_gate.errors import AgentFault, InputError, MetaError, UsageError
+from review_gate.judging.review_meta import parse_meta
 from review_gate.loop import agents, hil, log, pin, prompts, templates
 from review_gate.loop import store as sessions
 from review_gate.loop.files import Files, no_file, read_text, sha256, write_text
@@ -43,7 +44,6 @@ from review_gate.loop.verdict import MetaVerdict, update_review, verdict_of
 from review_gate.models import CommandAgent, LlmAgent, ReviewConfig
 from review_gate.models.loop import CRITERIA_CHECK, GATE, MANUAL, SKIP, LoopSettings
 from review_gate.models.report import summary_line
-from review_gate.review_meta import parse_meta
 from review_gate.state.store import Store
 from review_gate.state.times import utc_now
 

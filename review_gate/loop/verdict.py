@@ -26,8 +26,8 @@ import re
 from typing import Literal
 
 from review_gate.errors import UsageError
+from review_gate.judging.review_meta import ReviewMeta, parse_meta
 from review_gate.loop.model import Verdict
-from review_gate.review_meta import ReviewMeta, parse_meta
 
 MetaVerdict = Literal["PASS", "FAIL"]
 _VERDICT_LINE = re.compile(r"^([ \t]*verdict[ \t]*:[ \t]?)[^\r\n]*", re.MULTILINE)

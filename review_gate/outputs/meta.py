@@ -5,7 +5,7 @@ gate, PASS for ``pass`` and ``pass_with_warnings``, FAIL for ``fail``, ``needs_f
 ``incomplete``; ``--fail-on`` and ``--exit-zero`` move it as they move the exit code, so a
 workflow that advances on the verdict agrees with one that advances on the exit code. The
 Markdown review is the ``markdown`` format uncut (this is a file, not a GitHub comment).
-``review_gate.review_meta.parse_meta`` reads the block back.
+``review_gate.judging.review_meta.parse_meta`` reads the block back.
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from review_gate.judging.submodule_notes import submodule_warnings
+from review_gate.judging.waivers import apply as apply_inline
 from review_gate.models import (
     SEVERITIES,
     SEVERITY_RANK,
@@ -30,8 +32,6 @@ from review_gate.models import (
 from review_gate.models.manifest import Gap, ManifestEntry
 from review_gate.models.report import ReviewReport, absence_counts, absences
 from review_gate.pipeline.boundary import checked, checked_all
-from review_gate.submodule_notes import submodule_warnings
-from review_gate.waivers import apply as apply_inline
 
 DECISION_RANK = {"pass": 0, "pass_with_warnings": 1, "needs_fixes": 2, "fail": 3}
 _OPS: dict[str, Callable[[float, float], bool]] = {
@@ -237,7 +237,7 @@ def aggregate(
     ``waivers`` maps fingerprints a human accepted or a committed baseline lists to the reason
     shown for them; those findings are reported under ``waived`` and do not count. ``files_left_out``:
     how many changed files were left out before classification as the gate's own. Inline waivers
-    (``review_gate.waivers``) are read from the change's lines; ``honour_added`` false: those the
+    (``review_gate.judging.waivers``) are read from the change's lines; ``honour_added`` false: those the
     change adds waive nothing (a loop session's review).
     """
     facts, classification = checked("aggregate", facts), checked("aggregate", classification)

@@ -33,7 +33,7 @@ from tenacity.wait import wait_exponential, wait_random
 
 from review_gate.agents import KINDS, AgentContext, AgentKind, AgentOutput, AgentSpec, AgentTask
 from review_gate.errors import AgentFault, AgentSkipped, TransientAgentFault
-from review_gate.fingerprint import fingerprint, message_anchor
+from review_gate.judging.fingerprint import fingerprint, message_anchor
 from review_gate.llm.governor import Governors
 from review_gate.llm.tools import Revision
 from review_gate.models import (

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from review_gate import dimensions
+from review_gate.judging import dimensions
 from review_gate.models import DimensionMapping
 from tests.conftest import make_diff
 from tests.llm.server import LlmServer, Step

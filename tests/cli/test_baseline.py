@@ -180,8 +180,8 @@ def test_the_config_directory_baseline_comes_first(cli: Any, repo: GitRepo, tmp_
 
 def test_a_baseline_problem_is_a_baseline_error_not_a_config_error(tmp_path: Path) -> None:
     """`config validate` and the config hint catch ConfigError: a baseline is not configuration."""
-    from review_gate import baseline
     from review_gate.errors import BaselineError, ConfigError
+    from review_gate.judging import baseline
 
     path = tmp_path / "baseline.json"
     for text in ("{\"version\": 1,", json.dumps({"version": 1})):

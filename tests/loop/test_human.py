@@ -4,7 +4,7 @@ what is refused before anything runs."""
 
 from __future__ import annotations
 
-from review_gate.review_meta import parse_meta
+from review_gate.judging.review_meta import parse_meta
 from tests.loop.conftest import FLAWED, MESSAGE, LoopRig
 
 MANUAL_REVIEW = ("--approver", "review.response=manual")

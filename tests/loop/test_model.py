@@ -8,13 +8,13 @@ import itertools
 import pytest
 
 from review_gate.errors import MetaError, UsageError
+from review_gate.judging.review_meta import parse_meta
 from review_gate.loop import templates
 from review_gate.loop.log import checks
 from review_gate.loop.model import after_approval, phases_from
 from review_gate.loop.settings import effective, parse_approver
 from review_gate.loop.verdict import update_review
 from review_gate.models.loop import LoopSettings
-from review_gate.review_meta import parse_meta
 
 REVIEW = ("@@@REVIEW_META\nverdict: FAIL\nissues_total: 2\nissues_critical: 1\nmissing_inputs: 0\n"
           "reviewer: review-gate\n@@@\n## Review\n\nTwo findings.\n")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from review_gate.errors import MetaError
+from review_gate.judging.review_meta import ReviewMeta, parse_meta
 from review_gate.models import ReviewReport
 from review_gate.outputs import markdown
 from review_gate.outputs.meta import render
-from review_gate.review_meta import ReviewMeta, parse_meta
 from tests.outputs.conftest import _finding, check_golden, make_report
 
 

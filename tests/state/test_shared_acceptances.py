@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from review_gate import shared_acceptances
 from review_gate.change import own_files
+from review_gate.judging import shared_acceptances
 from tests.conftest import GitRepo
 
 INSECURE = "import requests\nr = requests.get(url, verify=False, timeout=5)\n"

@@ -8,7 +8,7 @@ closed (``"incomplete"``) or staying silent (``"list"``). The warning says how t
 
 from __future__ import annotations
 
-from review_gate.fingerprint import fingerprint
+from review_gate.judging.fingerprint import fingerprint
 from review_gate.models import Finding, PRFacts, SettingsFile
 
 AGENT = "review-gate"  # the gate's own note, not an agent's finding

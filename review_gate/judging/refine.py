@@ -4,14 +4,14 @@ Between dispatch and aggregate, each finding whose rule the configuration holds 
 the rule's settings (review-rules.json, ``models.rule_context``), in this order:
 
 1. path classes (``path_classes``): in a test, fixture, example, docs, generated, vendored or
-   minified file the rule skips the finding or lowers it (``review_gate.path_classes``);
+   minified file the rule skips the finding or lowers it (``review_gate.judging.path_classes``);
 2. placeholders (``placeholders``): a secret rule's match that holds a placeholder is dropped
-   (``review_gate.placeholders``);
-3. contexts (``contexts``): the first that applies skips or lowers it (``review_gate.contexts``);
+   (``review_gate.judging.placeholders``);
+3. contexts (``contexts``): the first that applies skips or lowers it (``review_gate.judging.rule_contexts``);
 4. ``once_per_file``: only the rule's first finding in a file stays, saying how many it stands for;
 5. pre-existing: a finding whose rule fires on the same line before the change (in the file, the
    file it was renamed from or, for a new file, the file of its name it copies; or a line the
-   change removes) is listed as waived with the reason, never counted (``review_gate.preexisting``).
+   change removes) is listed as waived with the reason, never counted (``review_gate.judging.preexisting``).
 
 A lowered finding says why in its message. Nothing here is read from the change's own
 configuration: the settings are the trusted configuration's, the ``.gitattributes`` is the base
@@ -30,13 +30,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from review_gate.contexts import Lines, applies
+from review_gate.judging.path_classes import HEAD_LINES, Classifier
+from review_gate.judging.placeholders import comment_line, placeholder, reserved_host
+from review_gate.judging.preexisting import fired_lines, normal
+from review_gate.judging.rule_contexts import Lines, applies
 from review_gate.models import SEVERITY_RANK, AgentResult, FileChange, Finding, PRFacts, ReviewConfig, Rule
 from review_gate.models.findings import PREEXISTING
 from review_gate.models.rule_context import SECRETS, Action, PathClass
-from review_gate.path_classes import HEAD_LINES, Classifier
-from review_gate.placeholders import comment_line, placeholder, reserved_host
-from review_gate.preexisting import fired_lines, normal
 from review_gate.text.regex import compile_pattern
 
 

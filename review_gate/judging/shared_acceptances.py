@@ -21,10 +21,10 @@ from typing import Annotated, Literal
 
 from pydantic import Field, ValidationError
 
-from review_gate import baseline
 from review_gate.config.load import read_json
 from review_gate.config.messages import pointer
 from review_gate.errors import BaselineError, ConfigProblem, ReviewGateError
+from review_gate.judging import baseline
 from review_gate.models.base import Frozen
 
 FILE_NAME = "acceptances.json"
