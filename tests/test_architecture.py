@@ -64,7 +64,7 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "review_gate.change.text_or_binary": ("only", ("review_gate.change.binary_formats",)),
     "review_gate.change.binary_formats": ("only", ()),
     # the pattern engine: rules and added lines in, matches out; it knows no agent, stage or sink
-    "review_gate.matching": ("only", ("review_gate.models", "review_gate.text.regex")),
+    "review_gate.agents.pattern_matching": ("only", ("review_gate.models", "review_gate.text.regex")),
     "review_gate.change.binary_patches": ("only", ()),
     # the second look at what git showed as binary reads the repository, never a caller or a sink
     "review_gate.change.binary_sections": ("not", (*ENTRY, "review_gate.console", "review_gate.outputs",
@@ -82,7 +82,7 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     # the agent format's quoted lines are read from the change, never from the console or a caller
     "review_gate.agent_report": ("not", (*ENTRY, "review_gate.console", "review_gate.runner")),
     "review_gate.judging.waivers": ("only", ("review_gate.models", "review_gate.judging.fingerprint")),
-    "review_gate.rulebook": ("only", ("review_gate.models", "review_gate.errors", "review_gate.text.globs",
+    "review_gate.config.rulebook": ("only", ("review_gate.models", "review_gate.errors", "review_gate.text.globs",
                                       "review_gate.text.regex")),
     "review_gate.judging.shared_acceptances": ("only", ("review_gate.models", "review_gate.errors",
                                                         "review_gate.config", "review_gate.judging.baseline")),

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from review_gate import schema_export
-from review_gate.schema_export import main, render, schemas
+from review_gate.models import schema_export
+from review_gate.models.schema_export import main, render, schemas
 from tests.conftest import GitRepo, make_diff
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,7 +26,7 @@ CONFIG_SCHEMAS = {
     "review-composition.json": "review-composition.schema.json",
     "review-gate.json": "review-gate.schema.json",
 }
-REGENERATE = "schemas/ is stale: regenerate it with `python -m review_gate.schema_export`"
+REGENERATE = "schemas/ is stale: regenerate it with `python -m review_gate.models.schema_export`"
 STAGE_SCHEMAS = ("facts.schema.json", "classification.schema.json", "manifest.schema.json", "gap-log.schema.json",
                  "agent-result.schema.json")
 
@@ -99,7 +99,7 @@ def test_check_lists_stale_and_missing_files_and_writes_nothing(
     assert f"stale: {target / 'review-rules.schema.json'}" in err
     assert f"stale: {target / 'report.schema.json'}" in err
     assert "review-domains.schema.json" not in err
-    assert "python -m review_gate.schema_export" in err
+    assert "python -m review_gate.models.schema_export" in err
     assert (target / "review-rules.schema.json").read_text(encoding="utf-8") == "{}\n"
     assert not (target / "report.schema.json").exists()
 
@@ -121,7 +121,7 @@ def test_default_directory_is_the_top_level_schemas_folder() -> None:
 
 
 def test_runs_as_a_module() -> None:
-    result = subprocess.run([sys.executable, "-m", "review_gate.schema_export", "--check"],
+    result = subprocess.run([sys.executable, "-m", "review_gate.models.schema_export", "--check"],
                             capture_output=True, text=True, check=False, cwd=ROOT)
     assert result.returncode == 0, result.stderr
 

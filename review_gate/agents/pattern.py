@@ -1,6 +1,6 @@
 """Agent kind ``pattern``: the RE2 patterns of its rules over added lines. Offline, linear time.
 
-The matching itself is ``review_gate.matching``'s (rules and added lines in, matches out); this
+The matching itself is ``review_gate.agents.pattern_matching``'s (rules and added lines in, matches out); this
 module says which files each rule reads and makes the matches findings.
 
 The scan runs in a worker thread that cannot be killed, so it stops by itself: it looks at a
@@ -15,11 +15,10 @@ import threading
 
 import anyio.to_thread
 
-from review_gate import matching
-from review_gate.agents import base
+from review_gate.agents import base, pattern_matching
 from review_gate.agents.base import AgentContext, AgentOutput, AgentSpec, AgentTask
+from review_gate.agents.pattern_matching import Cancelled as Cancelled  # what scan raises when told to stop
 from review_gate.change.own_files import SECRETS
-from review_gate.matching import Cancelled as Cancelled  # what scan raises when told to stop
 from review_gate.models import RawFinding, Rule
 from review_gate.text.globs import Globs
 
@@ -65,7 +64,7 @@ def quote(line: str, start: int, end: int, redact: bool) -> str:
 
 
 def scan(task: AgentTask, stop: threading.Event | None = None) -> AgentOutput:
-    """Every rule's matches on the added lines (``review_gate.matching``); raises Cancelled soon
+    """Every rule's matches on the added lines (``review_gate.agents.pattern_matching``); raises Cancelled soon
     after ``stop`` is set."""
     rules = [r for r in task.rules if r.pattern]
     if not rules or not task.files:
@@ -74,7 +73,7 @@ def scan(task: AgentTask, stop: threading.Event | None = None) -> AgentOutput:
     names = [[p, *task.aliases.get(p, ())] for p in paths]
     sealed = [f.secrets_only for f in task.files]
     allowed = [_allowed_files(rule, names, sealed) for rule in rules]
-    found = matching.find([r.pattern or "" for r in rules], task.files, allowed,
+    found = pattern_matching.find([r.pattern or "" for r in rules], task.files, allowed,
                           [r.category == SECRETS for r in rules], stop)
     return AgentOutput(findings=[
         _finding(rules[m.rule], paths[m.file], m.line, m.end_line,

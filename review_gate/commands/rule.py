@@ -7,8 +7,9 @@ import argparse
 import json
 import sys
 
-from review_gate import api, console, rulebook
+from review_gate import api, console
 from review_gate.commands.common import find_repo_root
+from review_gate.config import rulebook
 from review_gate.models import ReviewConfig
 from review_gate.text.escape import json_safe, sanitize
 

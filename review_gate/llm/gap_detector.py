@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from review_gate import gap_patches
+from review_gate.config import gap_patches
 from review_gate.config.locations import find_config_file
 from review_gate.errors import AgentFault
 from review_gate.llm import client, prompt

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from review_gate import gap_patches as patches
+from review_gate.config import gap_patches as patches
 from review_gate.errors import UsageError
 from review_gate.models import AgentManifest, AgentRequest, Gap, LlmAgent, PRClassification, PRFacts, ReviewConfig
 from review_gate.models.config import COMPOSITION_FILE, DOMAINS_FILE
@@ -88,7 +88,7 @@ def missed(classification: PRClassification, manifest: AgentManifest, config: Re
     """The gaps of the configuration, deterministic: changed files no domain claims (grouped by
     extension), touched domains no policy routes, dispatched agents the registry does not know,
     files named like configuration, and changed files no agent will see. A gap that a config
-    entry closes carries that entry as a patch (``review_gate.gap_patches``)."""
+    entry closes carries that entry as a patch (``review_gate.config.gap_patches``)."""
     gaps: list[Gap] = []
     by_glob: dict[tuple[str, str], list[str]] = defaultdict(list)
     for path in classification.unclassified:

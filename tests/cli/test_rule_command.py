@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from review_gate import rulebook
+from review_gate.config import rulebook
 from review_gate.config.load import load_config
 from tests.conftest import GitRepo
 

@@ -5,8 +5,8 @@ They are generated from the models, never written by hand, and checked in under 
 so that editors can validate a config file as it is typed (``"$schema": "..."`` in the file)
 and tools can validate a report without installing review-gate.
 
-    python -m review_gate.schema_export            # rewrite schemas/*.json
-    python -m review_gate.schema_export --check    # exit 1 when a checked-in file is stale
+    python -m review_gate.models.schema_export            # rewrite schemas/*.json
+    python -m review_gate.models.schema_export --check    # exit 1 when a checked-in file is stale
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from review_gate.models.config import AGENTS_FILE, COMPOSITION_FILE, DOMAINS_FIL
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 BASE_ID = "https://raw.githubusercontent.com/review-gate/review-gate/main/schemas/"
-SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
+SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas"  # the repository's schemas/, beside the package
 
 DESCRIPTIONS = {
     RULES_FILE: "The rules agents check: severity, category, the agent that runs each one and, for "
@@ -115,7 +115,7 @@ def write_all(directory: Path) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m review_gate.schema_export",
+        prog="python -m review_gate.models.schema_export",
         description="Generate the published JSON Schemas from the models into schemas/.")
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 and list the files that are stale")
@@ -128,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name in stale:
             sys.stderr.write(f"stale: {directory / name}\n")
         if stale:
-            sys.stderr.write("regenerate them with `python -m review_gate.schema_export`\n")
+            sys.stderr.write("regenerate them with `python -m review_gate.models.schema_export`\n")
             return 1
         sys.stdout.write(f"{len(schemas())} schemas up to date in {directory}\n")
         return 0
