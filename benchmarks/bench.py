@@ -681,9 +681,9 @@ def bench_store_write(table: Table, work: Path, big: Path) -> None:
     try:
         import anyio
 
-        from review_gate import runner
         from review_gate.config import load_config
         from review_gate.models import AgentManifest, AgentResult, Finding, ManifestEntry, Plan
+        from review_gate.pipeline import runner
         from review_gate.pipeline.aggregate import aggregate
         from review_gate.pipeline.normalize import DiffRequest
         from review_gate.state import pairs, runs

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Literal, ParamSpec, TypeVar
 import anyio
 import anyio.to_thread
 
-from review_gate import bootstrap, bundle, checks, runner
+from review_gate import bundle
 from review_gate.change import git
 from review_gate.change import intent as purpose
 from review_gate.change.blobs import blob_ids
@@ -60,6 +60,7 @@ from review_gate.models import (
     ReviewConfig,
     ReviewReport,
 )
+from review_gate.pipeline import arguments, bootstrap, runner
 from review_gate.pipeline.gap_detect import check_requests
 from review_gate.pipeline.normalize import DiffRequest
 from review_gate.pipeline.options import Listener
@@ -91,11 +92,11 @@ def change(*, cwd: str | Path | None = None, base: str | None = None, head: str 
     ref being pushed to ``remote`` with no range known (everything the remote lacks)."""
     _typed(texts={"pushed": pushed, "remote": remote}, flags={"staged": staged}, paths={"diff_file": diff_file})
     for name, value in (("base", base), ("head", head), ("pushed", pushed), ("remote", remote)):
-        checks.ref(name, value)
+        arguments.ref(name, value)
     if diff is not None and not isinstance(diff, (bytes, bytearray)):
-        raise UsageError(f"diff {checks.shown(diff)}: not bytes", fix="give diff as the bytes of a unified diff "
+        raise UsageError(f"diff {arguments.shown(diff)}: not bytes", fix="give diff as the bytes of a unified diff "
                                                                        "(text.encode())")
-    root = git.repo_root(checks.workdir(cwd))
+    root = git.repo_root(arguments.workdir(cwd))
     root_str = str(root) if root else None
     if diff is not None or diff_file is not None:
         clash = [name for name, value in (("base", base), ("head", head), ("staged", staged),
@@ -112,7 +113,7 @@ def change(*, cwd: str | Path | None = None, base: str | None = None, head: str 
                              fix="name a unified diff file")
         return DiffRequest(mode="file", path=str(path), repo_root=root_str)
     if root_str is None:
-        raise GitError(f"{checks.workdir(cwd)} is not inside a git repository",
+        raise GitError(f"{arguments.workdir(cwd)} is not inside a git repository",
                        fix="review a diff instead, or run in a repository")
     if pushed is not None:
         return DiffRequest(mode="push", repo_root=root_str, head=pushed, remote=remote)
@@ -130,11 +131,11 @@ def _typed(*, texts: dict[str, object] | None = None, flags: dict[str, object] |
     """Arguments of the wrong type, refused by name before anything runs: a caller in Python can
     pass anything, and a TypeError from deep inside names nothing the caller wrote."""
     for name, value in (texts or {}).items():
-        checks.text(name, value)
+        arguments.text(name, value)
     for name, value in (flags or {}).items():
-        checks.flag(name, value)
+        arguments.flag(name, value)
     for name, value in (paths or {}).items():
-        checks.pathlike(name, value)
+        arguments.pathlike(name, value)
 
 
 def _check(*, fail_on: str | None = None, filter_mode: str | None = None, concurrency: int | None = None,
@@ -142,13 +143,13 @@ def _check(*, fail_on: str | None = None, filter_mode: str | None = None, concur
            packing: str | None = None, shard: tuple[int, int] | None = None) -> None:
     """The arguments of how a review runs, checked before anything is read: a bad one is a
     UsageError naming it (what the CLI's own choices and checks refuse)."""
-    checks.choice("fail_on", fail_on, checks.FAIL_ON)
-    checks.choice("filter_mode", filter_mode, checks.FILTER_MODES)
-    checks.choice("packing", packing, checks.PACKINGS)
-    checks.concurrency(concurrency)
-    checks.timeout(agent_timeout)
-    checks.shard(shard)
-    checks.formats(outputs)
+    arguments.choice("fail_on", fail_on, arguments.FAIL_ON)
+    arguments.choice("filter_mode", filter_mode, arguments.FILTER_MODES)
+    arguments.choice("packing", packing, arguments.PACKINGS)
+    arguments.concurrency(concurrency)
+    arguments.timeout(agent_timeout)
+    arguments.shard(shard)
+    arguments.formats(outputs)
 
 
 def _setup(request: DiffRequest, *, config: str | Path | None, offline: bool, concurrency: int | None = None,
@@ -221,10 +222,10 @@ async def review_async(
     _typed(flags={"offline": offline, "use_baseline": use_baseline, "state": state, "cache": cache,
                   "added_waivers": added_waivers},
            paths={"config": config, "baseline": baseline, "bundle_dir": bundle_dir, "constitution": constitution})
-    checks.utc_stamp("accepted_before", accepted_before)
+    arguments.utc_stamp("accepted_before", accepted_before)
     intent = purpose.check(intent)
     if reuse_only is not None:
-        checks.texts("reuse_only", reuse_only)
+        arguments.texts("reuse_only", reuse_only)
     _request(request)
     request = request or change(cwd=cwd, base=base, head=head, staged=staged, diff=diff, diff_file=diff_file)
     setup = _setup(request, config=config, offline=offline, concurrency=concurrency, timeout=agent_timeout,
@@ -262,16 +263,16 @@ class _How:
 
 def _request(request: object) -> None:
     if request is not None and not isinstance(request, DiffRequest):
-        raise UsageError(f"request {checks.shown(request)}: not a change", fix="make it with api.change(...)")
+        raise UsageError(f"request {arguments.shown(request)}: not a change", fix="make it with api.change(...)")
 
 
 def agent_requests(pairs: Sequence[tuple[str, str]]) -> list[AgentRequest]:
     """(``ID`` or ``ID:GLOB``, reason) pairs as AgentRequests; an agent id has no ``:``."""
-    checks.pairs("add_agents", pairs, '[("security-reviewer", "touches auth")]')
+    arguments.pairs("add_agents", pairs, '[("security-reviewer", "touches auth")]')
     requests = []
     for target, reason in pairs:
-        checks.text("added agent", target, optional=False)
-        checks.text(f"the reason for {target}", reason, optional=False)
+        arguments.text("added agent", target, optional=False)
+        arguments.text(f"the reason for {target}", reason, optional=False)
         agent, colon, glob = target.partition(":")
         if not agent or (colon and not glob):
             raise UsageError(f"added agent {target!r}: give an agent id, or ID:GLOB with a glob after the colon",
@@ -406,14 +407,14 @@ def explain(paths: Sequence[str], *, cwd: str | Path | None = None,
     from review_gate.pipeline.classify import classify
     from review_gate.pipeline.compose import policy_scope
 
-    checks.texts("paths", paths, empty=False)
+    arguments.texts("paths", paths, empty=False)
     if len(paths) > MAX_EXPLAIN_PATHS:
         raise UsageError(f"explain: {len(paths):,} paths, more than {MAX_EXPLAIN_PATHS:,} at once",
                          fix="explain fewer paths at a time (`review-gate plan` shows the whole change)")
     for raw in paths:
-        checks.path_size("explain path", raw)
+        arguments.path_size("explain path", raw)
     _typed(paths={"config": config})
-    where = checks.workdir(cwd)
+    where = arguments.workdir(cwd)
     root = git.repo_root(where)
     for raw in paths:
         if ((root or where) / raw).is_dir():
@@ -500,20 +501,20 @@ def accept(id_or_fingerprint: str, reason: str, expires: date | str | None = Non
     from review_gate.state import acceptance
     from review_gate.state.store import open_store, state_file
 
-    checks.text("id_or_fingerprint", id_or_fingerprint, optional=False)
-    checks.text("reason", reason, optional=False)
-    checks.flag("force", force)
+    arguments.text("id_or_fingerprint", id_or_fingerprint, optional=False)
+    arguments.text("reason", reason, optional=False)
+    arguments.flag("force", force)
     _typed(texts={"who": who}, paths={"config": config})
     if expires is not None and not isinstance(expires, (date, str)):
-        raise UsageError(f"expires {checks.shown(expires)}: not a date", fix="give it as a date or YYYY-MM-DD")
+        raise UsageError(f"expires {arguments.shown(expires)}: not a date", fix="give it as a date or YYYY-MM-DD")
     given = _finding_id(id_or_fingerprint)
     if not reason.strip():
         raise UsageError("the reason is empty", fix="say why the finding is accepted")
     day = _last_day(expires)
-    root = git.repo_root(checks.workdir(cwd))
+    root = git.repo_root(arguments.workdir(cwd))
     loaded = load(config, root)
     path = state_file(loaded, root)
-    checks.flag("shared", shared)
+    arguments.flag("shared", shared)
     if shared:
         return _accept_shared(given, reason.strip(), day, loaded, root, path, force=force, who=who or person())
     store = open_store(path, create=force)
@@ -548,13 +549,13 @@ def ack(id_or_fingerprint: str, reason: str, *, cwd: str | Path | None = None, c
     from review_gate.state import acceptance
     from review_gate.state.store import open_store, state_file
 
-    checks.text("id_or_fingerprint", id_or_fingerprint, optional=False)
-    checks.text("reason", reason, optional=False)
+    arguments.text("id_or_fingerprint", id_or_fingerprint, optional=False)
+    arguments.text("reason", reason, optional=False)
     _typed(texts={"who": who}, paths={"config": config})
     given = _finding_id(id_or_fingerprint)
     if not reason.strip():
         raise UsageError("the reason is empty", fix="say what you saw, or what will be done about it")
-    root = git.repo_root(checks.workdir(cwd))
+    root = git.repo_root(arguments.workdir(cwd))
     path = state_file(load(config, root), root)
     store = open_store(path, create=False)
     if store is None:
@@ -611,7 +612,7 @@ def _accept_shared(given: str, reason: str, day: date | None, loaded: ReviewConf
 def _last_day(value: date | str | None) -> date | None:
     """An acceptance's last day: a date or YYYY-MM-DD, today or later."""
     if isinstance(value, str):
-        return checks.last_day("expiry", value)
+        return arguments.last_day("expiry", value)
     if value is not None and value < date.today():
         raise UsageError(f"expiry {value.isoformat()}: that day has passed; the waiver would never apply",
                          fix="give the last day it should apply: today or later")
@@ -679,8 +680,8 @@ async def sweep_async(
     sweep of an unchanged tree reuses every pair and calls no agent."""
     _check(fail_on=fail_on, filter_mode=filter_mode, concurrency=concurrency, agent_timeout=agent_timeout,
            outputs=outputs, packing=packing, shard=shard)
-    checks.texts("paths", paths)
-    checks.ref("since", since)
+    arguments.texts("paths", paths)
+    arguments.ref("since", since)
     _typed(flags={"offline": offline, "use_baseline": use_baseline, "state": state, "cache": cache},
            paths={"config": config, "baseline": baseline, "bundle_dir": bundle_dir, "constitution": constitution})
     setup, swept = await _swept(paths, since=since, cwd=cwd, max_file_bytes=max_file_bytes, config=config,
@@ -702,14 +703,14 @@ async def _swept(paths: Sequence[str], *, since: str | None, cwd: str | Path | N
     """The setup of a sweep (the arguments of ``_setup``) and its synthesized change."""
     from review_gate.sweep import MAX_FILE_BYTES, sweep_facts
 
-    where = checks.workdir(cwd)
+    where = arguments.workdir(cwd)
     root = git.repo_root(where)
     if root is None:
         raise GitError(f"{where} is not inside a git repository",
                        fix="run the sweep in the repository whose files it should review")
     if max_file_bytes is not None and (isinstance(max_file_bytes, bool) or not isinstance(max_file_bytes, int)
                                        or max_file_bytes < 1):
-        raise UsageError(f"--max-file-bytes {checks.shown(max_file_bytes)}: must be a whole number, at least 1",
+        raise UsageError(f"--max-file-bytes {arguments.shown(max_file_bytes)}: must be a whole number, at least 1",
                          fix="give the size in bytes past which a file is not read, e.g. 1000000")
     request = DiffRequest(mode="worktree", repo_root=str(root))
     setup = _setup(request, config=config, offline=offline, concurrency=concurrency, timeout=agent_timeout,
@@ -791,8 +792,8 @@ async def batch_submit_async(
     _check(fail_on=fail_on, filter_mode=filter_mode, concurrency=concurrency, agent_timeout=agent_timeout,
            outputs=outputs, packing=packing)
     if sweep is not None:
-        checks.texts("sweep", sweep)
-    checks.ref("since", since)
+        arguments.texts("sweep", sweep)
+    arguments.ref("since", since)
     _typed(flags={"use_baseline": use_baseline, "cache": cache},
            paths={"config": config, "baseline": baseline, "bundle_dir": bundle_dir, "constitution": constitution})
     _request(request)
@@ -845,7 +846,7 @@ def _state_path(cwd: str | Path | None, config: str | Path | None) -> tuple[Path
     from review_gate.state.store import state_file
 
     _typed(paths={"config": config})
-    root = git.repo_root(checks.workdir(cwd))
+    root = git.repo_root(arguments.workdir(cwd))
     loaded = load_config(locate_config_dir(str(config) if config is not None else None, root))
     return root, state_file(loaded, root)
 
@@ -856,7 +857,7 @@ async def batch_status_async(run: str | None = None, *, cwd: str | Path | None =
     or suffix, ``last``; default: the newest run still waiting, else the newest batch run)."""
     from review_gate.batch import service
 
-    checks.text("run", run)
+    arguments.text("run", run)
     _, path = _state_path(cwd, config)
     async with runner.connect() as http:
         seen = await service.status(path, run, http)
@@ -873,7 +874,7 @@ async def batch_collect_async(run: str | None = None, *, cwd: str | Path | None 
     from review_gate.batch import service
 
     _check(outputs=outputs)
-    checks.text("run", run)
+    arguments.text("run", run)
     _typed(paths={"bundle_dir": bundle_dir})
     root, path = _state_path(cwd, config)
     async with runner.connect() as http:
@@ -913,12 +914,12 @@ def merge(reports: Sequence[str | Path], *, cwd: str | Path | None = None, confi
 
     _check(fail_on=fail_on, outputs=outputs)
     if isinstance(reports, (str, bytes)) or not isinstance(reports, (list, tuple)):
-        raise UsageError(f"reports {checks.shown(reports)}: not a list of paths", fix="give the shards' JSON reports "
-                                                                                       "as a list of paths")
+        raise UsageError(f"reports {arguments.shown(reports)}: not a list of paths",
+                         fix="give the shards' JSON reports as a list of paths")
     for report_path in reports:
-        checks.pathlike("report", report_path)
+        arguments.pathlike("report", report_path)
     _typed(paths={"config": config})
-    root = git.repo_root(checks.workdir(cwd))
+    root = git.repo_root(arguments.workdir(cwd))
     loaded = load_config(locate_config_dir(str(config) if config is not None else None, root))
     parts = [(str(path), merging.read(Path(path))) for path in reports]
     report = merging.merge(parts, loaded, run_id=runner.new_run_id(), tool_version=__version__, fail_on=fail_on)

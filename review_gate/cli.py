@@ -635,7 +635,7 @@ def _given_paths(args: argparse.Namespace) -> list[tuple[str, str]]:
 
 def _check_paths(args: argparse.Namespace) -> None:
     """Refuse a path the OS would refuse (too long, a NUL byte) before anything reads it."""
-    from review_gate.checks import path_size
+    from review_gate.pipeline.arguments import path_size
 
     for name, value in _given_paths(args):
         path_size(name, value)

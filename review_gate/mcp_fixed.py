@@ -17,8 +17,9 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from review_gate import api, checks
+from review_gate import api
 from review_gate.models import FailOn
+from review_gate.pipeline import arguments
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ class Fixed:
         from review_gate.state.store import companions, state_location
 
         if config is not None:
-            checks.pathlike("--config", config)
+            arguments.pathlike("--config", config)
         root = git.repo_root(Path.cwd())
         loaded = api.load(config, root)
         if loaded.directory is None:
@@ -78,7 +79,7 @@ class Fixed:
         from review_gate.change import git
         from review_gate.errors import UsageError
 
-        root = git.repo_root(checks.workdir(cwd))
+        root = git.repo_root(arguments.workdir(cwd))
         if self.other_repo or (root is not None and self.root is not None and root.resolve() == self.root):
             return cwd
         where = f"the one this server reviews, {self.root}" if self.root else "this server started outside one"
@@ -94,7 +95,7 @@ class Fixed:
         if config is None:
             return self.config
         given = _path(config, cwd)
-        checks.pathlike("config", given)
+        arguments.pathlike("config", given)
         if self.other_config:
             return given
         try:
@@ -113,7 +114,7 @@ class Fixed:
         from review_gate.errors import UsageError
 
         wanted = fail_on or self.fail_on
-        if not self.weaker_fail_on and checks.FAIL_ON.index(wanted) > checks.FAIL_ON.index(self.fail_on):
+        if not self.weaker_fail_on and arguments.FAIL_ON.index(wanted) > arguments.FAIL_ON.index(self.fail_on):
             raise UsageError(f"fail_on {wanted}: a weaker gate than the configuration's ({self.fail_on})",
                              fix="leave fail_on out or ask for a stricter one; a person who means a weaker gate "
                                  "starts the server with --allow-weaker-fail-on")
@@ -130,7 +131,7 @@ class Fixed:
         from review_gate.llm.client import missing_key
         from review_gate.models import LlmAgent
 
-        config = api.load(directory, git.repo_root(checks.workdir(cwd)))
+        config = api.load(directory, git.repo_root(arguments.workdir(cwd)))
         running = sorted(a.id for a in config.agents.agents
                          if isinstance(a, LlmAgent) and a.enabled and missing_key(a) is None)
         if running:

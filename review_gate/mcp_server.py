@@ -41,11 +41,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec, TypeVar
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 
-from review_gate import __version__, agent_report, api, checks
+from review_gate import __version__, agent_report, api
 from review_gate.errors import ReviewGateError
 from review_gate.mcp_fixed import Fixed
 from review_gate.models import Finding, Gap
 from review_gate.outputs.agent import MAX_CHARS, MIN_CHARS
+from review_gate.pipeline.arguments import MAX_PATH_BYTES, MAX_REF_CHARS, workdir
 from review_gate.text.escape import sanitize
 
 if TYPE_CHECKING:
@@ -58,8 +59,8 @@ MAX_FINDINGS = 200  # findings returned as data; the report in `format` counts t
 MAX_FILES = 500
 MAX_INTENT = 64 * 1024  # characters; review_gate.change.intent bounds its UTF-8 bytes the same
 MAX_PATHS = 1000  # paths one explain call takes (api.MAX_EXPLAIN_PATHS)
-MAX_PATH = checks.MAX_PATH_BYTES
-MAX_REF = checks.MAX_REF_CHARS
+MAX_PATH = MAX_PATH_BYTES
+MAX_REF = MAX_REF_CHARS
 MAX_DIFF_CHARS = 64_000_000  # the text of a diff a call passes (a diff file may be larger: run the CLI)
 MAX_TEXT = 2000  # a reason, a task id
 MAX_ADDED = 50  # agents one review call adds
@@ -385,7 +386,7 @@ async def loop_status(task: Annotated[str | None, Field(max_length=MAX_TEXT, des
         from review_gate.loop.status import collect
         from review_gate.state.store import open_store, state_file
 
-        root = git.repo_root(checks.workdir(where))
+        root = git.repo_root(workdir(where))
         if root is None:
             raise GitError("the loop works on a git repository's working tree, and this is not inside one",
                            fix="start the server in the repository the coder works in")

@@ -29,23 +29,21 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
                                    "review_gate.state.cache_dir", "review_gate.state.open_databases")),
     # which files this process has an SQLite connection to: pure, so every reader can ask it
     "review_gate.state.open_databases": ("only", ()),
-    # stages never import the CLI, an output format, the terminal or the state, nor who calls them
-    "review_gate.pipeline": ("not", (*ENTRY, "review_gate.outputs", "review_gate.console", "review_gate.state",
-                                     "review_gate.runner", "review_gate.bootstrap", "review_gate.loop")),
+    # nothing in pipeline/ knows who calls it
+    "review_gate.pipeline": ("not", (*ENTRY, "review_gate.console", "review_gate.loop")),
+    # stages never import an output format or the state, nor what runs them (the rules of STAGES below)
     # agents never import a stage
     "review_gate.agents": ("not", (*ENTRY, "review_gate.pipeline", "review_gate.outputs", "review_gate.console",
-                                   "review_gate.state", "review_gate.runner", "review_gate.bootstrap")),
+                                   "review_gate.state")),
     # llm/ (prompts, providers, answers) never imports agents/
     "review_gate.llm": ("not", (*ENTRY, "review_gate.agents", "review_gate.pipeline", "review_gate.outputs",
-                                "review_gate.console", "review_gate.state", "review_gate.runner",
-                                "review_gate.bootstrap")),
+                                "review_gate.console", "review_gate.state")),
     # configuration: files in, models out; messages escape with the pure helper
     "review_gate.config": ("not", (*ENTRY, "review_gate.console", "review_gate.outputs", "review_gate.pipeline",
-                                   "review_gate.agents", "review_gate.llm", "review_gate.state",
-                                   "review_gate.runner", "review_gate.bootstrap")),
+                                   "review_gate.agents", "review_gate.llm", "review_gate.state")),
     # the runner and its bootstrap serve every caller and know none of them
-    "review_gate.runner": ("not", (*ENTRY, "review_gate.outputs", "review_gate.console")),
-    "review_gate.bootstrap": ("not", (*ENTRY, "review_gate.outputs", "review_gate.console")),
+    "review_gate.pipeline.runner": ("not", (*ENTRY, "review_gate.outputs", "review_gate.console")),
+    "review_gate.pipeline.bootstrap": ("not", (*ENTRY, "review_gate.outputs", "review_gate.console")),
     # the loop calls the API like the CLI and the MCP server do (DESIGN §8); it never reaches into
     # stages, and it reports through the Reporter its caller passes, never the console
     "review_gate.loop": ("not", ("review_gate.cli", "review_gate.commands", "review_gate.mcp_server",
@@ -53,9 +51,9 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     # provider batches run the stages as the runner does, for every caller alike
     "review_gate.batch": ("not", (*ENTRY, "review_gate.outputs", "review_gate.console")),
     # sweeps make a change, shards split a plan, merge joins reports: pure steps the API composes
-    "review_gate.sweep": ("not", (*ENTRY, "review_gate.console", "review_gate.runner", "review_gate.state")),
-    "review_gate.shard": ("not", (*ENTRY, "review_gate.console", "review_gate.runner")),
-    "review_gate.merge": ("not", (*ENTRY, "review_gate.console", "review_gate.runner")),
+    "review_gate.sweep": ("not", (*ENTRY, "review_gate.console", "review_gate.pipeline.runner", "review_gate.state")),
+    "review_gate.shard": ("not", (*ENTRY, "review_gate.console", "review_gate.pipeline.runner")),
+    "review_gate.merge": ("not", (*ENTRY, "review_gate.console", "review_gate.pipeline.runner")),
     # the dimension mapping is pure: verdicts in, findings out, shared by command and llm agents
     "review_gate.judging.dimensions": ("only", ("review_gate.models", "review_gate.judging.dimensions")),
     # recorded findings judged by another configuration's rules (replay): pure, over models
@@ -68,8 +66,7 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "review_gate.change.binary_patches": ("only", ()),
     # the second look at what git showed as binary reads the repository, never a caller or a sink
     "review_gate.change.binary_sections": ("not", (*ENTRY, "review_gate.console", "review_gate.outputs",
-                                                   "review_gate.state", "review_gate.runner", "review_gate.bootstrap",
-                                                   "review_gate.pipeline")),
+                                                   "review_gate.state", "review_gate.pipeline")),
     # findings judged where their lines live: pure over models and patterns; only surroundings reads git
     "review_gate.judging.refine": ("only", ("review_gate.models", "review_gate.judging.rule_contexts",
                                             "review_gate.judging.path_classes", "review_gate.judging.placeholders",
@@ -80,13 +77,19 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "review_gate.judging.preexisting": ("only", ()),
     "review_gate.judging.submodule_notes": ("only", ("review_gate.models", "review_gate.judging.fingerprint")),
     # the agent format's quoted lines are read from the change, never from the console or a caller
-    "review_gate.agent_report": ("not", (*ENTRY, "review_gate.console", "review_gate.runner")),
+    "review_gate.agent_report": ("not", (*ENTRY, "review_gate.console", "review_gate.pipeline.runner")),
     "review_gate.judging.waivers": ("only", ("review_gate.models", "review_gate.judging.fingerprint")),
     "review_gate.config.rulebook": ("only", ("review_gate.models", "review_gate.errors", "review_gate.text.globs",
                                       "review_gate.text.regex")),
     "review_gate.judging.shared_acceptances": ("only", ("review_gate.models", "review_gate.errors",
                                                         "review_gate.config", "review_gate.judging.baseline")),
 }
+# the stages (and what they hand each other) never import the CLI, an output format, the terminal
+# or the state, nor what runs them
+STAGES = ("normalize", "classify", "compose", "gap_detect", "dispatch", "aggregate", "options", "boundary")
+STAGE_RULE = ("not", (*ENTRY, "review_gate.outputs", "review_gate.console", "review_gate.state", "review_gate.loop",
+                      "review_gate.pipeline.runner", "review_gate.pipeline.bootstrap"))
+RULES.update({f"review_gate.pipeline.{stage}": STAGE_RULE for stage in STAGES})
 
 # Modules that import nothing of ours (each held to that by its own rule), which every layer may
 # import: whoever reads a file of the working tree must ask which files this process has an
@@ -233,7 +236,7 @@ def test_stages_name_no_command_line_flag_in_their_errors() -> None:
     flag = re.compile(r"(?<![\w-])--[a-z][a-z-]+")
     found = []
     for name, path in MODULES.items():
-        if not _in(name, "review_gate.pipeline"):
+        if name != "review_gate.pipeline" and not any(_in(name, f"review_gate.pipeline.{s}") for s in STAGES):
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Raise) and node.exc is not None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import anyio
 import anyio.to_thread
 
-from review_gate import __version__, bootstrap, runner
+from review_gate import __version__
 from review_gate.batch import ingest, requests, wire
 from review_gate.batch.models import Endpoint, FrozenRun
 from review_gate.errors import AgentFault, ReviewGateError, StateError, UsageError
@@ -35,6 +35,7 @@ from review_gate.models import (
     PRFacts,
     ReviewReport,
 )
+from review_gate.pipeline import bootstrap, runner
 from review_gate.pipeline.aggregate import aggregate
 from review_gate.pipeline.dispatch import Listener, agent_result, dispatch
 from review_gate.state import batches, runs

@@ -8,30 +8,30 @@ import sys
 from datetime import date
 from pathlib import Path
 
-from review_gate import checks
 from review_gate.change import git
 from review_gate.change.input_files import read_stream
 from review_gate.config import load_config, locate_config_dir
 from review_gate.errors import GitError, InputError, ReviewGateError, UsageError
 from review_gate.models import ReviewConfig
+from review_gate.pipeline import arguments
 from review_gate.pipeline.normalize import DIFF_TOO_BIG_FIX, DiffRequest, diff_limit
 from review_gate.text.escape import sanitize
 
 
 def check_timeout(seconds: float | None) -> None:
     """--timeout: a finite number of seconds (float() also reads nan, inf and 1e999)."""
-    checks.timeout(seconds, "--timeout")
+    arguments.timeout(seconds, "--timeout")
 
 
 def check_concurrency(value: int | None) -> None:
     """--concurrency: as review-gate.json's concurrency, 1 to MAX_CONCURRENCY agents at once."""
-    checks.concurrency(value, "--concurrency")
+    arguments.concurrency(value, "--concurrency")
 
 
 def expiry(text: str) -> date:
     """--expires of ``accept`` and ``baseline``: the last day the waiver applies (inclusive), a
     YYYY-MM-DD date, today or later."""
-    return checks.last_day("--expires", text)
+    return arguments.last_day("--expires", text)
 
 
 def find_repo_root() -> Path | None:

@@ -11,12 +11,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from review_gate.checks import MAX_TIMEOUT_S
 from review_gate.errors import UsageError
 from review_gate.hooks import HOSTS
 from review_gate.hooks.base import MAX_PAYLOAD, read_payload
 from review_gate.hooks.gate import RESERVE_S, Options, decide
 from review_gate.outputs.agent import MIN_CHARS
+from review_gate.pipeline.arguments import MAX_TIMEOUT_S
 
 MIN_BUDGET_S = 2 * RESERVE_S
 

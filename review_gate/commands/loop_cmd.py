@@ -81,7 +81,7 @@ def _opened(args: argparse.Namespace, *, create: bool = True) -> Iterator[_Opene
 
 def _engine(opened: _Opened, session: Session | None = None) -> Loop:
     """The engine for ``session``, with the configuration it was started with."""
-    from review_gate.bootstrap import standards
+    from review_gate.pipeline.bootstrap import standards
 
     config = opened.config
     if session is not None and session.config_dir != config.directory:

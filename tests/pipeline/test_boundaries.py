@@ -17,7 +17,7 @@ from review_gate.pipeline import boundary
 from review_gate.pipeline.classify import classify
 from review_gate.pipeline.compose import compose
 from review_gate.pipeline.normalize import DiffRequest, normalize
-from review_gate.runner import plan
+from review_gate.pipeline.runner import plan
 
 BOGUS = FileChange.model_construct(path=123, old_path=None, status="bogus", added=-5, removed=0)
 

@@ -132,8 +132,8 @@ def test_a_run_that_breaks_records_its_failure_and_a_debug_log(tmp_path: Path) -
     import anyio
     import pytest
 
-    from review_gate import runner
     from review_gate.config import load_config
+    from review_gate.pipeline import runner
     from review_gate.pipeline.normalize import DiffRequest
     from review_gate.state.session import RunState
 
