@@ -43,7 +43,6 @@ from typing import TYPE_CHECKING, Literal, ParamSpec, TypeVar
 import anyio
 import anyio.to_thread
 
-from review_gate import bundle
 from review_gate.change import git
 from review_gate.change import intent as purpose
 from review_gate.change.blobs import blob_ids
@@ -64,13 +63,14 @@ from review_gate.pipeline import arguments, bootstrap, runner
 from review_gate.pipeline.gap_detect import check_requests
 from review_gate.pipeline.normalize import DiffRequest
 from review_gate.pipeline.options import Listener
+from review_gate.scale import bundles
 from review_gate.state.session import NoState, RunState, run_state
 
 if TYPE_CHECKING:
     import httpx
 
+    from review_gate.scale.sweep_facts import Swept
     from review_gate.state.store import Store
-    from review_gate.sweep import Swept
 
 __all__ = ["Accepted", "Acknowledged", "BatchCollected", "BatchInfo", "BatchStatus", "BatchSubmitted", "Explanation",
            "PolicyMatch", "ReviewReport", "accept", "ack", "batch_collect", "batch_collect_async", "batch_status",
@@ -235,7 +235,7 @@ async def review_async(
     check_requests(requests, setup.config)  # before the change is read or any agent runs
     target = Path(bundle_dir) if bundle_dir is not None else None
     if target is not None:
-        bundle.check_target(target)  # before any agent runs
+        bundles.check_target(target)  # before any agent runs
     facts = await runner.read_change(setup.request)
     how = _How(fail_on=fail_on, filter_mode=filter_mode, listener=listener, shard=shard, requests=tuple(requests),
                accepted_before=accepted_before, reuse_only=tuple(reuse_only) if reuse_only is not None else None,
@@ -303,7 +303,7 @@ async def _reviewed(setup: bootstrap.Setup, facts: PRFacts, how: _How, *, state:
 
 async def _review(setup: bootstrap.Setup, facts: PRFacts, run: NoState, http: httpx.AsyncClient | None,
                   how: _How) -> tuple[Plan, ReviewReport, dict[str, str]]:
-    from review_gate import shard
+    from review_gate.scale import shards
 
     the_plan = await runner.plan(facts, setup.config, own=setup.own_files(run.written()),
                                  offline=setup.options.offline, http=http, requests=how.requests, root=setup.root,
@@ -311,7 +311,7 @@ async def _review(setup: bootstrap.Setup, facts: PRFacts, run: NoState, http: ht
     if how.gaps or how.left_out:
         the_plan = the_plan.model_copy(update={"gaps": [*how.gaps, *the_plan.gaps],
                                                "left_out": the_plan.left_out + how.left_out})
-    work, info = shard.share(the_plan, setup.config, *how.shard) if how.shard else (the_plan, None)
+    work, info = shards.share(the_plan, setup.config, *how.shard) if how.shard else (the_plan, None)
     waivers = setup.waivers(facts)
     run_id = runner.new_run_id()
     extras = await anyio.to_thread.run_sync(setup.extras, {e.agent for e in work.manifest.entries})
@@ -345,10 +345,10 @@ def _write(root: Path | None, config: ReviewConfig, report: ReviewReport, the_pl
 
     written: list[tuple[Path, bytes, str]] = []
     if target is not None:
-        info = bundle.BundleInfo(tool_version=report.tool_version, run_id=report.run_id, filter_mode=filter_mode,
+        info = bundles.BundleInfo(tool_version=report.tool_version, run_id=report.run_id, filter_mode=filter_mode,
                                  fail_on=fail_on,
                                  waivers={**waivers, **{f.fingerprint: f.waived for f in report.waived if f.waived}})
-        written += [(p, data, "bundle") for p, data in bundle.write(
+        written += [(p, data, "bundle") for p, data in bundles.write(
             target, facts=the_plan.facts, classification=the_plan.classification,
             manifest=the_plan.manifest.entries, gaps=the_plan.gaps, config=config, report=report, info=info,
             intent=intent)]
@@ -462,8 +462,8 @@ def replay(directory: str | Path, *, config: str | Path | None = None, fail_on: 
     if directory is None:
         raise UsageError("directory None: not a path", fix="give the replay bundle's directory")
     where = Path(directory)
-    saved = bundle.read(where)
-    recorded = load_config(bundle.config_dir(where))
+    saved = bundles.read(where)
+    recorded = load_config(bundles.config_dir(where))
     judge = load_config(locate_config_dir(str(config), None)) if config is not None else recorded
     results = rejudge.results(saved.results, recorded, judge) if judge is not recorded else saved.results
     info = saved.info
@@ -690,7 +690,7 @@ async def sweep_async(
                                 packing=packing)
     target = Path(bundle_dir) if bundle_dir is not None else None
     if target is not None:
-        bundle.check_target(target)
+        bundles.check_target(target)
     how = _How(fail_on=fail_on, filter_mode=filter_mode, listener=listener, shard=shard, kind="sweep",
                gaps=tuple(swept.gaps), commit=swept.head, left_out=swept.left_out)
     return await _reviewed(setup, swept.facts, how, state=state, cache=cache, outputs=outputs, target=target)
@@ -701,7 +701,7 @@ async def _swept(paths: Sequence[str], *, since: str | None, cwd: str | Path | N
                  constitution: str | None, baseline: str | Path | None, use_baseline: bool,
                  packing: Packing | None) -> tuple[bootstrap.Setup, Swept]:
     """The setup of a sweep (the arguments of ``_setup``) and its synthesized change."""
-    from review_gate.sweep import MAX_FILE_BYTES, sweep_facts
+    from review_gate.scale.sweep_facts import MAX_FILE_BYTES, sweep_facts
 
     where = arguments.workdir(cwd)
     root = git.repo_root(where)
@@ -787,7 +787,7 @@ async def batch_submit_async(
     their providers' batch APIs (one batch per endpoint). The run waits in the run state until
     ``batch_collect``. ``bundle_dir``: where collecting it writes its replay bundle (with the
     request and result files of each batch)."""
-    from review_gate.batch import service
+    from review_gate.scale.batch import service
 
     _check(fail_on=fail_on, filter_mode=filter_mode, concurrency=concurrency, agent_timeout=agent_timeout,
            outputs=outputs, packing=packing)
@@ -811,7 +811,7 @@ async def batch_submit_async(
         facts, gaps, left_out = await runner.read_change(setup.request), [], 0
     target = Path(bundle_dir) if bundle_dir is not None else None
     if target is not None:
-        bundle.check_target(target)
+        bundles.check_target(target)
     if not setup.state_trusted(facts):
         raise StateError("the change adds or edits the run-state database, which a batch run waits in",
                          fix="remove the state file from the change, or review it live (review-gate run)")
@@ -832,7 +832,7 @@ async def batch_submit_async(
 
 
 def _info(sent: object) -> BatchInfo:
-    from review_gate.batch.service import Sent
+    from review_gate.scale.batch.service import Sent
 
     assert isinstance(sent, Sent)
     return BatchInfo(sent.provider, sent.endpoint, sent.batch_id, sent.requests, sent.status, dict(sent.counts),
@@ -855,7 +855,7 @@ async def batch_status_async(run: str | None = None, *, cwd: str | Path | None =
                              config: str | Path | None = None) -> BatchStatus:
     """A batch run's batches as the providers report them now (``run``: its id, a unique prefix
     or suffix, ``last``; default: the newest run still waiting, else the newest batch run)."""
-    from review_gate.batch import service
+    from review_gate.scale.batch import service
 
     arguments.text("run", run)
     _, path = _state_path(cwd, config)
@@ -871,7 +871,7 @@ async def batch_collect_async(run: str | None = None, *, cwd: str | Path | None 
     """Once every batch of the run has ended: download the results (once), complete or mark
     missing exactly the run's pending pairs, decide the gate, write ``outputs`` and the replay
     bundle. Collecting a collected run does nothing and returns its report (``already``)."""
-    from review_gate.batch import service
+    from review_gate.scale.batch import service
 
     _check(outputs=outputs)
     arguments.text("run", run)
@@ -887,7 +887,7 @@ async def batch_collect_async(run: str | None = None, *, cwd: str | Path | None 
     frozen = fetched.frozen
     target = Path(bundle_dir) if bundle_dir is not None else Path(frozen.bundle_dir) if frozen.bundle_dir else None
     if target is not None:
-        bundle.check_target(target)
+        bundles.check_target(target)
     with RunState(frozen.config, root, use_cache=True, path=path) as state:
         report = await anyio.to_thread.run_sync(service.ingest_fetched, state, fetched)
         if report is None:
@@ -908,9 +908,9 @@ def merge(reports: Sequence[str | Path], *, cwd: str | Path | None = None, confi
     one decision; reports of another change or configuration, or a shard missing or given twice,
     are refused (InputError, exit 2)."""
     from review_gate import __version__
-    from review_gate import merge as merging
     from review_gate.config import locate_config_dir
     from review_gate.config.load import load_config
+    from review_gate.scale import merge_reports as merging
 
     _check(fail_on=fail_on, outputs=outputs)
     if isinstance(reports, (str, bytes)) or not isinstance(reports, (list, tuple)):

@@ -49,11 +49,12 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "review_gate.loop": ("not", ("review_gate.cli", "review_gate.commands", "review_gate.mcp_server",
                                  "review_gate.hooks", "review_gate.pipeline", "review_gate.console")),
     # provider batches run the stages as the runner does, for every caller alike
-    "review_gate.batch": ("not", (*ENTRY, "review_gate.outputs", "review_gate.console")),
+    "review_gate.scale.batch": ("not", (*ENTRY, "review_gate.outputs", "review_gate.console")),
     # sweeps make a change, shards split a plan, merge joins reports: pure steps the API composes
-    "review_gate.sweep": ("not", (*ENTRY, "review_gate.console", "review_gate.pipeline.runner", "review_gate.state")),
-    "review_gate.shard": ("not", (*ENTRY, "review_gate.console", "review_gate.pipeline.runner")),
-    "review_gate.merge": ("not", (*ENTRY, "review_gate.console", "review_gate.pipeline.runner")),
+    "review_gate.scale.sweep_facts": ("not", (*ENTRY, "review_gate.console", "review_gate.pipeline.runner",
+                                              "review_gate.state")),
+    "review_gate.scale.shards": ("not", (*ENTRY, "review_gate.console", "review_gate.pipeline.runner")),
+    "review_gate.scale.merge_reports": ("not", (*ENTRY, "review_gate.console", "review_gate.pipeline.runner")),
     # the dimension mapping is pure: verdicts in, findings out, shared by command and llm agents
     "review_gate.judging.dimensions": ("only", ("review_gate.models", "review_gate.judging.dimensions")),
     # recorded findings judged by another configuration's rules (replay): pure, over models

@@ -8,7 +8,7 @@ import sys
 
 import anyio
 
-from review_gate import agent_report, api, console, shard
+from review_gate import agent_report, api, console
 from review_gate.change import intent as purpose
 from review_gate.commands.common import check_concurrency, check_timeout, diff_request, find_repo_root, output_targets
 from review_gate.commands.emit import show, text_renderers
@@ -16,6 +16,7 @@ from review_gate.commands.progress import Progress
 from review_gate.errors import UsageError
 from review_gate.models import ReviewReport
 from review_gate.outputs.agent import MAX_CHARS, MIN_CHARS
+from review_gate.scale import shards
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -41,7 +42,7 @@ def run_command(args: argparse.Namespace) -> int:
                                    max_chars=args.max_chars or MAX_CHARS), **text_renderers(args.verbose)}
     files: list[tuple[str | api.Render, str]] = [
         (renderers.get(fmt, fmt), path) for fmt, path in targets if path is not None and path != "-"]
-    share = shard.parse(args.shard) if args.shard else None
+    share = shards.parse(args.shard) if args.shard else None
     reports: list[ReviewReport] = []
 
     async def main() -> None:  # returns nothing: asyncio keeps a finished task's repr, and a report is big

@@ -16,7 +16,7 @@ from review_gate.models import ReviewReport
 
 
 def sweep_command(args: argparse.Namespace) -> int:
-    from review_gate import shard
+    from review_gate.scale import shards
 
     check_concurrency(args.concurrency)
     if args.exit_zero and args.fail_on is not None:
@@ -26,7 +26,7 @@ def sweep_command(args: argparse.Namespace) -> int:
     check_timeout(args.timeout)
     targets = output_targets(args)
     files = [(fmt, path) for fmt, path in targets if path is not None and path != "-"]
-    share = shard.parse(args.shard) if args.shard else None
+    share = shards.parse(args.shard) if args.shard else None
     reports: list[ReviewReport] = []
 
     async def main() -> None:

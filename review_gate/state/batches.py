@@ -34,7 +34,7 @@ class ProviderBatch:
 class BatchRun:
     run_id: str
     state: str  # submitted | collected
-    frozen: str  # JSON: what collecting the run needs (review_gate.batch.models.Frozen)
+    frozen: str  # JSON: what collecting the run needs (review_gate.scale.batch.models.Frozen)
     submitted_at: str
     collected_at: str | None
     batches: list[ProviderBatch]

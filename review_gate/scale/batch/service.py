@@ -20,8 +20,6 @@ import anyio
 import anyio.to_thread
 
 from review_gate import __version__
-from review_gate.batch import ingest, requests, wire
-from review_gate.batch.models import Endpoint, FrozenRun
 from review_gate.errors import AgentFault, ReviewGateError, StateError, UsageError
 from review_gate.judging.refine import refine
 from review_gate.models import (
@@ -38,6 +36,8 @@ from review_gate.models import (
 from review_gate.pipeline import bootstrap, runner
 from review_gate.pipeline.aggregate import aggregate
 from review_gate.pipeline.dispatch import Listener, agent_result, dispatch
+from review_gate.scale.batch import ingest, requests, wire
+from review_gate.scale.batch.models import Endpoint, FrozenRun
 from review_gate.state import batches, runs
 from review_gate.state.session import RunState
 from review_gate.state.store import open_store

@@ -14,15 +14,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from review_gate.agents.base import AgentOutput
-from review_gate.batch.models import FrozenRun, Request, Unit
-from review_gate.batch.requests import packed_spec
-from review_gate.batch.wire import Outcome
 from review_gate.llm import client
 from review_gate.llm import review as lens_review
 from review_gate.llm.answer import UnusableAnswer, parse_answer
 from review_gate.llm.providers.common import Unusable
 from review_gate.models import AgentResult, FileChange, LlmAgent, ManifestEntry, Price, Usage
 from review_gate.pipeline.dispatch import agent_result, line_index
+from review_gate.scale.batch.models import FrozenRun, Request, Unit
+from review_gate.scale.batch.requests import packed_spec
+from review_gate.scale.batch.wire import Outcome
 
 MAX_REASONS = 3
 

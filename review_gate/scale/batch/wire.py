@@ -23,12 +23,12 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from review_gate.batch.requests import OPENAI_ENDPOINT
 from review_gate.errors import AgentFault, TransientAgentFault
 from review_gate.llm import client
 from review_gate.llm.providers import anthropic
 from review_gate.llm.providers.common import MAX_ANSWER_BYTES, as_int, check_status, decode, read_bounded
 from review_gate.models import LlmAgent
+from review_gate.scale.batch.requests import OPENAI_ENDPOINT
 
 if TYPE_CHECKING:
     import httpx

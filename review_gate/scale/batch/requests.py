@@ -12,7 +12,6 @@ from typing import Any
 
 from review_gate.agents import llm as llm_kind
 from review_gate.agents.base import AgentTask
-from review_gate.batch.models import Endpoint, Request, Unit
 from review_gate.errors import AgentFault
 from review_gate.llm import chunking, client
 from review_gate.llm import review as lens_review
@@ -20,6 +19,7 @@ from review_gate.llm.providers import anthropic, openai
 from review_gate.llm.schema import TOOL_NAME, findings_schema
 from review_gate.models import AgentResult, FileChange, LlmAgent, ManifestEntry, Packing, ReviewConfig
 from review_gate.pipeline.dispatch import agent_result
+from review_gate.scale.batch.models import Endpoint, Request, Unit
 
 OPENAI_ENDPOINT = "/v1/chat/completions"  # the one endpoint of the OpenAI Batch API review-gate uses
 
