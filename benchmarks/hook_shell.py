@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How fast the agent hook reads a shell command line (review_gate/hooks/shell.py).
+"""How fast the agent hook reads a shell command line (review_gate/surfaces/hooks/shell.py).
 
 Run from the repository root with the interpreter review-gate is installed in:
 
@@ -70,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args(argv)
-    from review_gate.hooks import shell
+    from review_gate.surfaces.hooks import shell
 
     rows: list[tuple[str, str, str, str]] = []
     with tempfile.TemporaryDirectory() as work:
@@ -88,14 +88,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             target = f"< {PER_LINE_MS:g} ms" if measured else "-"
             status = ("ok" if ms < PER_LINE_MS else "FAIL") if measured else "info"
             rows.append((f"{name} ({len(line)} chars)", target, f"{ms:.2f} ms per line (gates: {found})", status))
-    imported = fresh("import sys, time; t = time.perf_counter(); import review_gate.hooks.base; "
+    imported = fresh("import sys, time; t = time.perf_counter(); import review_gate.surfaces.hooks.base; "
                      "print((time.perf_counter() - t) * 1000, 'tree_sitter' in sys.modules)")
-    loaded = subprocess.run([sys.executable, "-c", "import sys, review_gate.hooks.base; "
+    loaded = subprocess.run([sys.executable, "-c", "import sys, review_gate.surfaces.hooks.base; "
                              "print('tree_sitter' in sys.modules)"], capture_output=True, text=True, check=True)
     lazy = loaded.stdout.strip() == "False"
-    rows.append(("import review_gate.hooks.base, fresh interpreter", "tree-sitter not loaded",
+    rows.append(("import review_gate.surfaces.hooks.base, fresh interpreter", "tree-sitter not loaded",
                  f"{imported:.0f} ms, tree-sitter {'not ' if lazy else ''}loaded", "ok" if lazy else "FAIL"))
-    first = fresh("import time; from pathlib import Path; from review_gate.hooks import shell; "
+    first = fresh("import time; from pathlib import Path; from review_gate.surfaces.hooks import shell; "
                   "t = time.perf_counter(); shell.gates('git push', Path('.')); "
                   "print((time.perf_counter() - t) * 1000)")
     rows.append(("first line read in a process (the grammar loaded)", f"< {FIRST_READ_MS:g} ms", f"{first:.0f} ms",

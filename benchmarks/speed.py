@@ -277,7 +277,7 @@ def profile(repo: Path, base: str, head: str, out: Path) -> None:
     import pstats
     import threading
 
-    from review_gate.cli import main
+    from review_gate.surfaces.cli.main import main
 
     profiles: list[cProfile.Profile] = []
 

@@ -1,5 +1,5 @@
 from __future__ import annotations
 
-from review_gate.cli import main
+from review_gate.surfaces.cli.main import main
 
 raise SystemExit(main())

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from review_gate import console
-from review_gate.cli import main
+from review_gate.surfaces import console
+from review_gate.surfaces.cli.main import main
 
 
 @pytest.fixture(autouse=True)

@@ -75,11 +75,11 @@ def test_plan_and_run_never_review_the_run_state(cli, repo: GitRepo) -> None:
 def test_every_command_has_a_handler() -> None:
     from importlib import import_module
 
-    from review_gate.cli import COMMANDS, HANDLERS
+    from review_gate.surfaces.cli.main import COMMANDS, HANDLERS
 
     assert set(HANDLERS) == set(COMMANDS)
     for name, module in HANDLERS.items():
-        assert callable(getattr(import_module(f"review_gate.commands.{module}"), f"{name}_command"))
+        assert callable(getattr(import_module(f"review_gate.surfaces.commands.{module}"), f"{name}_command"))
 
 
 def test_explain_names_the_agents_plan_dispatches_for_that_file_alone(cli) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from review_gate import cli as cli_module
+from review_gate.surfaces.cli import main as cli_module
 from tests.agents.test_command import agent, script, write_config
 from tests.conftest import GitRepo, env_without_ci, make_diff
 from tests.llm.conftest import llm_agent

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from review_gate.change.intent import MAX_BYTES
-from review_gate.hooks.task import MAX_LINE, requests_text, session_task
+from review_gate.surfaces.hooks.task import MAX_LINE, requests_text, session_task
 from tests.conftest import GitRepo
 from tests.integrations.test_hooks import answer, codex_stop, hook, stop
 from tests.llm.conftest import KEY, llm_agent, write_config

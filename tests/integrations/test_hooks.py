@@ -16,7 +16,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from review_gate.hooks.base import Payload, gates_for
+from review_gate.surfaces.hooks.base import Payload, gates_for
 from tests.conftest import GitRepo
 from tests.hostile.helpers import command_agent, script, write_config
 from tests.integrations.conftest import tool_env

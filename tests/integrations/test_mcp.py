@@ -191,15 +191,15 @@ def test_loop_status_says_what_a_waiting_session_needs(repo: GitRepo, tmp_path: 
 
 
 def test_every_output_format_can_be_asked_for() -> None:
-    from review_gate.mcp_server import ReportFormat
     from review_gate.outputs import FORMATS
+    from review_gate.surfaces.mcp.server import ReportFormat
 
     assert set(get_args(ReportFormat)) == set(FORMATS)
 
 
 def test_the_sdk_is_imported_only_by_the_server() -> None:
     """`review-gate --version` and every other command stay as fast as they were."""
-    code = ("import sys\nfrom review_gate.cli import main\nmain(['--version'])\n"
+    code = ("import sys\nfrom review_gate.surfaces.cli.main import main\nmain(['--version'])\n"
             "assert not [m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')], 'mcp imported'\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr

@@ -1,0 +1,82 @@
+"""``review-gate hook claude-code|codex``: the gate as a coding agent's hook, in the host's contract.
+
+It reads the host's payload on stdin and exits 0 with the decision as JSON on stdout (a host
+ignores any other exit code but 2, so exit 1 would let the agent carry on): see
+``review_gate.surfaces.hooks``. A payload it cannot read (empty, not JSON, not a JSON object, too large)
+or a bad flag is a usage error: exit 2, the message on stderr, which a host treats as a block.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from review_gate.errors import UsageError
+from review_gate.outputs.agent import MIN_CHARS
+from review_gate.pipeline.arguments import MAX_TIMEOUT_S
+from review_gate.surfaces.hooks import HOSTS
+from review_gate.surfaces.hooks.base import MAX_PAYLOAD, read_payload
+from review_gate.surfaces.hooks.gate import RESERVE_S, Options, decide
+
+MIN_BUDGET_S = 2 * RESERVE_S
+
+
+def hook_command(args: argparse.Namespace) -> int:
+    if args.host == "check":
+        return check_command(args.target)
+    if args.target is not None:
+        raise UsageError(f"hook {args.host} {args.target}: one host at a time",
+                         fix=f"run `review-gate hook {args.host}` from the host's settings, or `review-gate hook check "
+                             f"{args.target}`")
+    if args.max_blocks < 0:
+        raise UsageError(f"--max-blocks {args.max_blocks}: must be 0 or more",
+                         fix="give how many stops in a row the hook may block, e.g. --max-blocks 3")
+    if not MIN_BUDGET_S <= args.budget <= MAX_TIMEOUT_S:
+        raise UsageError(f"--budget {args.budget:g}: must be between {MIN_BUDGET_S:g} and {MAX_TIMEOUT_S} seconds",
+                         fix="give a little less than the hook's timeout in the host's settings, e.g. --budget 50 "
+                             "for a timeout of 60")
+    if args.max_chars < MIN_CHARS:
+        raise UsageError(f"--max-chars {args.max_chars}: the agent report needs at least {MIN_CHARS} characters",
+                         fix="give 1000 or more (default 8000)")
+    host = HOSTS[args.host]
+    payload = read_payload(sys.stdin.buffer.read(MAX_PAYLOAD + 1))
+    options = Options(max_blocks=args.max_blocks, budget_s=args.budget, base=args.base, config=args.config,
+                      fail_on=args.fail_on, max_chars=args.max_chars)
+    answer = host.encode(decide(host.NAME, payload, options), payload.event)
+    if answer:
+        sys.stdout.write(answer)
+        sys.stdout.flush()
+    return 0
+
+
+def check_command(target: str | None) -> int:
+    """``hook check [HOST]``: each host's hooks run as the host would run them (``hooks.check``)."""
+    from pathlib import Path
+
+    from review_gate.surfaces import console
+    from review_gate.surfaces.commands.common import find_repo_root
+    from review_gate.surfaces.hooks.check import check
+    from review_gate.text.escape import sanitize
+
+    root = find_repo_root() or Path.cwd()
+    names = [target] if target else [n for n, h in HOSTS.items() if (root / h.SETTINGS).exists()]
+    if not names:
+        raise UsageError(f"no coding agent's hook settings in {root} ({', '.join(h.SETTINGS for h in HOSTS.values())})",
+                         fix="add them with `review-gate init --hooks claude-code` (or codex)")
+    failed = False
+    for name in names:
+        found = check(HOSTS[name], root)
+        console.out(sanitize(f"{name}: {found.settings}"))
+        for command in found.commands:
+            console.out(sanitize(f"  runs: {command}"))
+        for probe in found.probes:
+            console.out(sanitize(f"  {probe.what}: {'ran' if probe.ran else 'did not run'} in {probe.seconds:.1f} s, "
+                                 f"answer: {probe.answer}"))
+        for problem, fix in found.problems:
+            console.out(sanitize(f"  PROBLEM: {problem}"))
+            console.out(sanitize(f"    fix: {fix}"))
+        if found.ok:
+            console.out("  ok: the hooks run and answer in the host's contract (block: the gate fails now and "
+                        "would keep the agent working; allow: it passes now)")
+        failed = failed or not found.ok
+    return 1 if failed else 0

@@ -1,0 +1,97 @@
+"""``review-gate init``: copy the built-in configuration into .review-gate/, ready to edit: the
+five files, and the loop's prompt templates (``loop/*.md``)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+from review_gate.config import CONFIG_FILES, builtin_dir
+from review_gate.errors import ReviewGateError, UsageError
+from review_gate.state.store import INIT_GITIGNORE, is_ours_gitignore
+from review_gate.surfaces import console
+from review_gate.surfaces.commands.common import find_repo_root
+
+
+def init_command(args: argparse.Namespace) -> int:
+    root = find_repo_root() or Path.cwd()
+    if args.hooks is not None:
+        if args.dir or args.force:
+            raise UsageError("--hooks writes only the coding agent's settings; it takes no --dir or --force",
+                             fix="run `review-gate init --hooks HOST` and `review-gate init` separately")
+        return _hooks(root, args.hooks)
+    default = root / ".review-gate"
+    target = Path(args.dir) if args.dir else default
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"{target} exists and is not a directory",
+                         fix="move it away, or choose another place with --dir")
+    source = builtin_dir("config")
+    templates = [f"loop/{path.name}" for path in sorted((source / "loop").glob("*.md"))]
+    names = [*CONFIG_FILES, *templates, ".gitignore"]
+    existing = [n for n in names if (target / n).exists()]
+    replaced = ""
+    if existing == [".gitignore"] and is_ours_gitignore(target / ".gitignore"):
+        existing = []  # only what the run-state store wrote: init may proceed, and says so
+        replaced = " (replacing the .gitignore the run state had written)"
+    if existing and not args.force:
+        raise UsageError(f"{target} already has {', '.join(existing)}; nothing was written",
+                         fix="edit those files, or pass --force to overwrite them with the defaults")
+    try:
+        (target / "loop").mkdir(parents=True, exist_ok=True)
+        for name in [*CONFIG_FILES, *templates]:
+            shutil.copyfile(source / name, target / name)
+        (target / ".gitignore").write_text(INIT_GITIGNORE, encoding="utf-8")
+    except OSError as exc:
+        raise ReviewGateError(f"cannot write to {target}: {exc.strerror}",
+                              fix="choose a writable directory with --dir") from exc
+    check = "review-gate config validate"
+    if target.resolve() != default.resolve():
+        check += f" --config {target}"
+    console.out(f"wrote {len(names)} files to {target}{replaced} (the five configuration files, the loop's "
+                f"{len(templates)} prompt templates, a .gitignore); check them with `{check}`")
+    console.out(f"the llm agents' instructions are not copied: they are read from {source / 'instructions'} until "
+                f"a file of the same name is in {target / 'instructions'} (copy one there to edit it)")
+    return 0
+
+
+def _hooks(root: Path, name: str) -> int:
+    """``init --hooks HOST``: review-gate's entries merged into the host's project settings,
+    running this review-gate by its absolute path: a host that cannot find the program gets exit
+    127, takes it for a non-blocking error, and the gate never runs."""
+    from review_gate.surfaces.hooks import HOSTS
+    from review_gate.surfaces.hooks.check import marker
+    from review_gate.surfaces.hooks.settings import merge
+
+    host = HOSTS[name]
+    path = root / host.SETTINGS
+    program = running_program()
+    added, updated = merge(path, host.entries(program), marker(host.NAME))
+    check = f"`{program} hook check {host.NAME}`"
+    if not added and not updated:
+        console.out(f"{path} already runs `{program} hook {host.NAME}`; nothing was changed. Prove it runs: {check}")
+        return 0
+    what = f"added review-gate's {' and '.join(added)} hooks" if added else ""
+    if updated:
+        what = (what + "; " if what else "") + f"pointed the {' and '.join(updated)} hooks at this review-gate"
+    console.out(f"{what} in {path} (timeout {host.TIMEOUT_S} s, --budget {host.BUDGET_S}), running {program}.\n"
+                f"  That path is this machine's: on another, run `review-gate init --hooks {host.NAME}` there (or put "
+                f"review-gate on the PATH the agent has). Prove the hooks run and block: {check}")
+    return 0
+
+
+def running_program() -> str:
+    """The review-gate running now, as a shell word: the absolute path of its console script,
+    else this Python with ``-m review_gate`` (``python -m review_gate init --hooks``)."""
+    argv0 = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if argv0 is not None and argv0.name == "review-gate":
+        found = argv0 if argv0.is_absolute() or "/" in sys.argv[0] else shutil.which(sys.argv[0])
+        if found is not None and os.access(found, os.X_OK):
+            return shlex.quote(os.path.abspath(found))
+    beside = Path(sys.executable).parent / "review-gate"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return shlex.quote(str(beside))
+    return f"{shlex.quote(sys.executable)} -m review_gate"

@@ -1,0 +1,55 @@
+"""``review-gate rule ID``: what a rule checks, why, how it is found, how to fix it, an example it
+flags and a near miss, and which policies and domains route it (``--format json`` too)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from review_gate import api
+from review_gate.config import rulebook
+from review_gate.models import ReviewConfig
+from review_gate.surfaces import console
+from review_gate.surfaces.commands.common import find_repo_root
+from review_gate.text.escape import json_safe, sanitize
+
+
+def rule_command(args: argparse.Namespace) -> int:
+    config = api.load(args.config, find_repo_root())
+    return show(config, args.rule, args.format)
+
+
+def show(config: ReviewConfig, wanted: str, fmt: str = "text") -> int:
+    card = rulebook.card(config, rulebook.find(config, wanted))
+    if fmt == "json":
+        sys.stdout.write(json_safe(json.dumps(card.as_json(), indent=2, ensure_ascii=False)) + "\n")
+        sys.stdout.flush()
+        return 0
+    rule = card.rule
+    state = "" if rule.enabled else " (disabled)"
+    kind = f"{card.agent_kind} agent" if card.agent_kind else "agent not in the registry"
+    lines = [f"{rule.id}: {rule.name}{state}",
+             f"  severity {rule.severity} · category {rule.category} · {kind} {rule.agent}",
+             "", f"  {rule.description}", "",
+             f"  detection:      {rule.detection}",
+             f"  recommendation: {rule.recommendation}"]
+    if rule.pattern:
+        lines.append(f"  pattern:        {rule.pattern}")
+    lines.append(f"  paths:          {', '.join(rule.paths) or 'every file'}"
+                 + (f" (except {', '.join(rule.exclude_paths)})" if rule.exclude_paths else ""))
+    if rule.peers:
+        lines.append(f"  peers:          {', '.join(rule.peers)} (their suppression comments waive it inline)")
+    for example in card.examples:
+        label = "flags:     " if example.expected else "near miss: "
+        drift = "" if example.holds in (None, example.expected) else "  [the pattern no longer agrees]"
+        lines.append(f"  {label}     {example.path}: {example.line}{drift}")
+    if not card.examples and rule.pattern:
+        lines.append("  examples:       none given (a rule's \"examples\" field holds them)")
+    routes = [f"{r.policy} ({r.trigger}, priority {r.priority})" for r in card.routes]
+    lines.append(f"  policies:       {'; '.join(routes) or f'none dispatches {rule.agent}: the rule never runs'}")
+    lines.append(f"  domains:        {', '.join(card.domains) or 'any (no domain trigger)'}")
+    lines += ["", f"  waive one finding in the code: # review-gate: ignore[{rule.id}] why it is acceptable"]
+    for line in lines:
+        console.out(sanitize(line))
+    return 0

@@ -1,0 +1,234 @@
+"""``review-gate hook check [HOST]``: prove that the hooks run, as the host would run them.
+
+A hook the host cannot start (``review-gate`` not on the PATH the host has, a moved virtual
+environment) exits 127, which Claude Code and Codex take as a non-blocking error: the gate never
+runs and the agent is never stopped, and nothing says so. So the check reads the host's project
+settings, finds review-gate's hook entries, checks that their matchers send the events they must
+(Stop; PreToolUse for the shell and the edit tools), and then runs each entry's command through
+the shell, as the host does, with payloads shaped as the host sends them:
+
+- a Stop in the repository: whether the gate runs and would block the stop now;
+- a ``git commit`` (Bash): whether it would be denied now;
+- a write into ``.review-gate/`` (an edit tool, Claude Code only): it must be denied, whatever
+  the code: a hook that lets it through does not protect the configuration.
+
+Every problem names its fix. Nothing is changed: the payloads are answered by the hook, never
+carried out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from review_gate.surfaces.hooks.base import EDIT_TOOLS, Host
+
+MISSING = 127  # what a shell exits with when it cannot find the program
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One simulated event: what was sent, what came back."""
+
+    what: str
+    ran: bool
+    exit_code: int | None
+    answer: str  # "block", "deny", "allow", or what went wrong
+    seconds: float
+    problem: str | None = None
+
+
+@dataclass
+class Checked:
+    host: str
+    settings: Path
+    commands: list[str] = field(default_factory=list)
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (what is wrong, the fix)
+    probes: list[Probe] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def marker(name: str) -> re.Pattern[str]:
+    """What finds review-gate's hook for host ``name`` in a settings command, by any path."""
+    return re.compile(r"review[-_]gate['\"]?\s+hook\s+" + re.escape(name) + r"\b")
+
+
+def check(host: Host, root: Path) -> Checked:
+    path = root / host.SETTINGS
+    found = Checked(host.NAME, path)
+    fix_init = f"run `review-gate init --hooks {host.NAME}` with the review-gate you mean to run (it writes its path)"
+    settings = _settings(root, host, found)
+    if settings is None:
+        found.problems.append((f"{path} has no hooks of review-gate: the gate never runs for {host.NAME}", fix_init))
+        return found
+    wanted = marker(host.NAME)
+    entries = {event: [(group.get("matcher"), hook) for group in groups if isinstance(group, dict)
+                       for hook in group.get("hooks") or [] if isinstance(hook, dict)
+                       and wanted.search(str(hook.get("command")))]
+               for event, groups in settings.items() if isinstance(groups, list)}
+    stop = entries.get("Stop", [])
+    tool = entries.get("PreToolUse", [])
+    if not stop:
+        found.problems.append(("no Stop hook runs review-gate: a failing change does not keep the agent working",
+                               fix_init))
+    if not tool:
+        found.problems.append(("no PreToolUse hook runs review-gate: commits, pushes and writes into the "
+                               "configuration are not gated", fix_init))
+    tools = ("Bash", *EDIT_TOOLS) if host.NAME == "claude-code" else ("Bash",)
+    for matcher, _ in tool:
+        unmatched = [t for t in tools if not _matches(matcher, t)]
+        if unmatched:
+            found.problems.append((f"the PreToolUse matcher {matcher!r} does not send {', '.join(unmatched)} to "
+                                   "review-gate", f"set it to {'|'.join(tools)!r}, or {fix_init}"))
+    commands = list(dict.fromkeys(str(hook.get("command")) for _, hook in [*stop, *tool]))
+    found.commands = commands
+    for command in commands:
+        problem = _unresolved(command, root)
+        if problem is not None:
+            found.problems.append((problem, fix_init))
+    if found.problems and any(_unresolved(c, root) for c in commands):
+        return found  # running it would only say so again
+    if stop:
+        _probe(found, "Stop", str(stop[0][1].get("command")), _timeout(stop[0][1]), root, _stop_payload(root))
+    if tool:
+        command, limit = str(tool[0][1].get("command")), _timeout(tool[0][1])
+        _probe(found, "git commit (Bash)", command, limit, root, _tool_payload(root, "Bash",
+                                                                                 {"command": "git commit -m wip"}))
+        if host.NAME == "claude-code":
+            target = root / ".review-gate" / "review-rules.json"
+            probe = _probe(found, "an edit of .review-gate/review-rules.json (Write)", command, limit, root,
+                           _tool_payload(root, "Write", {"file_path": str(target), "content": "{}"}))
+            if probe.ran and probe.answer != "deny":
+                found.problems.append(("an agent's write into the configuration was not denied",
+                                       f"check the hook's flags (--config) in {path}, or {fix_init}"))
+    return found
+
+
+def _settings(root: Path, host: Host, found: Checked) -> dict[str, Any] | None:
+    """The hooks of the host's project settings (Claude Code's settings.local.json merged in)."""
+    merged: dict[str, list[Any]] = {}
+    names = [host.SETTINGS, *([".claude/settings.local.json"] if host.NAME == "claude-code" else [])]
+    for name in names:
+        path = root / name
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            continue
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            found.problems.append((f"{path} cannot be read as JSON ({exc}): the host ignores its hooks",
+                                   "fix the file, then run `review-gate hook check` again"))
+            continue
+        hooks = data.get("hooks") if isinstance(data, dict) else None
+        if isinstance(hooks, dict):
+            for event, groups in hooks.items():
+                if isinstance(groups, list):
+                    merged.setdefault(event, []).extend(groups)
+    has_ours = any(marker(host.NAME).search(json.dumps(groups)) for groups in merged.values())
+    return merged if has_ours else None
+
+
+def _matches(matcher: object, tool: str) -> bool:
+    """The hosts' matcher rule: empty or ``*`` matches every tool, else a regular expression."""
+    if matcher in (None, "", "*"):
+        return True
+    try:
+        return re.fullmatch(str(matcher), tool) is not None
+    except re.error:
+        return False
+
+
+def _timeout(hook: dict[str, Any]) -> float:
+    value = hook.get("timeout")
+    return float(value) if isinstance(value, (int, float)) and value > 0 else 60.0
+
+
+def _unresolved(command: str, root: Path) -> str | None:
+    """Why the command's program cannot be started, or None."""
+    try:
+        words = shlex.split(command)
+    except ValueError as exc:
+        return f"the hook command {command!r} cannot be read by a shell ({exc})"
+    if not words:
+        return "the hook command is empty"
+    program = words[0]
+    if "/" in program:
+        where = Path(program) if os.path.isabs(program) else root / program
+        if not os.access(where, os.X_OK) or where.is_dir():
+            return (f"the hook runs {program}, which does not exist here (another machine's path, or a moved "
+                    f"virtual environment): the host gets exit {MISSING}, a non-blocking error, and the gate "
+                    "never runs")
+        return None
+    if shutil.which(program) is None:
+        return (f"the hook runs `{program}`, which is not on this PATH: the host gets exit {MISSING}, a "
+                "non-blocking error, and the gate never runs")
+    return None
+
+
+def _stop_payload(root: Path) -> dict[str, Any]:
+    return {"session_id": "review-gate-hook-check", "transcript_path": "", "cwd": str(root),
+            "permission_mode": "default", "hook_event_name": "Stop", "stop_hook_active": False}
+
+
+def _tool_payload(root: Path, tool: str, given: dict[str, Any]) -> dict[str, Any]:
+    return {"session_id": "review-gate-hook-check", "transcript_path": "", "cwd": str(root),
+            "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": given,
+            "tool_use_id": "review-gate-hook-check"}
+
+
+def _probe(found: Checked, what: str, command: str, limit: float, root: Path, payload: dict[str, Any]) -> Probe:
+    """Run ``command`` through the shell, as the host does, with ``payload`` on stdin."""
+    started = time.monotonic()
+    try:
+        done = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(payload).encode(), cwd=root,
+                              capture_output=True, timeout=limit, check=False)
+    except subprocess.TimeoutExpired:
+        probe = Probe(what, False, None, f"killed after its timeout of {limit:g} s", time.monotonic() - started,
+                      problem="the host kills a hook that outlives its timeout, and a killed hook blocks nothing")
+        found.probes.append(probe)
+        found.problems.append((f"{what}: {probe.problem}", "raise the hook's timeout above its --budget"))
+        return probe
+    seconds = time.monotonic() - started
+    if done.returncode != 0:
+        error = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        why = error[-1] if error else "no message"
+        kind = "takes for a block" if done.returncode == 2 else "takes for a non-blocking error: nothing is gated"
+        probe = Probe(what, done.returncode == 2, done.returncode, f"exit {done.returncode}: {why}", seconds,
+                      problem=f"the hook exited {done.returncode}, which the host {kind}")
+        found.probes.append(probe)
+        if done.returncode != 2:
+            found.problems.append((f"{what}: {probe.problem} ({why})",
+                                   "run the command by hand to see why, or run `review-gate init --hooks` again"))
+        return probe
+    answer = _answer(done.stdout)
+    probe = Probe(what, True, 0, answer, seconds)
+    found.probes.append(probe)
+    return probe
+
+
+def _answer(stdout: bytes) -> str:
+    text = stdout.decode("utf-8", "replace").strip()
+    if not text:
+        return "allow"
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return "an answer the host cannot read"
+    if not isinstance(data, dict):
+        return "an answer the host cannot read"
+    if data.get("decision") == "block":
+        return "block"
+    specific = data.get("hookSpecificOutput")
+    if isinstance(specific, dict) and specific.get("permissionDecision") == "deny":
+        return "deny"
+    return "allow"
