@@ -78,6 +78,12 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "review_gate.agents.pattern_matching": ("only", ("review_gate.models", "review_gate.text.regex")),
     # nothing in pipeline/ knows who calls it; the stages have their own rule (STAGES below)
     "review_gate.pipeline": ("not", (*SURFACES, "review_gate.loop")),
+    # a caller's arguments checked: over models, the output formats' names and the shards' bound
+    "review_gate.pipeline.arguments": ("only", ("review_gate.models", "review_gate.errors", "review_gate.outputs",
+                                                "review_gate.scale.shards")),
+    "review_gate.pipeline.review_request": ("only", ("review_gate.models", "review_gate.errors",
+                                                     "review_gate.change.git", "review_gate.pipeline.arguments",
+                                                     "review_gate.pipeline.normalize")),
     # the runner and its bootstrap serve every caller and write no report
     "review_gate.pipeline.runner": ("not", ("review_gate.outputs", "review_gate.scale")),
     "review_gate.pipeline.bootstrap": ("not", ("review_gate.outputs", "review_gate.scale")),
@@ -104,8 +110,15 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
 # state or a run beyond one review, nor what runs them
 STAGES = ("normalize", "classify", "compose", "gap_detect", "dispatch", "aggregate", "options", "boundary")
 STAGE_RULE = ("not", ("review_gate.outputs", "review_gate.state", "review_gate.scale", "review_gate.pipeline.runner",
-                      "review_gate.pipeline.bootstrap", "review_gate.pipeline.arguments"))
+                      "review_gate.pipeline.bootstrap", "review_gate.pipeline.arguments",
+                      "review_gate.pipeline.review_request", "review_gate.pipeline.recorded_run"))
 RULES.update({f"review_gate.pipeline.{stage}": STAGE_RULE for stage in STAGES})
+
+# The API's entry points that live with their concern (``review_gate.api`` re-exports each): held
+# to the API's rule instead of their folder's, and imported by nothing but the surfaces, the API
+# and each other.
+API_ENTRY_POINTS = ("review_gate.judging.accept", "review_gate.scale.sweep", "review_gate.scale.merge",
+                    "review_gate.scale.batch.runs")
 
 # Modules that import nothing of ours (each held to that by its own rule), which every layer may
 # import: whoever reads a file of the working tree must ask which files this process has an
@@ -157,11 +170,22 @@ def _in(module: str, layer: str) -> bool:
     return module == layer or module.startswith(layer + ".")
 
 
+def _governs(layer: str, module: str) -> bool:
+    """Whether the rule of ``layer`` applies to ``module``: an API entry point is held to the API's
+    rule (and its own), never its folder's."""
+    if module in API_ENTRY_POINTS:
+        return layer in ("review_gate.api", module)
+    return _in(module, layer)
+
+
 def violations() -> set[tuple[str, str]]:
     found = set()
+    callers = (*SURFACES, *API_ENTRY_POINTS)
     for importer in MODULES:
+        found.update((importer, imported) for imported in imports_of(importer)
+                     if imported in API_ENTRY_POINTS and not any(_in(importer, c) for c in callers))
         for layer, (how, layers) in RULES.items():
-            if not _in(importer, layer):
+            if not _governs(layer, importer):
                 continue
             for imported in imports_of(importer):
                 if imported == OURS:  # the package itself: __version__

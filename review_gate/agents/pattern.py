@@ -74,7 +74,7 @@ def scan(task: AgentTask, stop: threading.Event | None = None) -> AgentOutput:
     sealed = [f.secrets_only for f in task.files]
     allowed = [_allowed_files(rule, names, sealed) for rule in rules]
     found = pattern_matching.find([r.pattern or "" for r in rules], task.files, allowed,
-                          [r.category == SECRETS for r in rules], stop)
+                                  [r.category == SECRETS for r in rules], stop)
     return AgentOutput(findings=[
         _finding(rules[m.rule], paths[m.file], m.line, m.end_line,
                  quote(m.text, m.start, m.end, rules[m.rule].redact),

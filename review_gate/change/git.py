@@ -64,7 +64,7 @@ def resolve(root: Path, ref: str) -> str:
     if ref.startswith("-"):
         raise GitError(f"unknown git ref {ref!r}", fix="refs cannot start with '-'")
     result = run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
-                  root, check=False)
+                 root, check=False)
     if result.returncode != 0:
         raise GitError(f"unknown git ref {ref!r}",
                        fix="name a branch, tag or commit that exists (see `git branch -a`), "
@@ -211,7 +211,7 @@ def _head_of(nested: Path) -> bytes | None:
 def _intend_to_add(root: Path, files: list[bytes], env: dict[str, str]) -> None:
     # Literal pathspecs from standard input: a name holding `*`, a newline or a leading `-` names itself.
     added = run(["add", "--intent-to-add", "--pathspec-from-file=-", "--pathspec-file-nul"], root, check=False,
-                 env={**env, "GIT_LITERAL_PATHSPECS": "1"}, stdin=b"\0".join(files))
+                env={**env, "GIT_LITERAL_PATHSPECS": "1"}, stdin=b"\0".join(files))
     if added.returncode != 0:
         message = added.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitError(f"git add --intent-to-add failed on the untracked files: "
@@ -263,7 +263,7 @@ def diff_texts(old: bytes, new: bytes) -> bytes | None:
         (place / "a").write_bytes(old)
         (place / "b").write_bytes(new)
         result = run(["diff", "--no-index", "--text", "--no-color", "--no-ext-diff", "--no-textconv", "--", "a", "b"],
-                      place, env={"GIT_CEILING_DIRECTORIES": str(place.parent)}, check=False)
+                     place, env={"GIT_CEILING_DIRECTORIES": str(place.parent)}, check=False)
     if result.returncode not in (0, 1):
         return None
     out = result.stdout
@@ -293,7 +293,7 @@ def ls_files(cwd: Path, pathspecs: Sequence[str] = ()) -> list[bytes]:
     """Repository-relative paths (as git writes them) of the tracked files and the untracked ones
     git does not ignore, within ``pathspecs`` (relative to ``cwd``); a sweep's files."""
     out = run(["ls-files", "-z", "--full-name", "--cached", "--others", "--exclude-standard", "--", *pathspecs],
-               cwd).stdout
+              cwd).stdout
     return list(dict.fromkeys(p for p in out.split(b"\0") if p))
 
 
@@ -369,4 +369,4 @@ def diff_prefixed(root: Path, base: str, head: str, prefix: str) -> bytes:
     (a submodule's path and a slash): as the superproject would show the submodule's files."""
     options = [o for o in DIFF_OPTIONS if not o.startswith(("--src-prefix", "--dst-prefix"))]
     return run(["diff", *options, f"--src-prefix=a/{prefix}", f"--dst-prefix=b/{prefix}", base, head, "--"],
-                root).stdout
+               root).stdout
