@@ -168,6 +168,21 @@ def test_example_workflow_runs_on_pull_requests_with_full_history_and_least_priv
         assert "${{" not in step.get("run", "")
 
 
+def test_example_workflow_keeps_the_reports_after_a_failing_gate(action) -> None:
+    """docs/github-action.md says the example keeps the reports as an artifact: a step after the
+    gate's that runs when the gate failed and names the files the action writes."""
+    [job] = load_yaml(EXAMPLE_WORKFLOW)["jobs"].values()
+    names = [s.get("uses", "").split("@")[0] for s in job["steps"]]
+    gate = next(i for i, n in enumerate(names) if n.endswith("/review-gate"))
+    [keep] = [s for s in job["steps"][gate + 1:] if s.get("uses", "").startswith("actions/upload-artifact@")]
+    assert "!cancelled()" in keep["if"]
+    kept = set(keep["with"]["path"].split())
+    assert {"review-gate.md", "review-gate.sarif", "review-gate.json"} <= kept
+    gate_step = job["steps"][gate]
+    assert "json" in gate_step["with"]["formats"]  # review-gate.json exists only when asked for
+    assert "review-gate.json" in ACTION_FILE.read_text(encoding="utf-8")
+
+
 def _actionlint() -> str:
     exe = shutil.which("actionlint")
     if exe is None:
