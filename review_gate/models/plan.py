@@ -7,6 +7,7 @@ from pydantic import Field
 from review_gate.models.base import Frozen
 from review_gate.models.classification import PRClassification
 from review_gate.models.facts import PRFacts
+from review_gate.models.findings import Finding
 from review_gate.models.manifest import AgentManifest, Gap
 
 
@@ -17,3 +18,6 @@ class Plan(Frozen):
     gaps: list[Gap]
     left_out: int = Field(default=0, ge=0, description="Changed files left out as review-gate's own (gaps say which); "
                                                         "not those scanned by the secret rules only (secrets_only).")
+    own_file_findings: list[Finding] = Field(
+        default_factory=list, description="Problems in the gate's own files as the change leaves them "
+                                          "(review_gate.judging.own_file_checks): findings of the gate itself.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import operator
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from review_gate.judging.submodule_notes import submodule_warnings
@@ -231,6 +231,7 @@ def aggregate(
     waivers: Mapping[str, str] | None = None,
     files_left_out: int = 0,
     honour_added: bool = True,
+    gate_findings: Sequence[Finding] = (),
 ) -> ReviewReport:
     """Merge, filter, dedupe, enrich and sort the findings, count them and decide the gate.
 
@@ -238,7 +239,9 @@ def aggregate(
     shown for them; those findings are reported under ``waived`` and do not count. ``files_left_out``:
     how many changed files were left out before classification as the gate's own. Inline waivers
     (``review_gate.judging.waivers``) are read from the change's lines; ``honour_added`` false: those the
-    change adds waive nothing (a loop session's review).
+    change adds waive nothing (a loop session's review). ``gate_findings``: the gate's own, about
+    files the change does not bring to the agents (``judging.own_file_checks``): never filtered by
+    the diff's lines, waived only by a person or a baseline.
     """
     facts, classification = checked("aggregate", facts), checked("aggregate", classification)
     manifest, gaps, results = (checked_all("aggregate", manifest), checked_all("aggregate", gaps),
@@ -251,7 +254,7 @@ def aggregate(
     inline = apply_inline([enrich(f, config) for f in dedupe(kept)], facts, config.rules.rules,
                           [a.id for a in config.agents.agents], config.settings.inline_waivers,
                           honour_added=honour_added)
-    merged = sorted([*inline.kept, *inline.problems], key=_order)
+    merged = sorted([*inline.kept, *inline.problems, *gate_findings], key=_order)
     waivers = waivers or {}
     findings = [f for f in merged if f.fingerprint not in waivers]
     waived = [f.model_copy(update={"waived": waivers[f.fingerprint]}) for f in merged if f.fingerprint in waivers]

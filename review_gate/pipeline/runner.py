@@ -20,6 +20,7 @@ from review_gate.models import (
     AgentRequest,
     AgentResult,
     FilterMode,
+    Finding,
     PRFacts,
     ReviewConfig,
     ReviewReport,
@@ -63,7 +64,7 @@ async def plan(facts: PRFacts, config: ReviewConfig, *, own: OwnFiles | None = N
     (``gap_detector`` in review-gate.json) runs last unless ``offline``. The gate's data files
     the change commits (``committed(path)``; None: all it holds) come back last, for the
     secret rules only (``own_files.sealed``)."""
-    given = len(facts.files)
+    given, facts_given = len(facts.files), facts
     scanned = sealed(facts, own, committed) if own is not None else []
     facts, own_gaps = split(facts, own) if own is not None else (facts, [])
     left_out = given - len(facts.files) - len(scanned)
@@ -73,13 +74,23 @@ async def plan(facts: PRFacts, config: ReviewConfig, *, own: OwnFiles | None = N
     manifest, gaps = await gap_detect(facts, classification, manifest, config, offline=offline, http=http,
                                       requests=requests)
     gaps = [*own_gaps, *gaps]
+    checked_own = await anyio.to_thread.run_sync(_own_file_findings, facts_given, own, root)
     scanning = secret_scope(manifest, scanned, config)
     if scanning is not None:
         manifest = scanning
         facts = facts.model_copy(update={"files": [*facts.files, *scanned]})
     else:
         left_out += len(scanned)
-    return Plan(facts=facts, classification=classification, manifest=manifest, gaps=gaps, left_out=left_out)
+    return Plan(facts=facts, classification=classification, manifest=manifest, gaps=gaps, left_out=left_out,
+                own_file_findings=checked_own)
+
+
+def _own_file_findings(facts: PRFacts, own: OwnFiles | None, root: Path | None) -> list[Finding]:
+    if own is None:
+        return []
+    from review_gate.judging.own_file_checks import check
+
+    return check(facts, own, root)
 
 
 @contextlib.asynccontextmanager
@@ -126,7 +137,7 @@ async def review(
         the_plan.facts, the_plan.classification, the_plan.manifest.entries, the_plan.gaps, results,
         config, run_id=run_id or new_run_id(), tool_version=__version__, filter_mode=filter_mode, fail_on=fail_on,
         waivers={**preexisting, **(waivers or {})}, files_left_out=the_plan.left_out,
-        honour_added=honour_added_waivers,
+        honour_added=honour_added_waivers, gate_findings=the_plan.own_file_findings,
     )
 
 

@@ -1,0 +1,88 @@
+"""A change that breaks the gate's own files (the configuration, the baseline, the shared
+acceptances) is told so in its own review: the base side's copies judge it, so without this it
+passed, and every review stopped with exit 2 once it was merged."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import GitRepo
+
+PLAIN = "def total(xs):\n    return sum(xs)\n"
+
+
+def _trusted_copy(repo: GitRepo, tmp_path: Path) -> str:
+    """The base branch's configuration outside the checkout, as the Action's config-from-base does."""
+    target = tmp_path / "trusted"
+    target.mkdir()
+    for name in repo.git("ls-tree", "--name-only", "main", ".review-gate/").split():
+        (target / Path(name).name).write_bytes(repo.git("show", f"main:{name}").encode())
+    return str(target)
+
+
+def _gate_findings(report: dict[str, Any]) -> list[dict[str, Any]]:
+    return [f for f in report["findings"] if f["agent"] == "review-gate" and f["category"] == "configuration"]
+
+
+def _with_config(repo: GitRepo, cli: Any) -> None:
+    assert cli("init").code == 0
+    repo.write("app.py", PLAIN)
+    repo.commit("configuration and code")
+    repo.branch("feature")
+
+
+def test_a_branch_that_breaks_the_configuration_is_told_before_the_merge(repo: GitRepo, cli: Any,
+                                                                          tmp_path: Path) -> None:
+    _with_config(repo, cli)
+    agents_file = repo.root / ".review-gate" / "review-agents.json"
+    agents = json.loads(agents_file.read_text(encoding="utf-8"))
+    renamed = agents["agents"][0]["id"]
+    agents["agents"][0]["id"] = "renamed-agent"  # the rules and policies still name the old id
+    agents_file.write_text(json.dumps(agents, indent=2), encoding="utf-8")
+    repo.write("app.py", PLAIN + "\n\ndef mean(xs):\n    return total(xs) / len(xs)\n")
+    repo.commit("rename an agent")
+    trusted = _trusted_copy(repo, tmp_path)
+
+    result = cli("--offline", "--no-state", "--base", "main", "--config", trusted, "--format", "json")
+    report = result.json()
+    found = _gate_findings(report)
+    assert result.code == 1 and report["decision"] == "needs_fixes"
+    assert {f["file"] for f in found} >= {".review-gate/review-rules.json", ".review-gate/review-composition.json"}
+    assert all(f["severity"] == "major" and f["line"] is None for f in found)
+    assert len(found) == len({f["file"] for f in found})  # one finding per file, its problems counted
+    assert any(f"unknown agent '{renamed}'" in f["message"] and "more in this file" in f["message"] for f in found)
+    assert all("review-gate config validate --config .review-gate" in f["recommendation"] for f in found)
+
+    # what the merge then does: the same files, loaded as the configuration, stop every run
+    after = cli("--offline", "--no-state", "--base", "main", "--config", str(repo.root / ".review-gate"))
+    assert after.code == 2 and f"unknown agent '{renamed}'" in after.err
+
+
+def test_a_malformed_shared_acceptance_on_a_branch_is_a_finding_not_a_silent_pass(repo: GitRepo, cli: Any,
+                                                                                  tmp_path: Path) -> None:
+    _with_config(repo, cli)
+    repo.write(".review-gate/acceptances.json", json.dumps({"version": 1, "acceptances": [{"fingerprint": "zz"}]}))
+    repo.commit("an acceptance written by hand")
+    trusted = _trusted_copy(repo, tmp_path)
+
+    report = cli("--offline", "--no-state", "--base", "main", "--config", trusted, "--format", "json").json()
+    [found] = _gate_findings(report)
+    assert found["file"] == ".review-gate/acceptances.json" and report["decision"] == "needs_fixes"
+    assert "/acceptances/0/" in found["message"] and "exit 2" in found["message"]
+
+
+def test_a_sound_edit_of_the_configuration_adds_no_finding(repo: GitRepo, cli: Any, tmp_path: Path) -> None:
+    _with_config(repo, cli)
+    settings_file = repo.root / ".review-gate" / "review-gate.json"
+    settings = json.loads(settings_file.read_text(encoding="utf-8"))
+    settings["concurrency"] = 4
+    settings_file.write_text(json.dumps(settings, indent=2), encoding="utf-8")
+    repo.write(".review-gate/acceptances.json", json.dumps({"version": 1, "acceptances": []}))
+    repo.commit("a sound edit")
+    trusted = _trusted_copy(repo, tmp_path)
+
+    report = cli("--offline", "--no-state", "--base", "main", "--config", trusted, "--format", "json").json()
+    assert _gate_findings(report) == []
+    assert {g["kind"] for g in report["gaps"]} >= {"config_changed", "baseline_changed"}  # still a person's to review
