@@ -385,7 +385,8 @@ async def loop_status(task: Annotated[str | None, Field(max_length=MAX_TEXT, des
         from review_gate.change import git
         from review_gate.errors import GitError, UsageError
         from review_gate.loop.status import collect
-        from review_gate.state.store import open_store, state_file
+        from review_gate.state.location import state_file
+        from review_gate.state.store import open_store
 
         root = git.repo_root(workdir(where))
         if root is None:
