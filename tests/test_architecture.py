@@ -33,6 +33,8 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     # which files this process has an SQLite connection to, and where the user's cache is: pure
     "review_gate.state.open_databases": ("only", ()),
     "review_gate.state.cache_dir": ("only", ()),
+    # the schema's migrations are SQL text alone
+    "review_gate.state.migrations": ("only", ()),
     # configuration: files in, models out; it runs nothing and knows no caller
     "review_gate.config": ("not", (*SURFACES, "review_gate.outputs", "review_gate.pipeline", "review_gate.agents",
                                    "review_gate.llm", "review_gate.state", "review_gate.judging", "review_gate.scale",
@@ -49,6 +51,8 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "review_gate.change.binary_formats": ("only", ()),
     "review_gate.change.binary_patches": ("only", ()),
     "review_gate.change.whole_file_diff": ("only", ()),
+    # the gaps a change to the gate's own files makes: worded over models
+    "review_gate.change.own_file_gaps": ("only", ("review_gate.models", "review_gate.change.own_files")),
     # judging findings: over models, patterns and what the change and the configuration hold
     "review_gate.judging": ("not", (*SURFACES, "review_gate.outputs", "review_gate.pipeline", "review_gate.agents",
                                     "review_gate.llm", "review_gate.state", "review_gate.scale", "review_gate.loop")),
@@ -105,7 +109,14 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     CONSOLE: ("only", ("review_gate.text.escape",)),
     "review_gate.surfaces.quoted_agent_report": ("not", ("review_gate.surfaces", "review_gate.api",
                                                          "review_gate.pipeline.runner")),
+    # the MCP tools' argument types and result models: over models and the arguments' bounds
+    "review_gate.surfaces.mcp.tool_shapes": ("only", ("review_gate.models", "review_gate.pipeline.arguments")),
 }
+# the command line's parser imports nothing heavy, so that --help and --version start fast
+RULES.update({f"review_gate.surfaces.cli.{name}": ("only", ("review_gate.outputs", "review_gate.surfaces.cli.options",
+                                                           "review_gate.surfaces.cli.review_parsers",
+                                                           "review_gate.surfaces.cli.state_parsers"))
+              for name in ("parser", "options", "review_parsers", "state_parsers")})
 # the stages (and what they are told and hand each other) never import an output format, the
 # state or a run beyond one review, nor what runs them
 STAGES = ("normalize", "classify", "compose", "gap_detect", "dispatch", "aggregate", "options", "boundary")

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     import httpx
 
     from review_gate.llm.governor import Governors
-    from review_gate.llm.tools import Revision
+    from review_gate.llm.tool_files import Revision
 
 AgentSpec = PatternAgent | CommandAgent | LlmAgent
 

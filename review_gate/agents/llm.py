@@ -18,7 +18,8 @@ from review_gate.config.locations import find_config_file
 from review_gate.errors import AgentFault
 from review_gate.llm import client
 from review_gate.llm import review as lens_review
-from review_gate.llm.tools import Revision, ToolBox
+from review_gate.llm.tool_files import Revision
+from review_gate.llm.tools import ToolBox
 from review_gate.models import LlmAgent
 
 needs_network = True

@@ -18,7 +18,8 @@ run) in the directory in use; in a
 loop's files by their shape. Anything else in ``.review-gate/`` is code and is reviewed. Paths
 are taken as git spells them, never through a symbolic link inside the repository: a committed
 link named ``.review-gate`` is a change to review, not a way to make a directory of code the
-gate's own (``locate`` reports it as a gap). ``split`` is pure; ``locate`` looks at the disk.
+gate's own (``locate`` reports it as a gap). ``split`` is pure (the gaps it makes are worded in
+``own_file_gaps.py``); ``locate`` looks at the disk.
 
 Left out of the code review is not left unscanned: a file of the gate that holds data rather
 than configuration (the run state and its side files, the loop's session, hand-off and log
@@ -39,6 +40,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from review_gate.change.own_file_gaps import link_gaps, read_through_gaps, touched_gaps
 from review_gate.models import AgentManifest, FileChange, Gap, ManifestEntry, PRFacts, ReviewConfig
 from review_gate.models.base import Frozen
 from review_gate.models.manifest import GapKind
@@ -48,7 +50,6 @@ GATE_DIRECTORY = ".review-gate"  # at the repository root: init writes the confi
 BASELINE_NAME = "baseline.json"  # review_gate.judging.baseline.FILE_NAME (that module reads the configuration)
 ACCEPTANCES_NAME = "acceptances.json"  # review_gate.judging.shared_acceptances.FILE_NAME, committed like the baseline
 SEALED_POLICY = "review-gate-own-files"  # what a manifest entry names for the sealed files it scans
-MAX_LISTED = 10
 # The loop's files (review_gate.loop.files), by shape: a file of that name elsewhere is code.
 _LOOP_FILES = re.compile(
     r"(?:sessions/[^/]+/[0-9]+/(?:[a-z]+\.[a-z]+\.md|review\.findings\.json)|hil/[^/]+\.json"
@@ -283,7 +284,7 @@ def split(facts: PRFacts, own: OwnFiles) -> tuple[PRFacts, list[Gap]]:
                 read[path] = own.read_through[path]  # reviewed as code, and said
         if not own.left_out(change):
             kept.append(change)
-    gaps = [*_link_gaps(own.links, replaced), *_gaps(touched, own), *_read_gaps(read)]
+    gaps = [*link_gaps(own.links, replaced), *touched_gaps(touched, own.config_dir), *read_through_gaps(read)]
     if len(kept) == len(facts.files):
         return facts, gaps
     return facts.model_copy(update={"files": kept}), gaps
@@ -333,70 +334,3 @@ def _subject(kind: str, path: str, own: OwnFiles) -> str:
     directory = own.directory_of(path)
     assert directory is not None
     return directory
-
-
-def _link_gaps(links: list[Link], replaced: list[str]) -> list[Gap]:
-    gaps = []
-    for link in links:
-        to = f" (to {link.target})" if link.target is not None else ""
-        if link.kind == "state_changed":
-            gaps.append(Gap(kind="state_changed", subject=link.path,
-                            reason=f"the run-state path passes through {link.path}, a symbolic link{to}; it is not "
-                                   "followed: this run uses no state (no cache, no acceptances) and records nothing",
-                            suggestion=f"make {link.path} a real directory, or set an absolute state_path in "
-                                       "review-gate.json"))
-        else:
-            gaps.append(Gap(kind="config_changed", subject=link.path,
-                            reason=f"{link.path} is a symbolic link{to}; it is not followed: no configuration, "
-                                   "baseline or run state is read from where it leads, and the files there are "
-                                   "reviewed as code",
-                            suggestion=f"make {link.path} a real directory, or name the configuration with "
-                                       "--config DIR"))
-    linked = {link.path for link in links}
-    for path in dict.fromkeys(replaced):
-        if path not in linked:
-            gaps.append(Gap(kind="config_changed", subject=path,
-                            reason=f"the change puts a file or a symbolic link at {path}, where review-gate keeps "
-                                   "its files; it is not followed, and it is reviewed as code",
-                            suggestion=f"keep {path} a real directory"))
-    return gaps
-
-
-def _read_gaps(read: dict[str, str]) -> list[Gap]:
-    return [Gap(kind="config_changed", subject=path,
-                reason=f"the configuration in use reads its {name} from {path} (through a symbolic link, or a name "
-                       "out of its directory); the change edits it: it is reviewed as code, and it can weaken the "
-                       "gate that judges it",
-                suggestion="have a person review this edit; keep the configuration's files in its directory "
-                           "rather than links to files elsewhere in the repository")
-            for path, name in read.items()]
-
-
-def _gaps(touched: dict[tuple[str, str], list[str]], own: OwnFiles) -> list[Gap]:
-    gaps = []
-    for (kind, subject), paths in touched.items():
-        shown = ", ".join(paths[:MAX_LISTED]) + (f" and {len(paths) - MAX_LISTED} more" if len(paths) > MAX_LISTED
-                                                  else "")
-        if kind == "state_changed":
-            gaps.append(Gap(kind=kind, subject=subject,
-                            reason=f"the change adds or edits the run-state database ({shown}); its cache and "
-                                   "acceptances are not used for this run, and it is not reviewed as code (only "
-                                   "the secret rules scan what the change commits)",
-                            suggestion=f"remove it from the change (git rm --cached {subject}); it is per machine "
-                                       "and ignored by the .gitignore review-gate writes beside it"))
-        elif kind == "baseline_changed":
-            gaps.append(Gap(kind=kind, subject=subject,
-                            reason=f"the change edits the baseline or the shared acceptances ({shown}); they are not "
-                                   "trusted for this run: only the base side's copy waives findings",
-                            suggestion="have a person review the change; it applies once it is on the base branch"))
-        else:
-            in_use = subject == own.config_dir
-            what = ("the review configuration" if in_use
-                    else "review-gate's own files (not the configuration this run uses)")
-            count = paths[0] if len(paths) == 1 else f"{len(paths)} files"
-            gaps.append(Gap(kind="config_changed", subject=subject, files=list(paths),
-                            reason=f"the change edits {what} ({count}); it is not reviewed as code and does not "
-                                   "judge this change",
-                            suggestion="have a person review this edit; in CI, load the configuration from the "
-                                       "base branch (--config DIR from a trusted checkout)"))
-    return gaps

@@ -19,7 +19,7 @@ from review_gate.config.messages import describe, pointer, shown_errors
 from review_gate.config.validate import check_references
 from review_gate.errors import ConfigError, ConfigProblem, ProblemsError, UsageError
 from review_gate.models import ReviewConfig
-from review_gate.models.config import ConfigFile
+from review_gate.models.config_values import ConfigFile
 
 CONFIG_FILES = tuple(ReviewConfig.FILES)  # the five file names, in the order they load
 

@@ -49,7 +49,8 @@ def accept(id_or_fingerprint: str, reason: str, expires: date | str | None = Non
     committed ``acceptances.json`` of the configuration (``.review-gate/``) instead of this
     machine's run state: it waives the finding for everyone once it is on the base branch."""
     from review_gate.state import acceptance
-    from review_gate.state.store import open_store, state_file
+    from review_gate.state.location import state_file
+    from review_gate.state.store import open_store
 
     arguments.text("id_or_fingerprint", id_or_fingerprint, optional=False)
     arguments.text("reason", reason, optional=False)
@@ -97,7 +98,8 @@ def ack(id_or_fingerprint: str, reason: str, *, cwd: str | Path | None = None, c
     again exactly as without the ack. ``id_or_fingerprint``: the short id a report shows, or the
     whole fingerprint."""
     from review_gate.state import acceptance
-    from review_gate.state.store import open_store, state_file
+    from review_gate.state.location import state_file
+    from review_gate.state.store import open_store
 
     arguments.text("id_or_fingerprint", id_or_fingerprint, optional=False)
     arguments.text("reason", reason, optional=False)

@@ -28,7 +28,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from review_gate.judging.fingerprint import fingerprint
-from review_gate.models.config import InlineWaivers, Rule
+from review_gate.models.config import Rule
+from review_gate.models.config_values import InlineWaivers
 from review_gate.models.facts import Line, PRFacts
 from review_gate.models.findings import Finding, InlineWaiver
 

@@ -29,7 +29,7 @@ from review_gate.config.identity import digests
 from review_gate.errors import ReviewGateError
 from review_gate.models import CommandAgent, ReviewConfig
 from review_gate.state.freshness import config_sha
-from review_gate.state.store import companions, state_location
+from review_gate.state.location import companions, state_location
 
 SKIPPED = {".gitignore"}  # in the config directory, but nothing the gate judges by
 VERSION = 2  # pins written before (version 1) named only the files the configuration names

@@ -2,50 +2,43 @@
 
 from __future__ import annotations
 
-from review_gate.models.classification import FileDomains, PRClassification, RiskLevel
-from review_gate.models.config import (
-    SEVERITIES,
-    SEVERITY_RANK,
+from review_gate.models.agent_config import (
     Agent,
     AgentsFile,
     CommandAgent,
-    CompositionFile,
-    Decision,
     DimensionEscalation,
     DimensionMapping,
     DimensionSeverities,
     DimensionVerdict,
+    LlmAgent,
+    PatternAgent,
+)
+from review_gate.models.classification import FileDomains, PRClassification, RiskLevel
+from review_gate.models.config import (
+    CompositionFile,
     Domain,
     DomainsFile,
-    FailOn,
-    FilterMode,
-    Gate,
-    GateCondition,
-    LlmAgent,
-    OnFailure,
-    Packing,
-    PatternAgent,
     Policy,
-    Price,
-    PrType,
     ReviewConfig,
     Rule,
     RulesFile,
-    SettingsFile,
-    Severity,
     Trigger,
+)
+from review_gate.models.config_values import (
+    SEVERITIES,
+    SEVERITY_RANK,
+    Decision,
+    FailOn,
+    FilterMode,
+    OnFailure,
+    Packing,
+    PrType,
+    Severity,
 )
 from review_gate.models.debt import DebtItem, DebtStatus
 from review_gate.models.facts import Commit, FileChange, Hunk, Line, PRFacts, Removed, Unread, UnreadKind
 from review_gate.models.findings import Finding, RawFinding
-from review_gate.models.manifest import (
-    AgentManifest,
-    AgentRequest,
-    ConfigPatch,
-    Gap,
-    ManifestEntry,
-    PatchOperation,
-)
+from review_gate.models.manifest import AgentManifest, AgentRequest, ConfigPatch, Gap, ManifestEntry, PatchOperation
 from review_gate.models.plan import Plan
 from review_gate.models.report import (
     Absent,
@@ -61,6 +54,7 @@ from review_gate.models.report import (
     ToolCall,
     Usage,
 )
+from review_gate.models.settings import Gate, GateCondition, Price, SettingsFile
 
 __all__ = [
     "SEVERITIES",

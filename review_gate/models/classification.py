@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from review_gate.models.base import Frozen
-from review_gate.models.config import PrType
+from review_gate.models.config_values import PrType
 
 RiskLevel = Literal["low", "medium", "high", "critical"]
 

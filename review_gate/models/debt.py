@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from review_gate.models.base import Frozen, UntrustedText
-from review_gate.models.config import FilterMode, Severity
+from review_gate.models.config_values import FilterMode, Severity
 
 DebtStatus = Literal["open", "resolved", "waived"]
 

@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import AfterValidator, Field
 
 from review_gate.models.base import Frozen, UntrustedText
-from review_gate.models.config import Severity
+from review_gate.models.config_values import Severity
 
 TEXT_LIMIT = 4000  # characters of an agent's message or recommendation kept: it may quote a whole minified line
 PREEXISTING = "pre-existing"

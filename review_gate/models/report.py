@@ -8,7 +8,7 @@ from pydantic import Field
 
 from review_gate.models.base import Frozen, UntrustedText, VersionOne
 from review_gate.models.classification import PRClassification
-from review_gate.models.config import Decision, FilterMode, OnFailure, Severity
+from review_gate.models.config_values import Decision, FilterMode, OnFailure, Severity
 from review_gate.models.facts import UnreadKind
 from review_gate.models.findings import Finding
 from review_gate.models.manifest import Gap, ManifestEntry

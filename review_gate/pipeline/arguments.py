@@ -20,7 +20,7 @@ from typing import get_args
 
 from review_gate.errors import InputError, UsageError
 from review_gate.models import FailOn, FilterMode, Packing
-from review_gate.models.config import MAX_CONCURRENCY
+from review_gate.models.config_values import MAX_CONCURRENCY
 
 FAIL_ON: tuple[str, ...] = get_args(FailOn)
 FILTER_MODES: tuple[str, ...] = get_args(FilterMode)

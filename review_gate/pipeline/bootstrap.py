@@ -20,7 +20,8 @@ from review_gate.models import CommandAgent, LlmAgent, Packing, PRFacts, ReviewC
 from review_gate.models.config import AGENTS_FILE, COMPOSITION_FILE, DOMAINS_FILE, RULES_FILE
 from review_gate.pipeline.normalize import DiffRequest
 from review_gate.pipeline.options import DispatchOptions
-from review_gate.state.store import companions, open_store, state_file, state_link, state_location
+from review_gate.state.location import companions, state_file, state_link, state_location
+from review_gate.state.store import open_store
 from review_gate.text.globs import literal_glob
 
 PER_AGENT_FILES = (RULES_FILE, AGENTS_FILE, DOMAINS_FILE, COMPOSITION_FILE)

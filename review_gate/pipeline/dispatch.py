@@ -35,7 +35,7 @@ from review_gate.agents import KINDS, AgentContext, AgentKind, AgentOutput, Agen
 from review_gate.errors import AgentFault, AgentSkipped, TransientAgentFault
 from review_gate.judging.fingerprint import fingerprint, message_anchor
 from review_gate.llm.governor import Governors
-from review_gate.llm.tools import Revision
+from review_gate.llm.tool_files import Revision
 from review_gate.models import (
     AgentManifest,
     AgentResult,

@@ -18,8 +18,9 @@ from review_gate.errors import ReviewGateError
 from review_gate.models import AgentResult, Plan, PRFacts, ReviewConfig, ReviewReport
 from review_gate.state import acceptance, batches, debt, pairs, runs, written
 from review_gate.state.freshness import CacheSplit, config_sha, plan_reuse
+from review_gate.state.location import state_file
 from review_gate.state.pairs import ReviewKind
-from review_gate.state.store import Store, open_store, state_file
+from review_gate.state.store import Store, open_store
 
 
 class NoState:

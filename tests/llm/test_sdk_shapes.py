@@ -28,7 +28,7 @@ from review_gate.llm.gap_detector import TOOL_NAME as GAP_TOOL
 from review_gate.llm.gap_detector import additions_schema
 from review_gate.llm.providers import anthropic, openai
 from review_gate.models import LlmAgent, Price
-from review_gate.models.config import ReasoningEffort, reasoning_model
+from review_gate.models.agent_config import ReasoningEffort, reasoning_model
 
 anthropic_sdk = pytest.importorskip("anthropic")
 openai_sdk = pytest.importorskip("openai")

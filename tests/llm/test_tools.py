@@ -16,7 +16,9 @@ from review_gate.agents import llm as llm_kind
 from review_gate.agents.base import AgentContext, AgentTask
 from review_gate.llm.providers import anthropic, openai
 from review_gate.llm.providers.common import Dialog, ToolResult
-from review_gate.llm.tools import DEFINITIONS, Revision, ToolBox
+from review_gate.llm.repository_tools import DEFINITIONS
+from review_gate.llm.tool_files import Revision
+from review_gate.llm.tools import ToolBox
 from review_gate.models import LlmAgent
 from tests.conftest import GitRepo, make_diff
 from tests.llm.conftest import KEY, agent_result, llm_agent, run, write_config

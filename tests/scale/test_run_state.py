@@ -9,7 +9,8 @@ from datetime import date
 from pathlib import Path
 
 from review_gate.state import acceptance, runs
-from review_gate.state.store import MIGRATIONS, SCHEMA_VERSION, open_store
+from review_gate.state.migrations import MIGRATIONS, SCHEMA_VERSION
+from review_gate.state.store import open_store
 from tests.conftest import make_diff
 from tests.state.helpers import DIFF, DIFF_A_CHANGED, counting_config, query, run_json, state_db
 

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from review_gate.state.store import MIGRATIONS, SCHEMA_VERSION, open_store
+from review_gate.state.migrations import MIGRATIONS, SCHEMA_VERSION
+from review_gate.state.store import open_store
 from tests.cli.test_terminal import assert_fits, on_terminal
 from tests.conftest import GitRepo
 

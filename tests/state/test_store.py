@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from review_gate.state.store import SCHEMA_VERSION, in_use, open_store
+from review_gate.state.migrations import SCHEMA_VERSION
+from review_gate.state.store import in_use, open_store
 from tests.agents.test_command import read_pid, wait_gone
 from tests.conftest import GitRepo
 from tests.state.helpers import DIFF, calls, counting_config, query, run_json, state_db, statuses

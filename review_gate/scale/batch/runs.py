@@ -153,7 +153,7 @@ def _state_path(cwd: str | Path | None, config: str | Path | None) -> tuple[Path
     """The repository and the run-state file a batch command reads (the config names it)."""
     from review_gate.config import locate_config_dir
     from review_gate.config.load import load_config
-    from review_gate.state.store import state_file
+    from review_gate.state.location import state_file
 
     review_request.typed(paths={"config": config})
     root = git.repo_root(arguments.workdir(cwd))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from review_gate.config import CONFIG_FILES, builtin_dir
 from review_gate.errors import ReviewGateError, UsageError
-from review_gate.state.store import INIT_GITIGNORE, is_ours_gitignore
+from review_gate.state.location import INIT_GITIGNORE, is_ours_gitignore
 from review_gate.surfaces import console
 from review_gate.surfaces.commands.common import find_repo_root
 

@@ -27,7 +27,8 @@ from review_gate.loop.engine import Loop, exit_code
 from review_gate.loop.model import WAITING, Session, StartPhase
 from review_gate.loop.verdict import MetaVerdict
 from review_gate.models import ReviewConfig
-from review_gate.state.store import Store, open_store, state_file
+from review_gate.state.location import state_file
+from review_gate.state.store import Store, open_store
 from review_gate.surfaces import console
 from review_gate.surfaces.commands.common import config_for, find_repo_root, load_config_dir
 

@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 
 from review_gate import api
-from review_gate.state.store import Store, open_store, state_file
+from review_gate.state.location import state_file
+from review_gate.state.store import Store, open_store
 from review_gate.surfaces.commands.common import config_for, find_repo_root
 
 

@@ -48,7 +48,8 @@ from review_gate.models.report import summary_line
 from review_gate.outputs.agent import MAX_CHARS
 from review_gate.pipeline.normalize import DiffRequest
 from review_gate.state import blocks
-from review_gate.state.store import Store, open_store, state_file
+from review_gate.state.location import state_file
+from review_gate.state.store import Store, open_store
 from review_gate.surfaces import console, quoted_agent_report
 from review_gate.surfaces.hooks.base import (
     EDIT_TOOLS,

@@ -49,7 +49,7 @@ class Fixed:
         from review_gate.change import git
         from review_gate.config import identity
         from review_gate.config.locations import builtin_dir
-        from review_gate.state.store import companions, state_location
+        from review_gate.state.location import companions, state_location
 
         if config is not None:
             arguments.pathlike("--config", config)
