@@ -94,8 +94,8 @@ def check(host: Host, root: Path) -> Checked:
     commands = list(dict.fromkeys(str(hook.get("command")) for _, hook in [*stop, *tool]))
     found.commands = commands
     for command in commands:
-        for problem, fix in never_blocks(command):
-            found.problems.append((f"the hook command {command!r} {problem}", f"{fix} in {path}, or {fix_init}"))
+        for why, fix in never_blocks(command):
+            found.problems.append((f"the hook command {command!r} {why}", f"{fix} in {path}, or {fix_init}"))
     for command in commands:
         problem = _unresolved(command, root)
         if problem is not None:
