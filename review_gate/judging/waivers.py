@@ -1,20 +1,23 @@
 """Inline waivers: what a change may say about its own findings, in a comment. Pure.
 
 ``review-gate: ignore[RULE_ID] reason`` in the file's comment syntax (``#``, ``//``, ``/* */``,
-``--``, ``<!-- -->``, ``;``), on the flagged line or the line above, waives that rule's finding on
-that line; an llm finding is named by its rule id or by its agent's id
-(``ignore[security-reviewer]``). The reason is mandatory. The peers' suppressions count the same
-way where a rule names the peer's code in its ``peers`` (``noqa:S501``): ruff's ``# noqa: S501``,
-Bandit's ``# nosec`` / ``# nosec B501``, ESLint's ``// eslint-disable-line no-eval`` (and
-``eslint-disable-next-line`` on the line above), zizmor's ``# zizmor: ignore[unpinned-uses]`` and
+``--``, ``<!-- -->``, ``;``), on the flagged line or alone on the line above, waives that rule's
+finding on that line (a comment after code on its line speaks for that line only); an llm
+finding is named by its rule id or by its agent's id (``ignore[security-reviewer]``). The
+reason is mandatory. The peers' suppressions count the same way where a rule names the peer's
+code in its ``peers`` (``noqa:S501``): ruff's ``# noqa: S501``, Bandit's ``# nosec`` /
+``# nosec B501``, ESLint's ``// eslint-disable-line no-eval`` (and ``eslint-disable-next-line``
+on the line above), zizmor's ``# zizmor: ignore[unpinned-uses]`` and
 Semgrep's ``nosemgrep`` / ``nosemgrep: RULE``. A blanket ``# noqa`` waives nothing: ruff itself
-flags those.
+flags those; a bare ``# nosec``, ``// eslint-disable-line`` or ``nosemgrep`` (no code named) waives
+only findings below ``major``: a major or critical one needs its code (``# nosec B506``).
 
 A waiver comes from the change itself, so it is never silent: every waived finding is listed as
 waived with the comment and its reason, and the findings waived by comments the change *adds*
 are counted in the ``waived_inline`` metric (the built-in gate makes that at least
 ``pass_with_warnings``). A comment already on the base side of the file (a context line of the
-diff) was reviewed when it landed there: it waives too, and is listed, but is not counted.
+diff) was reviewed when it landed there, for the lines that were there: it waives findings on
+unchanged lines (listed, not counted), never on a line the change adds below it, which is judged.
 
 A review-gate waiver the change adds without a reason, or for an id that is neither a rule nor an
 agent, waives nothing and is itself reported: a warning on its line that says how to fix it.
@@ -41,17 +44,19 @@ SYNTAX = "# review-gate: ignore[RULE_ID] why it is acceptable"
 # The marker after a comment opener: "#", "//", "/*", "--", "<!--", ";", "%", "'" or "{#".
 _OURS = re.compile(r"(?:#|//|/\*|--|<!--|;|%|'|\{#)[ \t]*review-gate:[ \t]*ignore\[([^\]\n]*)\]([^\n]*)")
 _CLOSERS = re.compile(r"[ \t]*(?:\*/|-->|#\}|\*\)|%\})[ \t]*$")
-_CODES = r"([A-Za-z0-9_./@ ,:-]*)"
+# the codes after a marker, past a blank or a colon: `# nosec/` (a sed substitution's end) names none
+_CODES = r"(?:(?:[ \t]*:[ \t]*|[ \t]+)([A-Za-z0-9_./@ ,:-]*))?"
 _PEERS: tuple[tuple[str, re.Pattern[str], bool, bool], ...] = (
     # (tool, pattern with the codes as group 1, speaks for its own line, for the line below)
     ("noqa", re.compile(r"#[ \t]*noqa[ \t]*:[ \t]*([A-Za-z]+[0-9]+(?:[ \t]*,?[ \t]*[A-Za-z]+[0-9]+)*)", re.I),
      True, False),
-    ("nosec", re.compile(r"#[ \t]*nosec\b:?" + _CODES), True, False),
+    ("nosec", re.compile(r"#[ \t]*nosec\b" + _CODES), True, False),
     ("eslint", re.compile(r"(?://|/\*)[ \t]*eslint-disable-line\b" + _CODES), True, False),
     ("eslint", re.compile(r"(?://|/\*)[ \t]*eslint-disable-next-line\b" + _CODES), False, True),
     ("zizmor", re.compile(r"#[ \t]*zizmor:[ \t]*ignore\[([^\]\n]*)\]"), True, False),
-    ("semgrep", re.compile(r"(?:#|//|/\*|--)[ \t]*nosemgrep\b:?" + _CODES), True, True),
+    ("semgrep", re.compile(r"(?:#|//|/\*|--)[ \t]*nosemgrep\b" + _CODES), True, True),
 )
+BARE_SPARES = ("critical", "major")  # what a peer's suppression naming no code never waives
 MARKERS = ("review-gate", "noqa", "nosec", "eslint-disable", "zizmor", "nosemgrep")
 
 
@@ -65,7 +70,8 @@ class Comment:
     reason: str
     text: str
     own_line: bool  # it speaks for the line it is on
-    next_line: bool  # it speaks for the line below (it is on the line above a finding)
+    next_line: bool  # its syntax speaks for the line below (it is on the line above a finding)
+    alone: bool = False  # nothing but blanks before it on its line: only then may it speak for the line below
 
 
 @dataclass(frozen=True)
@@ -91,16 +97,19 @@ def comments(text: str) -> list[Comment]:
     found = []
     for match in _OURS.finditer(text):
         reason = _CLOSERS.sub("", match.group(2)).strip(" \t:-—–")
-        found.append(Comment(AGENT, _split(match.group(1)), reason, _clip(match.group(0)), True, True))
+        found.append(Comment(AGENT, _split(match.group(1)), reason, _clip(match.group(0)), True, True,
+                             not text[:match.start()].strip()))
     for tool, pattern, own_line, next_line in _PEERS:
         for match in pattern.finditer(text):
             comment = _clip(_CLOSERS.sub("", match.group(0)).strip())
-            found.append(Comment(tool, _split(match.group(1)), comment, comment, own_line, next_line))
+            found.append(Comment(tool, _split(match.group(1) or ""), comment, comment, own_line, next_line,
+                                 not text[:match.start()].strip()))
     return found
 
 
 def _split(codes: str) -> tuple[str, ...]:
-    return tuple(code for code in re.split(r"[\s,]+", codes.strip()) if code)
+    # a code never ends in "/": `# nosec B501/` is the end of a sed substitution
+    return tuple(code.rstrip("/") for code in re.split(r"[\s,]+", codes.strip()) if code.rstrip("/"))
 
 
 def _clip(text: str) -> str:
@@ -184,15 +193,19 @@ def _lines(facts: PRFacts) -> dict[tuple[str, int], Line]:
 
 def _waiver(finding: Finding, lines: dict[tuple[str, int], Line],
             peers: dict[str, set[tuple[str, str]]]) -> tuple[Line, Comment] | None:
-    """The first comment on the finding's line, or on the line above, that speaks for it."""
+    """The first comment on the finding's line, or alone on the line above, that speaks for it.
+    A comment after code speaks for its own line only; one the base already has (an unchanged
+    line) speaks only for a line that was there too, never for a line the change adds below it."""
     if finding.file is None or finding.line is None:
         return None
+    flagged = lines.get((finding.file, finding.line))
     for number, above in ((finding.line, False), (finding.line - 1, True)):
         line = lines.get((finding.file, number))
-        if line is None:
+        if line is None or (above and not line.added and (flagged is None or flagged.added)):
             continue
         for comment in comments(line.text):
-            if (comment.next_line if above else comment.own_line) and _speaks_for(comment, finding, peers):
+            speaks = comment.next_line and comment.alone if above else comment.own_line
+            if speaks and _speaks_for(comment, finding, peers):
                 return line, comment
     return None
 
@@ -200,6 +213,8 @@ def _waiver(finding: Finding, lines: dict[tuple[str, int], Line],
 def _speaks_for(comment: Comment, finding: Finding, peers: dict[str, set[tuple[str, str]]]) -> bool:
     if comment.tool == AGENT:
         return bool(comment.reason) and (finding.rule_id in comment.codes or finding.agent in comment.codes)
+    if not comment.codes and finding.severity in BARE_SPARES:
+        return False  # a bare `# nosec` or `// eslint-disable-line` does not waive a major or critical finding
     return _peer_waives(comment, peers.get(finding.rule_id or "", set()))
 
 
@@ -245,8 +260,14 @@ def _problem(comment: Comment, known: set[str]) -> tuple[str, str] | None:
     if unknown:
         close = sorted({c for code in unknown for c in difflib.get_close_matches(code, sorted(known), n=3)})
         hint = f" (closest: {', '.join(close)})" if close else ""
-        return (f"inline waiver names {', '.join(unknown)}, which is no rule or agent id{hint}: `{comment.text}` "
-                "waives nothing",
+        applies = [code for code in comment.codes if code in known]
+        what = "waives nothing"
+        if applies:  # the known ids it names still waive their findings (with a reason)
+            verb = "applies" if len(applies) == 1 else "apply"
+            what = (f"waives nothing for {'it' if len(unknown) == 1 else 'them'}; {', '.join(applies)} {verb}"
+                    if comment.reason else "waives nothing")
+        which = "is no rule or agent id" if len(unknown) == 1 else "are no rule or agent ids"
+        return (f"inline waiver names {', '.join(unknown)}, which {which}{hint}: `{comment.text}` {what}",
                 f"use the rule id a report shows beside the finding (`review-gate rule ID` describes it): {SYNTAX}")
     if not comment.reason:
         return (f"inline waiver without a reason: `{comment.text}` waives nothing",

@@ -61,8 +61,8 @@ class Rule(Frozen):
         default_factory=list, max_length=30,
         description="Codes of other tools' rules for the same problem, as TOOL:CODE (noqa:S501, nosec:B501, "
                     "eslint:no-eval, zizmor:unpinned-uses, semgrep:RULE-ID): that tool's suppression comment "
-                    "naming the code (or a bare # nosec, // eslint-disable-line, nosemgrep) waives this rule's "
-                    "finding on its line, reported as waived.",
+                    "naming the code waives this rule's finding on its line, reported as waived (a bare # nosec, "
+                    "// eslint-disable-line, nosemgrep: only a warning or info finding).",
     )
     examples: RuleExamples | None = Field(
         default=None, description="Lines that show the rule: one it flags, and a near miss it does not "

@@ -81,7 +81,7 @@ def test_llm_findings_are_named_by_the_agent_id(repo: GitRepo, cli: Any) -> None
 
 def test_peer_suppressions_waive_the_rules_that_name_their_code(repo: GitRepo, cli: Any) -> None:
     _change(repo, "requests.get(url, verify=False, timeout=5)  # noqa: S501",
-            "data = yaml.load(stream)  # nosec",
+            "data = yaml.load(stream)  # nosec B506",
             "value = eval(text)  # noqa",
             "print(value)  # noqa: E501")
     _, report = _report(cli)
@@ -94,18 +94,54 @@ def test_peer_suppressions_waive_the_rules_that_name_their_code(repo: GitRepo, c
     assert report["metrics"]["waived_inline"] == 2
 
 
-def test_a_waiver_the_base_has_waives_without_being_counted(repo: GitRepo, cli: Any) -> None:
+def test_a_waiver_the_base_has_does_not_waive_a_line_the_change_adds_below_it(repo: GitRepo, cli: Any) -> None:
+    """The comment was reviewed for the line that was under it then; a new line there is judged."""
     repo.write("app.py", "# review-gate: ignore[sec-py-eval-01] the table is ours\nx = 1\n")
     repo.commit("a reviewed waiver")
     repo.branch("feature")
     repo.write("app.py", f"# review-gate: ignore[sec-py-eval-01] the table is ours\n{EVAL}\n")
     code, report = _report(cli)
-    [waived] = report["waived"]
-    assert waived["inline_waiver"]["added"] is False
-    assert waived["waived"].startswith("waived by a comment the base already has")
-    # not counted: only the built-in llm reviewers that have no key here move the decision
-    assert report["metrics"]["waived_inline"] == 0 and code == 0
-    assert report["decision"] == ("pass_with_warnings" if report["metrics"]["agents_skipped"] else "pass")
+    assert report["waived"] == []
+    assert [f["rule_id"] for f in report["findings"]] == ["sec-py-eval-01"]
+    assert report["findings"][0]["line"] == 2 and code == 1
+
+
+def test_a_trailing_waiver_speaks_for_its_own_line_only(repo: GitRepo, cli: Any) -> None:
+    """A comment after code is that line's; only a comment alone on its line speaks for the next."""
+    _change(repo, f"{EVAL}  # review-gate: ignore[sec-py-eval-01] the expression is our constant table",
+            "again = eval(other)",
+            "requests.get(url, verify=False, timeout=5)  # nosec B501",
+            "requests.get(url, verify=False, timeout=6)")
+    code, report = _report(cli)
+    assert sorted((f["rule_id"], f["line"]) for f in report["waived"]) == [("sec-py-eval-01", 1),
+                                                                           ("sec-tls-verify-01", 3)]
+    assert sorted((f["rule_id"], f["line"]) for f in report["findings"]) == [("sec-py-eval-01", 2),
+                                                                             ("sec-tls-verify-01", 4)]
+    assert code == 1
+
+
+def test_a_waiver_naming_a_known_and_an_unknown_id_says_which_applies(repo: GitRepo, cli: Any) -> None:
+    _change(repo, "requests.get(url, verify=False, timeout=5)  "
+                  "# review-gate: ignore[sec-tls-verify-01, nosuch-01] the test server has no certificate")
+    _, report = _report(cli)
+    assert [f["rule_id"] for f in report["waived"]] == ["sec-tls-verify-01"]
+    [problem] = [f for f in report["findings"] if f["rule_id"] == "inline-waiver"]
+    message = problem["message"]
+    assert "names nosuch-01, which is no rule" in message
+    assert "waives nothing for it; sec-tls-verify-01 applies" in message
+    assert not message.endswith("waives nothing")
+
+
+def test_a_bare_peer_suppression_does_not_waive_a_major_finding(repo: GitRepo, cli: Any) -> None:
+    """`// eslint-disable-line` with no rule, `# nosec` with no code: a warning yes, a major finding no."""
+    _change(repo, "const v = eval(input); // eslint-disable-line",
+            "console.log(v); // eslint-disable-line",
+            "const w = eval(other); // eslint-disable-line no-eval", path="web/app.js")
+    code, report = _report(cli)
+    assert sorted((f["rule_id"], f["line"]) for f in report["waived"]) == [("hyg-console-log-01", 2),
+                                                                           ("sec-js-eval-01", 3)]
+    assert [(f["rule_id"], f["line"]) for f in report["findings"]] == [("sec-js-eval-01", 1)]
+    assert code == 1
 
 
 def _settings(repo: GitRepo, mode: str) -> None:

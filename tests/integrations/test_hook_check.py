@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import GitRepo, env_without_ci
 
@@ -63,3 +66,40 @@ def test_a_bare_name_the_path_lacks_is_the_silent_exit_127(repo: GitRepo, review
 def test_no_settings_is_a_usage_error(repo: GitRepo, review_gate_bin: list[str]) -> None:
     checked = run([*review_gate_bin, "hook", "check"], repo.root)
     assert checked.returncode == 2 and "init --hooks" in checked.stderr
+
+
+def _configured(repo: GitRepo, program: str, tail: str) -> None:
+    hook = {"type": "command", "command": f"{program} hook claude-code --budget 50{tail}", "timeout": 60}
+    repo.write(".claude/settings.json", json.dumps({"hooks": {
+        "Stop": [{"hooks": [hook]}],
+        "PreToolUse": [{"matcher": "Bash|Write|Edit|MultiEdit|NotebookEdit", "hooks": [hook]}]}}))
+
+
+@pytest.mark.parametrize("tail, said", [
+    (" --fail-on never", "--fail-on never: the gate never fails"),
+    (" --fail-on=never", "--fail-on never: the gate never fails"),
+    (" > /dev/null", "sends its standard output elsewhere"),
+    (" >&2", "sends its standard output elsewhere"),
+    (" || true", "its exit code is swallowed"),
+    ("; true", "its exit code is swallowed"),
+])
+def test_a_hook_that_can_never_block_is_not_ok(repo: GitRepo, review_gate_bin: list[str], tail: str,
+                                               said: str) -> None:
+    _configured(repo, shlex.join(review_gate_bin), tail)
+    checked = run([*review_gate_bin, "hook", "check", "claude-code"], repo.root)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert said in checked.stdout and "ok:" not in checked.stdout
+    assert f"in {repo.root / '.claude' / 'settings.json'}" in checked.stdout
+
+
+def test_a_hook_that_only_quiets_its_errors_is_ok(repo: GitRepo, review_gate_bin: list[str]) -> None:
+    _configured(repo, shlex.join(review_gate_bin), " 2>/dev/null")
+    checked = run([*review_gate_bin, "hook", "check", "claude-code"], repo.root)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_a_host_named_without_its_settings_file_is_a_usage_error(repo: GitRepo, review_gate_bin: list[str]) -> None:
+    checked = run([*review_gate_bin, "hook", "check", "codex"], repo.root)
+    assert checked.returncode == 2, checked.stdout + checked.stderr
+    assert f"{repo.root / '.codex' / 'hooks.json'} does not exist" in checked.stderr
+    assert "review-gate init --hooks codex" in checked.stderr and "Traceback" not in checked.stderr

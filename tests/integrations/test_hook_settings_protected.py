@@ -35,3 +35,42 @@ def test_other_removals_are_allowed(cli: Any, repo: GitRepo, command: str) -> No
 def test_an_empty_payload_says_it_is_empty(cli: Any) -> None:
     result = cli("hook", "claude-code", stdin=b"")
     assert result.code == 2 and "payload on standard input is empty" in result.err
+
+
+def _untracked_settings(repo: GitRepo) -> None:
+    """What `init --hooks` leaves: the settings written, not committed; a build directory ignored."""
+    repo.write(".gitignore", "build/\n")
+    repo.write("app.py", "x = 1\n")
+    repo.commit("app")
+    repo.write(".claude/settings.json", "{}")
+    repo.write("build/out.txt", "x")
+    repo.write("notes.txt", "scratch")
+
+
+@pytest.mark.parametrize("command", ["git clean -fdx", "git clean -fd", "git clean -f -d -x .",
+                                     "git clean -fdx -e build", "cd .claude && git clean -fdx",
+                                     "git stash -u", "git stash push --include-untracked -m wip", "git stash -a",
+                                     "git stash --all", "git stash save -u wip", "git clean -fdx $DIR"])
+def test_a_clean_or_stash_that_takes_the_untracked_settings_is_denied(cli: Any, repo: GitRepo,
+                                                                      command: str) -> None:
+    """They would remove .claude/settings.json, and the hooks would be off without a word."""
+    _untracked_settings(repo)
+    decision = answer(hook(cli, bash(repo, command)))["hookSpecificOutput"]
+    assert decision["permissionDecision"] == "deny", command
+    assert ".claude/settings.json" in decision["permissionDecisionReason"]
+
+
+@pytest.mark.parametrize("command", ["git clean -fdX", "git clean -fdx build", "git clean -ndx",
+                                     "git clean -fd -- build", "git stash", "git stash push -m wip", "git stash pop",
+                                     "git stash -u -- app.py"])
+def test_a_clean_or_stash_that_leaves_the_settings_is_allowed(cli: Any, repo: GitRepo, command: str) -> None:
+    _untracked_settings(repo)
+    assert hook(cli, bash(repo, command)).out == "", command
+
+
+def test_once_the_settings_are_committed_a_clean_is_allowed(cli: Any, repo: GitRepo) -> None:
+    _untracked_settings(repo)
+    repo.commit("the hooks")
+    repo.write("notes.txt", "scratch")
+    for command in ("git clean -fdx", "git stash -u"):
+        assert hook(cli, bash(repo, command)).out == "", command

@@ -56,3 +56,24 @@ def test_a_shell_command_that_writes_a_waiver_is_denied(cli: Any, repo: GitRepo)
     command = "echo 'x = eval(y)  # review-gate: ignore[sec-py-eval-01] fine' >> app.py"
     assert "inline waiver" in denied(hook(cli, bash(repo, command)))
     assert hook(cli, bash(repo, "grep -rn 'review-gate' docs")).out == ""
+
+
+@pytest.mark.parametrize("command", [
+    "sed -i 's/loads(blob)/loads(blob)  # nosec/' app.py",
+    "sed -i 's/loads(blob)/loads(blob)  # nosec B301/' app.py",
+    "sed -i 's/eval(input)/eval(input) \\/\\/ eslint-disable-line/' web/app.js",
+    "perl -pi -e 's/loads\\(blob\\)/loads(blob) # nosec/' app.py",
+    "echo \"x = eval(y)  # revie\"\"w-gate: ignore[sec-py-eval-01] fine\" >> app.py",
+    "printf '%s%s\\n' 'x = eval(y)  # no' 'qa: S307' >> app.py",
+])
+def test_a_shell_command_that_writes_a_waiver_by_any_spelling_is_denied(cli: Any, repo: GitRepo,
+                                                                         command: str) -> None:
+    """sed and perl substitutions (their delimiter after `# nosec` is no code, `\\/\\/` is `//`) and
+    quoted pieces the shell joins into one word write a waiver as surely as `echo '# nosec'`."""
+    assert "inline waiver" in denied(hook(cli, bash(repo, command)))
+
+
+def test_a_shell_command_without_a_waiver_is_still_allowed(cli: Any, repo: GitRepo) -> None:
+    for command in ("sed -i 's/loads(blob)/json.loads(blob)/' app.py", "echo \"rev\"\"iew\" > notes.txt",
+                    "perl -pi -e 's/a/b/' app.py"):
+        assert hook(cli, bash(repo, command)).out == "", command

@@ -83,7 +83,8 @@ def add_hook(sub: Subparsers) -> None:
                     "git commit, git push or gh pr create is denied. Always exit 0 with the answer as JSON on "
                     "standard output; 2 only when the payload is not JSON. `review-gate hook check [HOST]` runs the "
                     "hooks of the project's settings as the host would, with sample payloads, and says whether the "
-                    "gate runs and blocks: exit 0 when it does, 1 when a hook would not run.")
+                    "gate runs and blocks: exit 0 when it does, 1 when a hook would not run or could never block, 2 "
+                    "when there are no hook settings (or none for the HOST named).")
     hook.add_argument("host", choices=(*HOOK_HOSTS, "check"),
                       help="the coding agent that runs the hook; or check: prove the hooks in the project's "
                            "settings run and block (review-gate hook check [HOST])")

@@ -63,6 +63,13 @@ def check_command(target: str | None) -> int:
     if not names:
         raise UsageError(f"no coding agent's hook settings in {root} ({', '.join(h.SETTINGS for h in HOSTS.values())})",
                          fix="add them with `review-gate init --hooks claude-code` (or codex)")
+    for name in names:
+        host = HOSTS[name]
+        files = [host.SETTINGS, *([".claude/settings.local.json"] if name == "claude-code" else [])]
+        if not any((root / f).exists() for f in files):
+            raise UsageError(f"{root / host.SETTINGS} does not exist: no hooks of review-gate run for {name}",
+                             fix=f"add them with `review-gate init --hooks {name}`, then run `review-gate hook "
+                                 f"check {name}` again")
     failed = False
     for name in names:
         found = check(HOSTS[name], root)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from review_gate.errors import UsageError
-from review_gate.surfaces.hooks import shell
+from review_gate.surfaces.hooks import shell, written
 
 STOP_EVENTS = ("Stop", "SubagentStop")
 TOOL_EVENT = "PreToolUse"
@@ -171,16 +171,23 @@ def persons_step(payload: Payload, protected: Sequence[Path], exempt: Sequence[P
 def adds_waiver(payload: Payload, peers: Callable[[], Sequence[str]]) -> str | None:
     """The inline waiver a tool call would add, as written, or None (``waivers.adds_waiver``):
     an edit tool's new text over what it replaces (the file as it is, for a whole-file write),
-    or a shell command's own text (``echo '# review-gate: ignore[...]' >> app.py``). ``peers``
+    or what a shell command may write (``echo '# review-gate: ignore[...]' >> app.py``, its words
+    as bash joins them, a sed or perl substitution's replacement: ``hooks.written``). ``peers``
     gives the peer codes the configuration's rules name; asked only when a comment may be one."""
     from review_gate.judging.waivers import MARKERS
     from review_gate.judging.waivers import adds_waiver as found
 
-    text = payload.command if payload.tool_name in SHELL_TOOLS else payload.new_text
-    if payload.event != TOOL_EVENT or not text or not any(marker in text for marker in MARKERS):
+    if payload.event != TOOL_EVENT:
         return None
     if payload.tool_name in SHELL_TOOLS and payload.command:
-        comment = found(payload.command, "", peers())
+        # what the line may write, as bash and sed make it: "# revie""w-gate", s/x/x # nosec/, \/\/
+        text = "\n".join(written.texts(payload.command))
+    else:
+        text = payload.new_text
+    if not text or not any(marker in text for marker in MARKERS):
+        return None
+    if payload.tool_name in SHELL_TOOLS and payload.command:
+        comment = found(text, "", peers())
     elif payload.tool_name in EDIT_TOOLS and payload.new_text:
         old = payload.old_text
         if old is None and payload.file_path:

@@ -94,6 +94,9 @@ def check(host: Host, root: Path) -> Checked:
     commands = list(dict.fromkeys(str(hook.get("command")) for _, hook in [*stop, *tool]))
     found.commands = commands
     for command in commands:
+        for why, fix in never_blocks(command):
+            found.problems.append((f"the hook command {command!r} {why}", f"{fix} in {path}, or {fix_init}"))
+    for command in commands:
         problem = _unresolved(command, root)
         if problem is not None:
             found.problems.append((problem, fix_init))
@@ -173,6 +176,48 @@ def _unresolved(command: str, root: Path) -> str | None:
         return (f"the hook runs `{program}`, which is not on this PATH: the host gets exit {MISSING}, a "
                 "non-blocking error, and the gate never runs")
     return None
+
+
+def never_blocks(command: str) -> list[tuple[str, str]]:
+    """Why a hook command can never stop the agent, with the fix: ``--fail-on never`` (the gate
+    never fails), its standard output sent elsewhere (the host reads the answer there), its exit
+    code swallowed (``|| true``, ``; true``: a hook that fails, exit 2, would block).
+
+    >>> [why for why, _ in never_blocks("rg hook claude-code --fail-on never > /dev/null 2>&1 || true")][0]
+    'has --fail-on never: the gate never fails, so it never blocks a stop or denies a commit'
+    >>> never_blocks("rg hook claude-code --budget 50 2>/dev/null")
+    []
+    """
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        tokens = list(lexer)
+    except ValueError:
+        return []  # _unresolved says it cannot be read
+    found = []
+    for index, token in enumerate(tokens):
+        option, equals, value = token.partition("=")
+        if len(option) >= len("--fail") and "--fail-on".startswith(option):
+            value = value if equals else (tokens[index + 1] if index + 1 < len(tokens) else "")
+            if value == "never":
+                found.append(("has --fail-on never: the gate never fails, so it never blocks a stop or denies a "
+                              "commit", "remove `--fail-on never` from it"))
+                break
+    if _STDOUT_AWAY.search(command):
+        found.append(("sends its standard output elsewhere: the host reads the hook's answer (block, deny) there "
+                      "and gets nothing", "remove the redirection of its standard output (`> /dev/null`, `>&2`) "
+                      "from it"))
+    ours = next((i for i, t in enumerate(tokens) if t == "hook" and i and re.search(r"review[-_]gate", tokens[i - 1])),
+                0)
+    if any(token in ("||", ";", "|", "&") for token in tokens[ours:]):
+        found.append(("runs something after the hook (`|| true`, `; true`, a pipe): its exit code is swallowed, "
+                      "and a hook that fails (exit 2, which the host takes for a block) lets the agent go on",
+                      "make review-gate the command's last program, with nothing after it"))
+    return found
+
+
+# a redirection of standard output: `> f`, `1> f`, `>> f`, `&> f`, `>&2` (not `2> f`, `2>&1`)
+_STDOUT_AWAY = re.compile(r"(?:^|\s)(?:1|&)?>")
 
 
 def _stop_payload(root: Path) -> dict[str, Any]:

@@ -107,6 +107,8 @@ def _subcommand(reader: Reader, words: list[str], depth: int, context: str, hub:
     directory = where if where is not None else reader.cwd
     if sub in _GIT_WRITES and reader.protected and reader.protected.named(rest, directory):
         return {"waive"}  # git checkout main -- .review-gate/
+    if sub in ("clean", "stash") and reader.protected and sweeps(reader, sub, rest, directory):
+        return {"waive"}  # git clean -fdx, git stash -u: the untracked hook settings go with them
     if sub == "config":
         _define(reader.defined, rest)
     if sub in _GIT_DATA or (hub and sub in _HUB_DATA):
@@ -191,3 +193,101 @@ def api_writes(args: list[str]) -> bool:
     if method != "GET" or not literal(method) or "$" in endpoint or "`" in endpoint:
         return True
     return bool(re.search(r"/(?:git/refs|merges|pulls|merge_requests)\b", endpoint)) or "createPullRequest" in endpoint
+
+
+_CLEAN_FLAGS = frozenset("dfxXqni")
+_STASH_OTHERS = frozenset({"list", "show", "drop", "pop", "apply", "branch", "clear", "create", "store"})
+
+
+def sweeps(reader: Reader, sub: str, rest: list[str], directory: Path) -> bool:
+    """Whether ``git clean`` or ``git stash`` (``rest``: its arguments) would remove a protected
+    file that is untracked: what ``git clean -n`` with the same options says it would remove, or
+    the untracked files ``git stash -u``/``-a`` takes away, under its pathspecs. Where the line
+    or git cannot tell, it may (fail closed)."""
+    parsed = _clean(rest) if sub == "clean" else _stash(rest)
+    if parsed is None:
+        return False  # removes nothing untracked (git clean -n, git stash without -u, git stash pop)
+    options, pathspecs, ignored = parsed
+    if options is not None and not all(literal(w) for w in [*options, *pathspecs]):
+        options, pathspecs = ["-d", "-x"], []  # what it removes is not on the line: the most it could
+    if not all(literal(w) for w in pathspecs):
+        pathspecs = []
+    if sub == "clean":
+        removed = reader.repositories.untracked(directory, pathspecs, clean=options or [])
+    else:  # the whole work tree unless pathspecs limit it, wherever it runs
+        removed = reader.repositories.untracked(directory, pathspecs or [":/"], ignored=ignored)
+    if removed is None:
+        return True
+    return any(reader.protected.named([path], directory) or reader.protected.holds_protected([path], directory)
+               for path in removed)
+
+
+def _clean(rest: list[str]) -> tuple[list[str] | None, list[str], bool] | None:
+    """git clean's options to pass on to ``git clean -n`` and its pathspecs; None for a dry run."""
+    options: list[str] = []
+    pathspecs: list[str] = []
+    index = 0
+    while index < len(rest):
+        word = rest[index]
+        index += 1
+        if word == "--":
+            pathspecs += rest[index:]
+            break
+        if word in ("-e", "--exclude"):
+            options += ["-e", rest[index] if index < len(rest) else ""]
+            index += 1
+        elif word.startswith("--exclude="):
+            options.append(word)
+        elif word in ("--dry-run",):
+            return None
+        elif word in ("--force", "--quiet", "--interactive"):
+            continue
+        elif word.startswith("--") or not literal(word):
+            return ["-d", "-x"], [], True  # not known, or not on the line: the most it could
+        elif word.startswith("-") and len(word) > 1:
+            flags, _, value = word[1:].partition("e")
+            if "n" in flags:
+                return None
+            if not set(flags) <= _CLEAN_FLAGS:
+                return ["-d", "-x"], [], True
+            options += [f"-{f}" for f in flags if f in "dxX"]
+            if "e" in word[1:]:
+                options += ["-e", value or (rest[index] if index < len(rest) else "")]
+                index += 0 if value else 1
+        else:
+            pathspecs.append(word)
+    return options, pathspecs, True
+
+
+def _stash(rest: list[str]) -> tuple[list[str] | None, list[str], bool] | None:
+    """Whether ``git stash`` takes untracked files (``-u``; ``-a``: ignored ones too) and under
+    which pathspecs; None when it takes none."""
+    words = list(rest)
+    save = False
+    if words and words[0] in ("push", "save"):
+        save = words.pop(0) == "save"
+    elif words and words[0] in _STASH_OTHERS:
+        return None
+    untracked, ignored, pathspecs = False, False, []
+    index = 0
+    while index < len(words):
+        word = words[index]
+        index += 1
+        if word == "--":
+            pathspecs += [] if save else words[index:]
+            break
+        if not literal(word):
+            return None, [], True
+        if word in ("-m", "--message", "--pathspec-from-file"):
+            index += 1
+        elif word in ("--include-untracked", "--all"):
+            untracked, ignored = True, ignored or word == "--all"
+        elif word.startswith("-") and not word.startswith("--") and len(word) > 1:
+            flags = word[1:].partition("m")[0]
+            untracked |= bool({"u", "a"} & set(flags))
+            ignored |= "a" in flags
+            if "m" in word[1:] and not word[1:].partition("m")[2]:
+                index += 1
+        elif not word.startswith("-") and not save:
+            pathspecs.append(word)
+    return ([], pathspecs, ignored) if untracked else None

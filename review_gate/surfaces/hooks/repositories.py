@@ -51,6 +51,14 @@ class Repositories:
             self.known[key] = git_alias(directory, name)
         return self.known[key]
 
+    def untracked(self, directory: Path, pathspecs: list[str], *, clean: list[str] | None = None,
+                  ignored: bool = False) -> list[str] | None:
+        """``untracked`` (below), within the payload's budget of git calls; None: not known."""
+        if self.lookups >= MAX_LOOKUPS or not directory.is_dir():
+            return None
+        self.lookups += 1
+        return untracked(directory, pathspecs, clean=clean, ignored=ignored)
+
     def gh_aliases(self) -> dict[str, str]:
         if self.gh is None:
             self.gh = gh_aliases()
@@ -111,3 +119,25 @@ def _unquote(text: str) -> str:
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
         return text[1:-1]
     return text
+
+
+def untracked(directory: Path, pathspecs: list[str], *, clean: list[str] | None = None,
+              ignored: bool = False) -> list[str] | None:
+    """The untracked files (``ignored``: ignored ones too) under ``pathspecs`` in ``directory``,
+    as absolute paths; with ``clean`` (git clean's options, ``-n`` added), what ``git clean``
+    says it would remove. None when git cannot tell. Read-only: ``ls-files`` or ``clean -n``."""
+    if clean is not None:
+        argv = ["git", "-c", "core.quotePath=false", "clean", "-n", *clean, "--", *pathspecs]
+    else:
+        argv = ["git", "ls-files", "--others", *([] if ignored else ["--exclude-standard"]), "--", *pathspecs]
+    try:
+        done = subprocess.run(argv, cwd=directory, env={**_git_env(), "GIT_LITERAL_PATHSPECS": "0"},
+                              capture_output=True, timeout=LOOKUP_TIMEOUT_S, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    names = done.stdout.decode("utf-8", "replace").splitlines()
+    if clean is not None:
+        names = [n[len("Would remove "):] for n in names if n.startswith("Would remove ")]
+    return [os.path.normpath(os.path.join(directory, n)) for n in names if n]
