@@ -144,10 +144,15 @@ def _file(change: FileChange, text: str | None, classifier: Classifier) -> _File
         known = dict(enumerate(text.split("\n"), 1))
     else:
         known = {line.number: line.text for hunk in change.hunks for line in hunk.lines}
-    head = "\n".join(known.get(n, "") for n in range(1, HEAD_LINES + 1)) if 1 in known else None
-    added = (line.text for hunk in change.hunks for line in hunk.lines if line.added)
+    # What marks a file generated or minified is read from the lines the change did not add: a header
+    # or a long line the change adds itself does not switch off the review of the change.
+    added = {line.number for hunk in change.hunks for line in hunk.lines if line.added}
     removed = [r.text for hunk in change.hunks for r in hunk.removed_lines]
-    return _File(change, Lines(known, removed), classifier.classes(change.path, head, added))
+    early = [r.text for hunk in change.hunks for r in hunk.removed_lines if r.number <= HEAD_LINES]
+    head = ("\n".join([known.get(n, "") for n in range(1, HEAD_LINES + 1) if n not in added] + early)
+            if 1 in known or early else None)
+    base = [*(text for number, text in known.items() if number not in added), *removed]
+    return _File(change, Lines(known, removed), classifier.classes(change.path, head, base))
 
 
 _LENIENCY = {"skip": -1, **{s: len(SEVERITY_RANK) - r for s, r in SEVERITY_RANK.items()}}
