@@ -148,6 +148,8 @@ def _rest(out: Writer, report: ReviewReport) -> None:
         agents += "; " + "; ".join(f"{sanitize(a.id)} {a.status} ({sanitize(why)})" for a, why in noted)
     if absent:
         agents += f"; {len(absent)} did not review everything (below)"
+    if disabled := sum(1 for a in report.agents if a.disabled):
+        agents += f"; {disabled} disabled"  # the team switched them off: shown, not counted
     out.hanging(0, Text("agents: ", style="dim"), Text(agents, style="dim"))
     did_not_review(out, report)
     cov = report.coverage
