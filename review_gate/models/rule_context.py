@@ -73,8 +73,8 @@ class PathClasses(Frozen):
                     "`minified_line`.")
     minified_line: int = Field(
         default=1000, ge=200, le=1_000_000,
-        description="Characters from which a line that stood before the change marks its file minified (a bundle, a minified asset), "
-                    "in the files `minified_by_line` selects.")
+        description="Characters from which a line that stood before the change marks its file minified (a "
+                    "bundle, a minified asset), in the files `minified_by_line` selects.")
     minified_by_line: list[str] = Field(
         default_factory=lambda: ["*.js", "*.mjs", "*.cjs", "*.css"],
         description="Globs of the files a long line marks minified: only what is minified in practice, so a "
