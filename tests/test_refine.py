@@ -136,6 +136,18 @@ def test_a_long_line_the_change_adds_does_not_hide_the_files_other_lines(cli: An
 # --------------------------------------------------------------------------- placeholders
 
 
+def test_awss_documented_example_keys_are_placeholders(cli: Any, repo: GitRepo) -> None:
+    key_id, secret = "AKIA" + "IOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"
+    change(repo, {"app/settings.py": f'AWS_ACCESS_KEY_ID = "{key_id}"\naws_secret_access_key = "{secret}"\n'
+                                     f'SECRET_KEY = "{secret}"\nOTHER = "ASIAQ7WZ3M9K2" "EXAMPLE"\n',
+                  "docs/aws.md": f"    aws_access_key_id = {key_id}\n    aws_secret_access_key = {secret}\n"})
+    assert passes(review(cli))
+    # A real key beside the example still fires, and a real key is not an example for ending in EXAMPLE
+    # somewhere else on its line.
+    change(repo, {"app/keys.py": f'KEYS = ["{key_id}", "{AWS_KEY}"]  # EXAMPLE\n'})
+    assert found(review(cli), "sec-aws-key-01") == [("app/keys.py", 1, "critical")]
+
+
 def test_placeholder_secrets_are_not_secrets(cli: Any, repo: GitRepo) -> None:
     word = base64.b64encode(b"password").decode()
     change(repo, {
