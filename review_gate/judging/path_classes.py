@@ -4,9 +4,12 @@ A file is in a class when one of the class's globs (``review-rules.json``'s ``pa
 selects it; when the trusted side's ``.gitattributes`` marks it ``linguist-generated`` or
 ``linguist-vendored`` (GitHub's own markers); when its first lines say it is generated (Go's
 "Code generated ... DO NOT EDIT.", Facebook's ``@generated``, "THIS FILE IS GENERATED"); or,
-for minified, when an added line of a JavaScript or CSS file (``minified_by_line``) is longer than
-``minified_line`` characters: a long line in a script does not hide its other lines. A file may be in
-several classes (a test certificate is a test and a fixture).
+for minified, when a line of a JavaScript or CSS file (``minified_by_line``) is longer than
+``minified_line`` characters: a long line in a script does not hide its other lines. The header and
+the long line count only from the base side (lines the change keeps or removes): a change that adds
+a header or a long line to a file does not switch off the review of its own lines, as it cannot mark
+its own file in ``.gitattributes``. A file may be in several classes (a test certificate is a test
+and a fixture).
 
 >>> from review_gate.models.rule_context import PathClasses
 >>> sorted(Classifier(PathClasses(), None).classes("tests/certs/server.key"))
@@ -82,12 +85,13 @@ class Classifier:
         self._by_line = Globs(settings.minified_by_line)
         self._named: dict[str, frozenset[PathClass]] = {}  # what globs and attributes say of each path
 
-    def classes(self, path: str, head: str | None = None, added: Iterable[str] = ()) -> frozenset[PathClass]:
-        """``path``'s classes; ``head``: its first lines, when known; ``added``: its added lines."""
+    def classes(self, path: str, head: str | None = None, base: Iterable[str] = ()) -> frozenset[PathClass]:
+        """``path``'s classes; ``head``: its first lines as they stood before the change, when known;
+        ``base``: its lines that stood before the change (kept or removed by it), never the added ones."""
         found = set(self._by_name(path))
         if head is not None and generated_header(head):
             found.add("generated")
-        if self._by_line.match(path) and any(len(line) > self.settings.minified_line for line in added):
+        if self._by_line.match(path) and any(len(line) > self.settings.minified_line for line in base):
             found.add("minified")
         return frozenset(found)
 

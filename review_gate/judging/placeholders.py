@@ -7,10 +7,14 @@ and a trivial number (``admin123``), or of too little entropy; and when it says 
 percent- or base64-decoded (a Kubernetes Secret whose value decodes to ``password``). A URL
 whose host is a reserved example name (RFC 2606 and 6761: ``example.com``, ``.test``,
 ``.invalid``, ``.localhost``) is documentation, as is a comment line. Real key shapes (AKIA...,
-ghp_..., a PEM block) are never judged here: their rules set no ``placeholders``.
+ghp_..., a PEM block) are never judged by those checks: their rules set no ``placeholders``. Only
+the keys a vendor documents as examples (AWS's ``...EXAMPLE`` key ids and ``...EXAMPLEKEY``
+secrets, gitleaks' allow list) are placeholders for every secret rule (``documented_example``).
 
 >>> placeholder("p%40ssword"), placeholder("Xk9mP2vLq7wZ")
 ('sample words', None)
+>>> documented_example("AKIA" "IOSFODNN7EXAMPLE"), documented_example("AKIA" "Q7WZ3M9K2R5T8XB4")
+(True, False)
 >>> reserved_host("db.example.org"), reserved_host("db.internal")
 (True, False)
 """
@@ -46,6 +50,10 @@ _MASKED = re.compile(r"^(?:[xX*#._-]{3,}|(.)\1{3,})$")
 _TRIVIAL_NUMBER = re.compile(r"^[A-Za-z]+(?:1|12|123|1234|12345|123456|01|0|00|000|007|2)?$")
 _NOT_LETTER = re.compile(r"[^a-z]+")
 _BASE64 = re.compile(r"^[A-Za-z0-9+/_-]{4,}={0,2}$")
+# The keys AWS's documentation uses (an access key id ending in EXAMPLE, a secret ending in
+# EXAMPLEKEY): in docs, tests and SDK fixtures everywhere, never a live credential.
+_DOCUMENTED = re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{9}EXAMPLE\b"
+                         r"|(?:^|[^A-Za-z0-9/+])[A-Za-z0-9/+]{30}EXAMPLEKEY\b")
 RESERVED_DOMAINS = ("example.com", "example.net", "example.org", "example", "test", "invalid", "localhost")
 
 
@@ -54,6 +62,11 @@ def reserved_host(host: str) -> bool:
     localhost and .localhost."""
     name = host.lower().rstrip(".")
     return any(name == domain or name.endswith("." + domain) for domain in RESERVED_DOMAINS)
+
+
+def documented_example(match: str) -> bool:
+    """Whether a secret rule's ``match`` holds a key a vendor documents as an example (AWS's)."""
+    return _DOCUMENTED.search(match) is not None
 
 
 def entropy(text: str) -> float:

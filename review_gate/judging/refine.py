@@ -6,7 +6,8 @@ the rule's settings (review-rules.json, ``models.rule_context``), in this order:
 1. path classes (``path_classes``): in a test, fixture, example, docs, generated, vendored or
    minified file the rule skips the finding or lowers it (``review_gate.judging.path_classes``);
 2. placeholders (``placeholders``): a secret rule's match that holds a placeholder is dropped
-   (``review_gate.judging.placeholders``);
+   (``review_gate.judging.placeholders``), and so is every secret rule's match that is only a key a
+   vendor documents as an example (AWS's ``AKIA...EXAMPLE``);
 3. contexts (``contexts``): the first that applies skips or lowers it (``review_gate.judging.rule_contexts``);
 4. ``once_per_file``: only the rule's first finding in a file stays, saying how many it stands for;
 5. pre-existing: a finding whose rule fires on the same line before the change (in the file, the
@@ -31,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from review_gate.judging.path_classes import HEAD_LINES, Classifier
-from review_gate.judging.placeholders import comment_line, placeholder, reserved_host
+from review_gate.judging.placeholders import comment_line, documented_example, placeholder, reserved_host
 from review_gate.judging.preexisting import fired_lines, normal
 from review_gate.judging.rule_contexts import Lines, applies
 from review_gate.models import SEVERITY_RANK, AgentResult, FileChange, Finding, PRFacts, ReviewConfig, Rule
@@ -144,10 +145,15 @@ def _file(change: FileChange, text: str | None, classifier: Classifier) -> _File
         known = dict(enumerate(text.split("\n"), 1))
     else:
         known = {line.number: line.text for hunk in change.hunks for line in hunk.lines}
-    head = "\n".join(known.get(n, "") for n in range(1, HEAD_LINES + 1)) if 1 in known else None
-    added = (line.text for hunk in change.hunks for line in hunk.lines if line.added)
+    # What marks a file generated or minified is read from the lines the change did not add: a header
+    # or a long line the change adds itself does not switch off the review of the change.
+    added = {line.number for hunk in change.hunks for line in hunk.lines if line.added}
     removed = [r.text for hunk in change.hunks for r in hunk.removed_lines]
-    return _File(change, Lines(known, removed), classifier.classes(change.path, head, added))
+    early = [r.text for hunk in change.hunks for r in hunk.removed_lines if r.number <= HEAD_LINES]
+    head = ("\n".join([known.get(n, "") for n in range(1, HEAD_LINES + 1) if n not in added] + early)
+            if 1 in known or early else None)
+    base = [*(text for number, text in known.items() if number not in added), *removed]
+    return _File(change, Lines(known, removed), classifier.classes(change.path, head, base))
 
 
 _LENIENCY = {"skip": -1, **{s: len(SEVERITY_RANK) - r for s, r in SEVERITY_RANK.items()}}
@@ -185,10 +191,23 @@ def _judge(finding: Finding, rule: Rule, where: _File, config: ReviewConfig, own
         return judged
     if rule.placeholders is not None and rule.pattern and _placeholder(rule, where.lines, finding):
         return None
+    if rule.category == SECRETS and rule.pattern and _documented(rule, where.lines, finding):
+        return None
     for context in rule.contexts:
         if applies(context, where.lines, finding.line, owner, search):
             return _lowered(judged, context.action, context.reason)
     return judged
+
+
+def _documented(rule: Rule, lines: Lines, finding: Finding) -> bool:
+    """Whether every match of the secret rule on the finding's lines is a vendor's documented example
+    key: a real key beside one still counts."""
+    assert rule.pattern is not None and finding.line is not None
+    last = max(finding.end_line or finding.line, finding.line)
+    text = "\n".join(lines.get(n) or "" for n in range(finding.line, last + 1))
+    found = compile_pattern(rule.pattern).finditer(text.encode("utf-8", "surrogateescape"))
+    matches = [bytes(m.group(0)).decode("utf-8", "replace") for m in found]
+    return bool(matches) and all(documented_example(m) for m in matches)
 
 
 def _placeholder(rule: Rule, lines: Lines, finding: Finding) -> bool:

@@ -92,6 +92,10 @@ class AgentResult(Frozen):
     duration_s: float = Field(ge=0)
     files: list[str]
     error: UntrustedText | None = None
+    disabled: bool = Field(
+        default=False,
+        description="Skipped because the trusted configuration switches it off (enabled: false): listed, never "
+                    "counted as an agent that did not review (agents_skipped, did_not_review).")
     tokens_in: int = Field(default=0, description="Input tokens, those of failed attempts included.")
     tokens_out: int = Field(default=0, description="Output tokens, those of failed attempts included.")
     cost_usd: float = 0.0
@@ -163,7 +167,10 @@ class AgentResult(Frozen):
     def absence(self) -> Absent | None:
         """How it did not review all it was given (None: it did): skipped (it did not run),
         failed or timed out, left files unreviewed, or dropped a critical finding. A failure of
-        an agent that fails open counts as a skip."""
+        an agent that fails open counts as a skip. An agent the team switched off is no reviewer
+        that broke: not an absence."""
+        if self.disabled:
+            return None
         if self.status == "skipped":
             return self._absent("agents_skipped", self.error or "it did not run")
         if self.broken:
@@ -206,8 +213,8 @@ class Metrics(Frozen):
                                      "files unreviewed or dropped a critical finding; not those that fail open.")
     agents_skipped: int = Field(
         default=0, ge=0, description="Agents the change was routed to that did not run (no key, --offline, "
-                                     "disabled, the run budget, no turn before the deadline), and those that "
-                                     "fail open and failed.")
+                                     "the run budget, no turn before the deadline), and those that fail open "
+                                     "and failed; not those the configuration disables (enabled: false).")
     waived_inline: int = Field(default=0, description="Findings waived by inline waivers the change adds.")
     risk_score: int = 0
 

@@ -61,18 +61,20 @@ class PathClasses(Frozen):
         default_factory=lambda: list(_GENERATED),
         description="Globs of generated files; a file is generated too when the trusted side's .gitattributes "
                     "marks it linguist-generated, or when its first lines say it is generated (\"Code "
-                    "generated ... DO NOT EDIT\", \"@generated\", \"THIS FILE IS GENERATED\").")
+                    "generated ... DO NOT EDIT\", \"@generated\", \"THIS FILE IS GENERATED\") before the change: "
+                    "a header the change adds marks nothing.")
     vendored: list[str] = Field(
         default_factory=lambda: list(_VENDORED),
         description="Globs of vendored third-party code; linguist-vendored in the trusted side's .gitattributes too.")
     minified: list[str] = Field(
         default_factory=lambda: list(_MINIFIED),
         description="Globs of minified or bundled files; a file `minified_by_line` selects is minified too when "
-                    "one of its added lines is longer than `minified_line`.")
+                    "one of its lines that stood before the change (kept or removed by it, not added) is longer than "
+                    "`minified_line`.")
     minified_line: int = Field(
         default=1000, ge=200, le=1_000_000,
-        description="Characters from which an added line marks its file minified (a bundle, a minified asset), "
-                    "in the files `minified_by_line` selects.")
+        description="Characters from which a line that stood before the change marks its file minified (a "
+                    "bundle, a minified asset), in the files `minified_by_line` selects.")
     minified_by_line: list[str] = Field(
         default_factory=lambda: ["*.js", "*.mjs", "*.cjs", "*.css"],
         description="Globs of the files a long line marks minified: only what is minified in practice, so a "

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from review_gate.models import SEVERITIES, SEVERITY_RANK, Finding, ReviewReport
-from review_gate.outputs.ids import short_ids
+from review_gate.outputs.ids import finding_name, sentence, short_ids, waived_kinds
 from review_gate.outputs.reviewers import STATES, absent_agents, dropped, dropped_line, fails_open_note
 from review_gate.outputs.summary import summary_line
 from review_gate.text.escape import sanitize
@@ -109,10 +109,8 @@ def _head(report: ReviewReport) -> str:
 
 def _entry(number: int, finding: Finding, short: str, quoted: str | None) -> str:
     where = _location(finding)
-    rule = sanitize(finding.rule_id or finding.category)
-    message = _clip(sanitize(finding.message.strip()), MESSAGE_CHARS)
-    if message and message[-1] not in ".!?":
-        message += "."
+    rule = sanitize(finding_name(finding))
+    message = sentence(_clip(sanitize(finding.message.strip()), MESSAGE_CHARS))
     text = f"{number}. {where} {finding.severity} {rule} — {message}"
     if finding.recommendation and finding.recommendation.strip():
         text += f" Fix: {_clip(sanitize(finding.recommendation.strip()), FIX_CHARS)}"
@@ -166,10 +164,11 @@ def _tail(report: ReviewReport, notes: Sequence[str]) -> str:
         out.append(f"Waived in this change: {_clip(sanitize(finding.file or ''), NOTE_CHARS)}:{finding.line} "
                    f"{sanitize(finding.rule_id or finding.category)} — {why} (a person reviewing the change decides "
                    "whether it stands)")
-    others = len(report.waived) - len(inline[:MAX_LISTED])
+    listed = {id(f) for f in inline[:MAX_LISTED]}
+    others = waived_kinds(f for f in report.waived if id(f) not in listed)
     if others:
-        out.append(f"Waived (reported, not counted): {others} findings accepted by a person, in the baseline or "
-                   "waived inline.")
+        kinds = ", ".join(f"{n} {kind}" for n, kind in others)
+        out.append(f"Waived (reported, not counted): {kinds}.")
     out += ["", f"Next: {NEXT[report.decision]}"]
     return "\n".join(out) + "\n"
 
@@ -212,8 +211,9 @@ def _unreviewed(report: ReviewReport) -> list[str]:
 def _not_inspected(report: ReviewReport) -> list[str]:
     items = report.coverage.not_inspected
     out = [f"- not inspected ({'counts against the gate' if u.counted else 'listed only'}): "
-           f"{_clip(sanitize(u.reason), NOTE_CHARS)}"
-           + (f". Fix: {_clip(sanitize(u.fix), NOTE_CHARS)}" if u.counted and u.fix else "")
+           + (sentence(_clip(sanitize(u.reason), NOTE_CHARS)) if u.counted and u.fix else
+              _clip(sanitize(u.reason), NOTE_CHARS))
+           + (f" Fix: {_clip(sanitize(u.fix), NOTE_CHARS)}" if u.counted and u.fix else "")
            for u in items[:MAX_LISTED]]
     if len(items) > MAX_LISTED:
         out.append(f"- … and {len(items) - MAX_LISTED} more files not inspected")

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.text import Text
 
 from review_gate.models import SEVERITIES, SEVERITY_RANK, AgentResult, Finding, ReviewReport
-from review_gate.outputs.ids import short_ids
+from review_gate.outputs.ids import finding_name, short_ids
 from review_gate.outputs.reviewers import absent_agents
 from review_gate.outputs.summary import summary_line
 from review_gate.outputs.text import (
@@ -105,7 +105,7 @@ def _finding(out: Writer, finding: Finding, short: str, *, merged: bool, quoted:
         message = message[: -len(quoted) - 2]  # the line was quoted once already, above
     head = Text("  + " if merged else location(finding) + ": ", style="bold")
     head.append(finding.severity, style=STYLES[finding.severity])
-    head.append(f" {sanitize(finding.rule_id or finding.category)} [{short}] ")
+    head.append(f" {sanitize(finding_name(finding))} [{short}] ")
     tail = Text()
     if finding.also_reported_by:
         tail.append(f" (also {', '.join(sanitize(a) for a in finding.also_reported_by)})", style="dim")
@@ -132,7 +132,7 @@ def _in_change(out: Writer, report: ReviewReport, ids: dict[str, str]) -> None:
     for finding in waived:
         waiver = finding.inline_waiver
         head = Text(f"{location(finding)}: ", style="bold")
-        head.append(f"{sanitize(finding.rule_id or finding.category)} [{ids[finding.fingerprint]}] ")
+        head.append(f"{sanitize(finding_name(finding))} [{ids[finding.fingerprint]}] ")
         head.append(sanitize(waiver.reason if waiver is not None else finding.waived or ""), style="yellow")
         out.cut(head)
 
@@ -148,6 +148,8 @@ def _rest(out: Writer, report: ReviewReport) -> None:
         agents += "; " + "; ".join(f"{sanitize(a.id)} {a.status} ({sanitize(why)})" for a, why in noted)
     if absent:
         agents += f"; {len(absent)} did not review everything (below)"
+    if disabled := sum(1 for a in report.agents if a.disabled):
+        agents += f"; {disabled} disabled"  # the team switched them off: shown, not counted
     out.hanging(0, Text("agents: ", style="dim"), Text(agents, style="dim"))
     did_not_review(out, report)
     cov = report.coverage

@@ -43,6 +43,7 @@ HEADER = "<!-- review-gate report -->"
 _BREAK = re.compile(r"\r\n|[\r\n\u2028\u2029]")
 _INLINE = re.compile(r"[\\`*_~\[\]|<>&@$]")
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "@": "@\u200d"}
+_BACKTICKS = re.compile(r"`+")
 _BLOCK_START = re.compile(r"[#+-]|[0-9]{1,9}[.)](?=\s|$)")
 
 
@@ -64,6 +65,31 @@ def text(value: str, *, limit: int = MAX_FIELD) -> str:
         end = start.end()
         joined = joined[:end - 1] + "\\" + joined[end - 1:]
     return joined
+
+
+def code(value: str, *, limit: int = MAX_FIELD) -> str:
+    """Untrusted text as an inline code span in a table cell, showing the same characters.
+
+    Inside a code span Markdown reads no emphasis, link, HTML or entity, and a backslash escapes
+    nothing (so ``text``'s escapes would show as ``\\#``): only what can end the span or the cell
+    needs care. The fence is one backtick more than the longest run inside (padded with a space
+    when the text starts or ends with a backtick or a space); a ``|`` is ``\\|``, which the table
+    reads before the span (GFM), so it shows as ``|``; line breaks and control characters become
+    visible escapes (``sanitize``); a zero-width joiner after every @ still keeps GitHub from
+    mentioning anyone. Empty text is no span at all.
+
+    >>> code("# noqa: S501 [x] `y`")
+    '`` # noqa: S501 [x] `y` ``'
+    """
+    value = value.strip()
+    if len(value) > limit:
+        value = value[:limit].rstrip() + "…"
+    value = sanitize(value.replace("\t", " ")).replace("|", "\\|").replace("@", "@\u200d")
+    if not value:
+        return ""
+    fence = "`" * (max((len(run) for run in _BACKTICKS.findall(value)), default=0) + 1)
+    pad = " " if value[0] in "` " or value[-1] in "` " else ""
+    return f"{fence}{pad}{value}{pad}{fence}"
 
 
 def _escape_char(match: re.Match[str]) -> str:
@@ -216,7 +242,7 @@ def _in_change(waived: Sequence[Finding], ids: dict[str, str]) -> list[str]:
              "| location | id | rule | message | reason | comment |", "|---|---|---|---|---|---|"]
     lines += [f"| {location(f)} | `{ids[f.fingerprint]}` | {text(f.rule_id or f.category, limit=200)} "
               f"| {text(f.message)} | {text(f.inline_waiver.reason if f.inline_waiver else '', limit=500)} "
-              f"| `{text(f.inline_waiver.comment if f.inline_waiver else '', limit=200)}` |" for f in waived]
+              f"| {code(f.inline_waiver.comment if f.inline_waiver else '', limit=200)} |" for f in waived]
     return [*lines, ""]
 
 

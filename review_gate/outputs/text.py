@@ -20,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from review_gate.models import SEVERITIES, AgentResult, Finding, NotInspected, ReviewReport
-from review_gate.outputs.ids import short_ids
+from review_gate.outputs.ids import short_ids, waived_kinds
 from review_gate.outputs.reviewers import absent_agents, absent_lines, dropped, dropped_line, fails_open_note
 from review_gate.outputs.summary import summary_line
 from review_gate.text.escape import sanitize
@@ -32,6 +32,7 @@ STATUS_STYLES = {"completed": "green", "cached": "green", "skipped": "dim", "fai
                  "timed_out": "red"}
 MAX_GAPS = 10
 MAX_UNREVIEWED = 10
+WORD = 20  # characters a line cut at a word may lose before the width
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:
@@ -119,9 +120,25 @@ class Writer:
             self.console.print(text)
             return
         if text.cell_len > self.console.width:
-            text = text.copy()
-            text.truncate(self.console.width, overflow="ellipsis")
+            text = cut_at_word(text, self.console.width)
         self.console.print(text, no_wrap=True, overflow="ellipsis", crop=True)
+
+
+def cut_at_word(text: Text, width: int) -> Text:
+    """``text`` cut to ``width`` cells with an ellipsis, after its last whole word when that drops
+    a word's length at most (a title cut mid-word reads as another word); a long token (code, a
+    path, an escaped payload) is cut at the width, so that as much of it as fits is shown."""
+    out = text.copy()
+    plain = text.plain
+    if len(plain) == text.cell_len:  # one cell a character: positions are columns
+        space = plain.rfind(" ", 0, width)
+        if space > 0 and width - space <= WORD:
+            out.truncate(space)
+            out.rstrip()
+            out.append("…")
+            return out
+    out.truncate(width, overflow="ellipsis")
+    return out
 
 
 def print_hanging(console: Console, indent: int, label: Text, body: Text) -> None:
@@ -310,11 +327,7 @@ def clip(value: str, limit: int) -> str:
 
 def waived_line(report: ReviewReport) -> str:
     """How many findings did not count, and why: baselined, accepted by a person (or the team),
-    or waived by an inline comment (the change's own, or one the base has)."""
-    inline = sum(1 for f in report.waived if f.inline_waiver is not None)
-    baselined = sum(1 for f in report.waived if f.waived == "baselined")
-    accepted = len(report.waived) - baselined - inline
-    parts = [f"{n} {why}" for n, why in ((baselined, "baselined"), (accepted, "accepted"),
-                                         (inline, "waived inline")) if n]
+    pre-existing, or waived by an inline comment (the change's own, or one the base has)."""
+    parts = [f"{n} {why}" for n, why in waived_kinds(report.waived)]
     total = len(report.waived)
     return f"waived: {plural(total, 'finding')} not counted ({', '.join(parts)})"

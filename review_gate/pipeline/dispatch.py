@@ -205,10 +205,11 @@ def _prepare(entry: ManifestEntry, config: ReviewConfig, options: DispatchOption
         return None, agent_result(entry, "failed", kind=spec.kind, required=spec.required,
                              error=f"agent kind {spec.kind!r} is not available in this version")
     if not spec.enabled:
-        # The configuration turned it off: nothing requires it to run. Any other skip of a
-        # required agent (no key, --offline, the run budget) makes the run incomplete.
-        return None, agent_result(entry, "skipped", kind=spec.kind, required=False,
-                                  error="disabled in review-agents.json (enabled: false)")
+        # The configuration turned it off: nothing requires it to run, and it is listed, not
+        # counted as absent. Any other skip (no key, --offline, the run budget) still counts.
+        result = agent_result(entry, "skipped", kind=spec.kind, required=False,
+                              error="disabled in review-agents.json (enabled: false)")
+        return None, result.model_copy(update={"disabled": True})
     if options.offline and kind.needs_network:
         return None, agent_result(entry, "skipped", kind=spec.kind, required=spec.required,
                                   error="needs the network; --offline", on_failure=spec.on_failure)

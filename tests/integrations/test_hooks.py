@@ -506,7 +506,7 @@ def test_a_link_to_the_configuration_does_not_open_it_to_writes(cli, repo: GitRe
 def test_a_planted_secret_cannot_be_waived_by_the_agent(cli, repo: GitRepo) -> None:
     """The trial: the Stop hook blocks on an AWS key; the agent's `review-gate accept` (and its
     edits of the configuration) are denied, and its next stop is blocked again."""
-    repo.write("keys.py", 'AWS_ACCESS_KEY_ID = "AKIA' + 'IOSFODNN7EXAMPLE"\n')
+    repo.write("keys.py", 'AWS_ACCESS_KEY_ID = "AKIA' + 'Q7WZ3M9K2R5T8XB4"\n')  # not AWS's documented EXAMPLE key
     blocked = answer(hook(cli, stop(repo)))
     assert blocked["decision"] == "block" and "critical" in blocked["reason"]
     assert "keys.py:1 critical" in blocked["reason"]

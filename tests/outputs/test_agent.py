@@ -88,7 +88,7 @@ def test_run_quotes_the_flagged_line_of_a_command_agents_finding(cli, repo: GitR
     repo.write("app.py", "items = load()\ntotal = sum(i.price * 1.2 for i in items)\n")
     result = cli("--format", "agent", "--config", str(cfg), "--no-state")
     assert result.code == 1
-    assert "1. app.py:2 major general — the total is computed in floats. [id " in result.out
+    assert "1. app.py:2 major money-bot/general — the total is computed in floats. [id " in result.out
     assert "   > total = sum(i.price * 1.2 for i in items)" in result.out
     assert result.out.count("REVIEW: FAIL") == 1 and "REVIEW:" not in result.err  # the summary line, once
 

@@ -846,11 +846,13 @@ CASES: dict[str, Case] = {
     "infra-gha-unpinned-tag-01": case(
         hit(".github/workflows/ci.yml", "      - uses: tj-actions/changed-files@v45",
             "      - uses: docker/build-push-action@v6.9.0", "        uses: aws-actions/configure-aws-credentials@4",
-            "      - uses: actions-rs/toolchain@v1"),
+            "      - uses: actions-rs/toolchain@v1", f"      - uses: acme/deploy@{'1' * 39}",
+            f"      - uses: acme/deploy@{'1' * 40}.1"),
         miss(".github/workflows/ci.yml", "      - uses: actions/checkout@v4",
              "      - uses: github/codeql-action/init@v3",
              f"      - uses: tj-actions/changed-files@{SHA} # v45",
              f"      - uses: docker/build-push-action@{SHA_DIGIT} # v6.9.0",
+             f"      - uses: acme/deploy@{'0' * 40}", f"      - uses: acme/deploy@{'1234567890' * 4} # v2",
              "      - uses: ./.github/actions/setup", "      - uses: docker://alpine:3.20"),
     ),
     "infra-gha-insecure-commands-01": case(

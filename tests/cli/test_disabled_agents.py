@@ -1,0 +1,48 @@
+"""An agent the team switches off (``enabled: false``) is listed, never counted as a reviewer that did
+not review: only agents that were routed and could not run (no key, --offline) make a warning."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tests.conftest import GitRepo
+
+
+def _configured(cli: Any, repo: GitRepo, keep_llm: set[str]) -> None:
+    assert cli("init").code == 0
+    path = repo.root / ".review-gate" / "review-agents.json"
+    data = json.loads(path.read_text())
+    for agent in data["agents"]:
+        if agent["kind"] == "llm" and agent["id"] not in keep_llm:
+            agent["enabled"] = False
+    path.write_text(json.dumps(data, indent=2))
+    repo.commit("review-gate config")
+    repo.write("app/util.py", "def add(a, b):\n    return a + b\n")
+    repo.commit("a clean change")
+
+
+def _review(cli: Any) -> dict[str, Any]:
+    result = cli("--base", "HEAD~1", "--head", "HEAD", "--offline", "--no-state", "--format", "json")
+    assert result.code == 0, result.err
+    report: dict[str, Any] = json.loads(result.out)
+    return report
+
+
+def test_disabled_agents_are_listed_but_not_counted(cli: Any, repo: GitRepo) -> None:
+    _configured(cli, repo, keep_llm=set())
+    report = _review(cli)
+    assert report["decision"] == "pass"
+    assert report["metrics"]["agents_skipped"] == 0 and report["did_not_review"] == []
+    off = [a for a in report["agents"] if a["status"] == "skipped"]
+    assert off and all(a["disabled"] and "disabled" in a["error"] for a in off)
+    text = cli("--base", "HEAD~1", "--head", "HEAD", "--offline", "--no-state", "--format", "text").out
+    assert "did not review" not in text and "disabled" in text and "decision: pass" in text
+
+
+def test_an_enabled_agent_that_cannot_run_offline_still_counts(cli: Any, repo: GitRepo) -> None:
+    _configured(cli, repo, keep_llm={"security-reviewer"})
+    report = _review(cli)
+    assert report["decision"] == "pass_with_warnings"
+    assert report["metrics"]["agents_skipped"] == 1
+    assert [a["agent"] for a in report["did_not_review"]] == ["security-reviewer"]
