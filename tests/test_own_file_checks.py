@@ -86,3 +86,39 @@ def test_a_sound_edit_of_the_configuration_adds_no_finding(repo: GitRepo, cli: A
     report = cli("--offline", "--no-state", "--base", "main", "--config", trusted, "--format", "json").json()
     assert _gate_findings(report) == []
     assert {g["kind"] for g in report["gaps"]} >= {"config_changed", "baseline_changed"}  # still a person's to review
+
+
+def test_a_broken_baseline_the_configuration_does_not_read_is_a_warning(repo: GitRepo, cli: Any,
+                                                                         tmp_path: Path) -> None:
+    """A configuration directory of its own with its own baseline reads that one first: the broken
+    .review-gate/baseline.json breaks only the reviews that read it (said, not blocking)."""
+    _with_config(repo, cli)
+    elsewhere = tmp_path / "own-config"
+    elsewhere.mkdir()
+    assert cli("baseline", "--offline", "--base", "main", "--output", str(elsewhere / "baseline.json")).code == 0
+    repo.write(".review-gate/baseline.json", "not json")
+    repo.commit("a broken baseline at the root")
+
+    result = cli("--offline", "--no-state", "--base", "main", "--config", str(elsewhere), "--format", "json")
+    [found] = _gate_findings(result.json())
+    assert found["severity"] == "warning" and str(elsewhere / "baseline.json") in found["message"]
+    assert result.code == 0
+
+
+def test_a_broken_baseline_judged_by_the_bases_copy_of_it_blocks(repo: GitRepo, cli: Any, tmp_path: Path) -> None:
+    """The Action's configuration from the base branch holds the base's baseline.json: it comes
+    first, yet once merged it is the change's copy, so the change's broken one blocks."""
+    _with_config(repo, cli)
+    repo.git("checkout", "-q", "main")
+    assert cli("baseline", "--offline", "--base", "main").code == 0
+    repo.commit("an empty baseline")
+    repo.git("checkout", "-q", "feature")
+    repo.git("merge", "-q", "--no-edit", "main")
+    repo.write(".review-gate/baseline.json", "not json")
+    repo.commit("break it")
+    trusted = _trusted_copy(repo, tmp_path)
+
+    result = cli("--offline", "--no-state", "--base", "main", "--config", trusted, "--format", "json")
+    [found] = _gate_findings(result.json())
+    assert found["severity"] == "major" and found["file"] == ".review-gate/baseline.json"
+    assert result.code == 1

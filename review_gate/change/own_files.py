@@ -76,6 +76,9 @@ class OwnFiles(Frozen):
     written: Mapping[str, list[str]] = Field(
         default_factory=dict, description="Files the gate wrote (reports, bundles) -> blob ids of what it wrote.")
     links: list[Link] = Field(default_factory=list, description="Links on the gate's paths, not followed.")
+    read_first: Mapping[str, str] = Field(
+        default_factory=dict, description="A baseline of the repository -> the file outside it that this run "
+                                          "reads in its place (a configuration directory's own, found first).")
     read_through: Mapping[str, str] = Field(
         default_factory=dict, description="A file of the repository the configuration in use reads, though it is "
                                           "not one of its files (a symbolic link, a name out of its directory) -> "
@@ -231,11 +234,28 @@ def locate(root: Path | None, *, config_dir: str | None, named: Iterable[str] = 
         loop_dir = GATE_DIRECTORY
         if config != GATE_DIRECTORY:
             directories[GATE_DIRECTORY] = sorted({p for n in gate_names if (p := _join(GATE_DIRECTORY, n))})
+    baselines = list(baselines)
     return OwnFiles(config_dir=config, config=directories, loop_dir=loop_dir,
                     baselines=sorted(p for p in (inside(b, root) for b in baselines) if p),
+                    read_first=_read_first(baselines, root),
                     state=sorted(p for p in (inside(s, root) for s in state) if p),
                     written=dict(written or {}), links=found,
                     read_through=_read_through(root, config_dir, named, directories.get(config or "", [])))
+
+
+def _read_first(baselines: list[Path], root: Path | None) -> dict[str, str]:
+    """Each baseline of the repository that a file of the same name outside it, earlier in the
+    order they are looked for and present, comes before."""
+    found: dict[str, str] = {}
+    for index, path in enumerate(baselines):
+        name = inside(path, root)
+        if name is None:
+            continue
+        earlier = next((b for b in baselines[:index] if b.name == path.name and inside(b, root) is None
+                        and b.is_file()), None)
+        if earlier is not None:
+            found[name] = str(earlier)
+    return found
 
 
 def _read_through(root: Path | None, config_dir: str | None, named: Iterable[str],

@@ -48,7 +48,8 @@ def check(facts: PRFacts, own: OwnFiles, root: Path | None) -> list[Finding]:
     for change in edited:
         data = new.get(change.path) if own.kind(change.path) == "baseline_changed" else None
         if data is not None and (problems := _data_problems(change.path, data)):
-            findings.append(_finding(change.path, problems))
+            first = _read_instead(root, facts.base, own, change.path)
+            findings.append(_finding(change.path, problems, read_instead=first))
     directories = sorted({d for f in edited if own.is_configuration(f.path) and (d := own.directory_of(f.path))})
     for directory in directories:
         by_file: dict[str, list[ConfigProblem]] = {}
@@ -145,14 +146,30 @@ def _renamed(problem: ConfigProblem, copy: str, directory: str) -> ConfigProblem
     return ConfigProblem(shown(problem.file), problem.pointer, shown(problem.message), shown(problem.fix))
 
 
-def _finding(path: str, problems: list[ConfigProblem], listed_by: str | None = None) -> Finding:
+def _read_instead(root: Path, base: str, own: OwnFiles, path: str) -> str | None:
+    """The file this run reads in place of baseline ``path``, unless it is a copy of the base's
+    ``path`` (the Action's configuration from the base branch): then, once merged, it is this one."""
+    first = own.read_first.get(path)
+    if first is None:
+        return None
+    try:
+        copy = Path(first).read_bytes()
+    except OSError:
+        return None
+    return None if copy == blobs.file_at(root, base, path) else first
+
+
+def _finding(path: str, problems: list[ConfigProblem], listed_by: str | None = None,
+             read_instead: str | None = None) -> Finding:
     first = problems[0]
     where = f"{first.pointer}: " if first.pointer != "/" else ""
     more = f" (and {len(problems) - 1} more in this file)" if len(problems) > 1 else ""
+    # a baseline this configuration never reads (its own comes first) breaks only the reviews that do
+    effect = (f"this configuration reads {read_instead} instead, but a review that reads this file stops with "
+              "exit 2" if read_instead else "once this change is on the base branch, every review stops with exit 2")
     return Finding(fingerprint=fingerprint(AGENT, KIND, path, f"{first.pointer} {first.message}", 0),
-                   agent=AGENT, severity="major", category="configuration", file=path, line=None,
-                   message=f"once this change is on the base branch, every review stops with exit 2: "
-                           f"{where}{first.message}{more}",
+                   agent=AGENT, severity="warning" if read_instead else "major", category="configuration",
+                   file=path, line=None, message=f"{effect}: {where}{first.message}{more}",
                    recommendation=first.fix + (f"; {listed_by} lists every problem" if listed_by else ""),
                    confidence=1.0)
 

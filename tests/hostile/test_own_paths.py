@@ -34,7 +34,7 @@ def reviewed(report: dict[str, Any]) -> set[str]:
     return {f["path"] for f in report["classification"]["files"]}
 
 
-def fired(report: dict[str, Any]) -> set[tuple[str, str]]:
+def fired(report: dict[str, Any]) -> set[tuple[str, str | None]]:
     return {(f["file"], f["rule_id"]) for f in report["findings"]}
 
 
@@ -376,7 +376,10 @@ def test_a_secret_committed_in_a_file_named_like_the_gate_s_data_fails_the_gate(
                  "--format", "json")
     report = report_of(result)
     assert result.code == 1, report["findings"]
-    assert fired(report) == {(path, "sec-aws-key-01")}  # no TODO, no verify=False: not reviewed as code
+    # no TODO, no verify=False: not reviewed as code; a baseline that is not one is said (merged,
+    # it would stop every review: judging/own_file_checks)
+    broken = {(path, None)} if path.endswith("baseline.json") else set()
+    assert fired(report) == {(path, "sec-aws-key-01"), *broken}
     assert path not in reviewed(report)
     assert report["coverage"]["files_left_out"] == 0 and report["coverage"]["files_changed"] == 1
 
