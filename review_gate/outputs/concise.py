@@ -14,6 +14,7 @@ line is whole, for grep. ``--verbose`` gives the long layout (``outputs.text``).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 from rich.console import Console
@@ -21,7 +22,7 @@ from rich.text import Text
 
 from review_gate.models import SEVERITIES, SEVERITY_RANK, AgentResult, Finding, ReviewReport
 from review_gate.outputs.ids import finding_name, short_ids
-from review_gate.outputs.reviewers import absent_agents
+from review_gate.outputs.reviewers import STATES, absent_agents
 from review_gate.outputs.summary import summary_line
 from review_gate.outputs.text import (
     DECISION_STYLES,
@@ -141,13 +142,16 @@ def _rest(out: Writer, report: ReviewReport) -> None:
     """The agents in one line (those that did not complete named, with why), coverage, what did
     not count, gaps in one line each."""
     done = [a for a in report.agents if a.status in ("completed", "cached")]
-    absent = {a.agent for a in absent_agents(report)}
+    missing = absent_agents(report)
+    absent = {a.agent for a in missing}
     agents = f"{len(done)} ran"
     noted = [(a, why) for a in done if a.id not in absent and (why := _repaired(a))]
     if noted:
         agents += "; " + "; ".join(f"{sanitize(a.id)} {a.status} ({sanitize(why)})" for a, why in noted)
     if absent:
-        agents += f"; {len(absent)} did not review everything (below)"
+        by_agent = {a.agent: STATES.get(a.status, "did not review everything") for a in missing}
+        states = Counter(by_agent.values())
+        agents += "; " + ", ".join(f"{n} {state}" for state, n in states.items()) + " (below)"
     if disabled := sum(1 for a in report.agents if a.disabled):
         agents += f"; {disabled} disabled"  # the team switched them off: shown, not counted
     out.hanging(0, Text("agents: ", style="dim"), Text(agents, style="dim"))

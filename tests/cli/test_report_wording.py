@@ -74,3 +74,12 @@ def test_a_title_too_wide_for_80_columns_is_cut_at_a_word(repo: GitRepo, review_
     title = line[head.end():-1]
     assert title and "eval/exec of dynamic input".startswith(title), line
     assert "eval/exec of dynamic input"[len(title)] == " ", line  # whole words only
+
+
+def test_the_agents_line_says_an_agent_that_did_not_run_did_not_run(cli: Any, repo: GitRepo) -> None:
+    """Offline, the built-in llm reviewers are skipped: they did not run at all (the line said
+    they "did not review everything")."""
+    repo.write("app/total.py", "def total(xs):\n    return sum(xs)\n")
+    out = cli("--offline", "--no-state").out
+    agents = next(line for line in out.splitlines() if line.startswith("agents:"))
+    assert re.fullmatch(r"agents: \d+ ran; 2 did not run \(below\)", agents), agents
