@@ -58,3 +58,23 @@ def test_lines_are_read_from_the_patch_as_before() -> None:
         (3, "def keep_0_2(value): return value * 2", False)]
     assert [(r.number, r.text, r.before) for r in change.hunks[0].removed_lines] == [
         (1, "    old_0_0 = compute(0, 'before')", 0), (4, "    old_0_3 = compute(3, 'before')", 3)]
+
+
+def test_inline_waivers_read_only_the_lines_findings_are_on() -> None:
+    """The inline-waiver pass once made every line of the diff an object in one dict (the 50 MB
+    diff's review peaked at 500 MB again); it reads a finding's line, and the one above, when asked."""
+    from review_gate.judging.waivers import apply
+    from review_gate.models import Finding, PRFacts
+
+    data = big_diff()
+    facts = PRFacts(source="x", files=parse_diff(data))
+    findings = [Finding(fingerprint=f"{i:032x}", agent="a", rule_id="r", severity="warning", category="c",
+                        file=f"src/m{i}.py", line=5, message="m") for i in range(0, 400, 40)]
+    tracemalloc.start()
+    try:
+        applied = apply(findings, facts, [], ["a"], "honour")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(applied.kept) == len(findings)
+    assert peak < len(data) / 4, f"peak {peak / len(data):.2f} bytes a byte of diff"

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -35,6 +36,7 @@ from review_gate.models.config import Rule
 from review_gate.models.config_values import InlineWaivers
 from review_gate.models.facts import Line, PRFacts
 from review_gate.models.findings import Finding, InlineWaiver
+from review_gate.models.lines import Lines
 
 AGENT = "review-gate"
 RULE_ID = "inline-waiver"
@@ -147,7 +149,7 @@ def apply(findings: Sequence[Finding], facts: PRFacts, rules: Sequence[Rule], ag
     waives nothing (a loop session's review), and says so."""
     if mode == "off":
         return Applied(list(findings), [], [])
-    lines = _lines(facts)
+    lines = _LineAt(facts)
     peers = {r.id: {_peer(code) for code in r.peers} for r in rules}
     kept, waived = [], []
     for finding in findings:
@@ -187,11 +189,41 @@ def _peer(code: str) -> tuple[str, str]:
     return tool, name.lower()
 
 
-def _lines(facts: PRFacts) -> dict[tuple[str, int], Line]:
-    return {(f.path, line.number): line for f in facts.files for h in f.hunks for line in h.lines}
+class _LineAt:
+    """(file, new line number) -> the hunk line there, read when asked; where two hunks of a patch
+    series show one number, the later one's. A large diff's lines are never all made at once (a
+    dict of every line held the whole diff again, several times its size), and a hunk's lines are
+    made once for the findings on it."""
+
+    _KEPT = 64
+
+    def __init__(self, facts: PRFacts) -> None:
+        self._files = {f.path: f for f in facts.files}
+        self._made: OrderedDict[int, list[Line]] = OrderedDict()
+
+    def get(self, key: tuple[str, int | None]) -> Line | None:
+        path, number = key
+        change = self._files.get(path)
+        if change is None or number is None:
+            return None
+        for hunk in reversed(change.hunks):
+            at = hunk.lines.index_of(number)
+            if at is not None:
+                return self._of(hunk.lines)[at]
+        return None
+
+    def _of(self, lines: Lines) -> list[Line]:
+        made = self._made.get(id(lines))
+        if made is None:
+            made = self._made[id(lines)] = list(lines)
+            if len(self._made) > self._KEPT:
+                self._made.popitem(last=False)
+        else:
+            self._made.move_to_end(id(lines))
+        return made
 
 
-def _waiver(finding: Finding, lines: dict[tuple[str, int], Line],
+def _waiver(finding: Finding, lines: _LineAt,
             peers: dict[str, set[tuple[str, str]]]) -> tuple[Line, Comment] | None:
     """The first comment on the finding's line, or alone on the line above, that speaks for it.
     A comment after code speaks for its own line only; one the base already has (an unchanged
