@@ -115,6 +115,8 @@ def render(report: ReviewReport) -> str:
                 "report list them all.")
         lines.append(f"::notice title=review-gate::{data(note)}")
     lines += [f"review-gate: agent {plain(absent_line(absent))}" for absent in absent_agents(report)]
+    if off := [a.id for a in report.agents if a.disabled]:
+        lines.append(f"review-gate: disabled in the configuration (not counted): {plain(', '.join(off))}")
     lines += [f"review-gate: {plain(dropped_line(agent, d))}" for agent, d in dropped(report)]
     lines.append(summary_line(report))
     return "\n".join(lines) + "\n"

@@ -261,16 +261,26 @@ def _waived(waived: Sequence[Finding], ids: dict[str, str]) -> list[str]:
 
 def _agents(report: ReviewReport) -> list[str]:
     absent = absent_agents(report)
+    off = disabled_line(report)
     if not absent:
-        return []
-    lines = [f"### Agents that did not review everything ({len(absent)})", "",
+        return [off, ""] if off else []
+    lines = [f"### Agents that did not review ({len(absent)})", "",
              "| agent | status | required | counts in | why |", "|---|---|---|---|---|"]
     for a in absent:
         counted = a.counted + (" (fails open)" if a.fails_open else "")
         lines.append(f"| {text(a.agent, limit=200)} | {STATES.get(a.status, 'did not review everything')} "
                      f"| {'yes' if a.required else 'no'} | {counted} | {text(a.reason, limit=500)} |")
     note = fails_open_note(report)
-    return [*lines, "", *([note, ""] if note else [])]
+    return [*lines, "", *([note, ""] if note else []), *([off, ""] if off else [])]
+
+
+def disabled_line(report: ReviewReport) -> str | None:
+    """The agents the configuration switched off: named, never counted."""
+    names = [a.id for a in report.agents if a.disabled]
+    if not names:
+        return None
+    return (f"Disabled in the configuration (`\"enabled\": false`, not counted): "
+            f"{', '.join(text(n, limit=200) for n in names)}.")
 
 
 def _dropped(report: ReviewReport) -> list[str]:

@@ -46,3 +46,17 @@ def test_an_enabled_agent_that_cannot_run_offline_still_counts(cli: Any, repo: G
     assert report["decision"] == "pass_with_warnings"
     assert report["metrics"]["agents_skipped"] == 1
     assert [a["agent"] for a in report["did_not_review"]] == ["security-reviewer"]
+
+
+def test_disabled_agents_are_named_in_markdown_and_github_output(cli: Any, repo: GitRepo) -> None:
+    """A reader of the pull request comment or the job log sees which reviewers the team switched
+    off (the text and JSON reports did; Markdown said "Nothing blocking" and never named them)."""
+    _configured(cli, repo, keep_llm=set())
+    off = [a["id"] for a in _review(cli)["agents"] if a["disabled"]]
+    args = ("--base", "HEAD~1", "--head", "HEAD", "--offline", "--no-state", "--format")
+    markdown = cli(*args, "markdown").out
+    line = next(ln for ln in markdown.splitlines() if ln.startswith("Disabled in the configuration"))
+    assert all(agent in line for agent in off) and "not counted" in line
+    github = cli(*args, "github").out
+    assert any(ln.startswith("review-gate: disabled in the configuration") and all(a in ln for a in off)
+               for ln in github.splitlines())
