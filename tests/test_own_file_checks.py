@@ -122,3 +122,22 @@ def test_a_broken_baseline_judged_by_the_bases_copy_of_it_blocks(repo: GitRepo, 
     [found] = _gate_findings(result.json())
     assert found["severity"] == "major" and found["file"] == ".review-gate/baseline.json"
     assert result.code == 1
+
+
+def test_a_state_path_through_a_file_is_told_before_the_merge(repo: GitRepo, cli: Any, tmp_path: Path) -> None:
+    """`config validate` finds nothing wrong with it, yet once merged every run stops: the run state
+    cannot be opened under app.py, a file."""
+    _with_config(repo, cli)
+    settings_file = repo.root / ".review-gate" / "review-gate.json"
+    settings = json.loads(settings_file.read_text(encoding="utf-8"))
+    settings["state_path"] = "app.py/state.db"
+    settings_file.write_text(json.dumps(settings, indent=2), encoding="utf-8")
+    repo.commit("keep the state elsewhere")
+    trusted = _trusted_copy(repo, tmp_path)
+
+    result = cli("--offline", "--no-state", "--base", "main", "--config", trusted, "--format", "json")
+    [found] = _gate_findings(result.json())
+    assert found["file"] == ".review-gate/review-gate.json" and found["severity"] == "major"
+    assert "/state_path" in found["message"] and "app.py" in found["message"] and result.code == 1
+    after = cli("--offline", "--base", "main", "--config", str(repo.root / ".review-gate"))
+    assert after.code == 2  # what the merge would bring

@@ -25,6 +25,7 @@ from review_gate.change.own_files import ACCEPTANCES_NAME, OwnFiles
 from review_gate.errors import ConfigProblem, GitError, ProblemsError
 from review_gate.judging.fingerprint import fingerprint
 from review_gate.models import Finding, PRFacts
+from review_gate.models.config import SETTINGS_FILE
 
 AGENT = "review-gate"  # the gate's own finding, not an agent's
 KIND = "own-file-invalid"  # in the fingerprint only: the finding has no rule of the configuration
@@ -89,10 +90,27 @@ def _config_problems(root: Path, facts: PRFacts, own: OwnFiles, directory: str,
         copy = Path(tmp, *directory.split("/"))
         copy.mkdir(parents=True, exist_ok=True)
         try:
-            load_config(copy, one_pass=True)
+            config = load_config(copy, one_pass=True)
         except ProblemsError as exc:
             return [(_shown(p.file, str(copy), directory), _renamed(p, str(copy), directory)) for p in exc.problems]
-    return []
+    blocked = _state_path_problem(config.settings.state_path, set(files), root)
+    return [] if blocked is None else [(f"{directory}/{SETTINGS_FILE}", blocked)]
+
+
+def _state_path_problem(state_path: str, files: set[str], root: Path) -> ConfigProblem | None:
+    """A relative ``state_path`` that passes through a file of the repository: no run can open
+    the run state there (``Not a directory``)."""
+    path = Path(state_path)
+    if path.is_absolute() or state_path.startswith("~"):
+        return None  # outside the repository: this machine's business, not the change's
+    parts = path.parts[:-1]
+    for end in range(1, len(parts) + 1):
+        prefix = "/".join(parts[:end])
+        if prefix in files or (root / prefix).is_file():
+            return ConfigProblem(SETTINGS_FILE, "/state_path", f"{state_path!r} passes through {prefix}, a file: "
+                                 "the run state cannot be opened there",
+                                 "name a path under a directory, such as .review-gate/state.db (the default)")
+    return None
 
 
 def _as_left(root: Path, head: str | None, directory: str, outside: Iterable[str],
