@@ -8,6 +8,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from review_gate.judging.secret_quotes import masked
 from review_gate.judging.submodule_notes import submodule_warnings
 from review_gate.judging.waivers import apply as apply_inline
 from review_gate.models import (
@@ -248,7 +249,7 @@ def aggregate(
                                checked_all("aggregate", results))
     mode = filter_mode or config.settings.filter_mode
     index = _index(facts)
-    raw = [f for r in results if r.status in _USABLE for f in r.findings]
+    raw = masked([f for r in results if r.status in _USABLE for f in r.findings], config.rules.rules)
     raw += submodule_warnings(facts, config.settings)  # a submodule whose commits are not here (warn)
     kept = [_clamped(f, index) for f in raw if keep_finding(f, index, mode)]
     inline = apply_inline([enrich(f, config) for f in dedupe(kept)], facts, config.rules.rules,
