@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from review_gate.surfaces.hooks import paths
+from review_gate.surfaces.hooks import paths, script, syntax, variables
 from review_gate.surfaces.hooks.programs import COPIES, LOOP_APPROVALS, PERSONS_STEPS, READERS, REMOVERS, literal
 
 FED = frozenset({"xargs", "parallel", "rush"})  # programs that run a command with words read from their input
@@ -89,6 +89,19 @@ class Protected:
         return any(paths.is_glob(word) and paths.glob_names(os.path.join(self.cwd, word),
                                                            [*self.protected, *self.holders], [])
                    for word in words if word and not word.startswith("-"))
+
+    def mentioned_by(self, command: str, joined: str, max_text: int) -> bool:
+        """Whether the line names a protected path (or a directory that holds one) anywhere: as
+        written, with the variables it assigns filled in (``D=.cla; rm -rf ${D}ude``), or by a
+        glob that could match one (``ls -d .c* | xargs rm -rf``). A line over ``max_text``
+        characters: as written only."""
+        if any(self.named_in(text) for text in (command, joined)):
+            return True
+        parsed = syntax.read(command) if len(command) <= max_text else None
+        if parsed is None:
+            return False
+        every = [c.words for c in _all_commands(parsed.items)]
+        return any(self.named_in(" ".join(words)) or self.globbed(words) for words in variables.expanded(every))
 
     def writes(self, name: str, args: Sequence[str], here: Path | None) -> bool:
         """Whether the program ``name`` given ``args`` (run in ``here``; None: not known) may
@@ -174,3 +187,16 @@ def _fed_writer(args: Sequence[str]) -> bool:
 
 
 _VALUED = frozenset({"-I", "-n", "-P", "-L", "-s", "-d", "-E", "-a", "-j", "--jobs"})  # options given a value
+
+
+def _all_commands(items: Sequence[script.Item]) -> list[script.Command]:
+    """The simple commands of ``items``, in substitutions' lines too, in line order."""
+    found: list[script.Command] = []
+    for item in items:
+        if isinstance(item, script.Command):
+            found.append(item)
+        elif isinstance(item, script.Scope):
+            found += _all_commands(item.items)
+        elif isinstance(item, script.Function):
+            found += _all_commands(item.body)
+    return found

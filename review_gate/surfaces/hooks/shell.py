@@ -63,7 +63,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path, PurePath
 
-from review_gate.surfaces.hooks import git_commands, script, syntax, variables
+from review_gate.surfaces.hooks import git_commands, script, syntax
 from review_gate.surfaces.hooks.loose import loose
 from review_gate.surfaces.hooks.persons_steps import Protected, review_gate_step
 from review_gate.surfaces.hooks.programs import (
@@ -129,34 +129,8 @@ def gates(command: str, cwd: Path | None = None, protected: Sequence[Path] = (),
     joined = command.replace("\\\n", "")  # bash joins a line ending in a backslash to the next
     reader.configured = any(_CONFIG_ENV.search(text) for text in (command, joined))
     reader.foreign = any(_FOREIGN_ENV.search(text) for text in (command, joined))
-    reader.protected.mentioned = bool(reader.protected) and _mentions(reader.protected, command, joined)
+    reader.protected.mentioned = bool(reader.protected) and reader.protected.mentioned_by(command, joined, MAX_TEXT)
     return reader.read(command, 0)
-
-
-def _mentions(protected: Protected, command: str, joined: str) -> bool:
-    """Whether the line names a protected path (or a directory that holds one) anywhere: as
-    written, with the variables it assigns filled in (``D=.cla; rm -rf ${D}ude``), or by a glob
-    that could match one (``ls -d .c* | xargs rm -rf``)."""
-    if any(protected.named_in(text) for text in (command, joined)):
-        return True
-    parsed = syntax.read(command) if len(command) <= MAX_TEXT else None
-    if parsed is None:
-        return False
-    every = [c.words for c in _all_commands(parsed.items)]
-    return any(protected.named_in(" ".join(words)) or protected.globbed(words) for words in variables.expanded(every))
-
-
-def _all_commands(items: Sequence[script.Item]) -> list[script.Command]:
-    """The simple commands of ``items``, in substitutions' lines too, in line order."""
-    found: list[script.Command] = []
-    for item in items:
-        if isinstance(item, script.Command):
-            found.append(item)
-        elif isinstance(item, script.Scope):
-            found += _all_commands(item.items)
-        elif isinstance(item, script.Function):
-            found += _all_commands(item.body)
-    return found
 
 
 def writes_into(path: str, cwd: Path, protected: Sequence[Path], exempt: Sequence[Path] = ()) -> bool:
