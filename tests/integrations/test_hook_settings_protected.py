@@ -74,3 +74,29 @@ def test_once_the_settings_are_committed_a_clean_is_allowed(cli: Any, repo: GitR
     repo.write("notes.txt", "scratch")
     for command in ("git clean -fdx", "git stash -u"):
         assert hook(cli, bash(repo, command)).out == "", command
+
+
+@pytest.mark.parametrize("command", [
+    "rm -rf $(echo .claude)", "rm -rf `echo .claude`", 'rm -rf "$(printf .claude)"', "D=.cla; rm -rf ${D}ude",
+    "printf '%s' .claude | xargs rm -rf", "ls -d .c* | xargs rm -rf",
+    "find . -maxdepth 1 -name '.cl*' -exec rm -rf {} +", "rm -rf $(echo .codex)", "D=.revie; rm -rf ${D}w-gate",
+    "printf '%s' .review-gate | xargs rm -rf", "ls -d .r* | xargs rm -rf",
+])
+@pytest.mark.parametrize("committed", [False, True])
+def test_the_settings_named_through_a_substitution_a_variable_xargs_or_find_are_protected(
+        cli: Any, repo: GitRepo, command: str, committed: bool) -> None:
+    """.claude and .codex hold the hooks' settings: named the ways .review-gate is, they are
+    protected the same way (`a line that cannot be read for sure and mentions one is denied`)."""
+    repo.write(".claude/settings.json", "{}")
+    repo.write(".codex/hooks.json", "{}")
+    repo.write(".review-gate/review-rules.json", "{}")
+    if committed:
+        repo.commit("the hooks")
+    assert answer(hook(cli, bash(repo, command)))["hookSpecificOutput"]["permissionDecision"] == "deny", command
+
+
+@pytest.mark.parametrize("command", ["find . -name '*.pyc' -delete", "find . -name '*.pyc' | xargs rm -f",
+                                     "ls | xargs cat", "find . -name '.cl*' -print", "git status"])
+def test_everyday_removals_beside_the_settings_are_allowed(cli: Any, repo: GitRepo, command: str) -> None:
+    repo.write(".claude/settings.json", "{}")
+    assert hook(cli, bash(repo, command)).out == "", command

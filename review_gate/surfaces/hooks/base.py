@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from review_gate.errors import UsageError
-from review_gate.surfaces.hooks import shell, written
+from review_gate.surfaces.hooks import edited, shell, written
 
 STOP_EVENTS = ("Stop", "SubagentStop")
 TOOL_EVENT = "PreToolUse"
@@ -45,6 +45,7 @@ class Payload:
     transcript: str | None = None  # transcript_path: the session's transcript (Claude Code: JSONL)
     new_text: str = ""  # what an edit tool writes: Write's content, Edit's new_string, MultiEdit's new_strings
     old_text: str | None = None  # what an Edit or MultiEdit replaces (None: Write, the whole file)
+    edits: tuple[tuple[str, str, bool], ...] = ()  # Edit's or MultiEdit's (old_string, new_string, replace_all)
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,8 @@ def read_payload(data: bytes) -> Payload:
                    cwd=_absolute(_text(raw.get("cwd"))), stop_hook_active=raw.get("stop_hook_active") is True,
                    tool_name=_text(raw.get("tool_name")), command=_text(given.get("command")),
                    file_path=_text(given.get("file_path")) or _text(given.get("notebook_path")),
-                   transcript=_text(raw.get("transcript_path")), new_text=new, old_text=old)
+                   transcript=_text(raw.get("transcript_path")), new_text=new, old_text=old,
+                   edits=_edits(given))
 
 
 def _edit_texts(given: dict[str, Any]) -> tuple[str, str | None]:
@@ -118,6 +120,15 @@ def _edit_texts(given: dict[str, Any]) -> tuple[str, str | None]:
     if (new := _text(given.get("new_string"))) is not None:
         return new, _text(given.get("old_string")) or ""
     return _text(given.get("new_source")) or "", None
+
+
+def _edits(given: dict[str, Any]) -> tuple[tuple[str, str, bool], ...]:
+    """Edit's or MultiEdit's replacements in order: (``old_string``, ``new_string``, ``replace_all``)."""
+    edits = given.get("edits")
+    listed = [e for e in edits if isinstance(e, dict)] if isinstance(edits, list) else \
+        ([given] if _text(given.get("new_string")) is not None else [])
+    return tuple((_text(e.get("old_string")) or "", _text(e.get("new_string")) or "", e.get("replace_all") is True)
+                 for e in listed)
 
 
 def _absolute(cwd: str | None) -> str | None:
@@ -168,30 +179,42 @@ def persons_step(payload: Payload, protected: Sequence[Path], exempt: Sequence[P
     return False
 
 
-def adds_waiver(payload: Payload, peers: Callable[[], Sequence[str]]) -> str | None:
+def adds_waiver(payload: Payload, peers: Callable[[], Sequence[str]], root: Path | None = None) -> str | None:
     """The inline waiver a tool call would add, as written, or None (``waivers.adds_waiver``):
-    an edit tool's new text over what it replaces (the file as it is, for a whole-file write),
-    or what a shell command may write (``echo '# review-gate: ignore[...]' >> app.py``, its words
-    as bash joins them, a sed or perl substitution's replacement: ``hooks.written``). ``peers``
-    gives the peer codes the configuration's rules name; asked only when a comment may be one."""
+    an edit tool's result over the file as it is (Edit and MultiEdit applied to the file's text,
+    so a waiver the edit completes from the text around it counts: ``nosXec`` -> ``nosec``;
+    their new text over what it replaces when the file cannot be read), or what a shell command
+    may write (``echo '# review-gate: ignore[...]' >> app.py``, its words as bash and printf make
+    them, a sed or perl substitution applied to the files it edits: ``hooks.written``). ``peers``
+    gives the peer codes the configuration's rules name; asked only when a comment may be one.
+    ``root``: the repository's top, inside which a file is read."""
     from review_gate.judging.waivers import MARKERS
     from review_gate.judging.waivers import adds_waiver as found
 
     if payload.event != TOOL_EVENT:
         return None
+    cwd = Path(payload.cwd or ".")
     if payload.tool_name in SHELL_TOOLS and payload.command:
         # what the line may write, as bash and sed make it: "# revie""w-gate", s/x/x # nosec/, \/\/
         text = "\n".join(written.texts(payload.command))
-    else:
-        text = payload.new_text
-    if not text or not any(marker in text for marker in MARKERS):
+        if any(marker in text for marker in MARKERS) and (comment := found(text, "", peers())) is not None:
+            return comment.text
+        for new, old in written.edited(payload.command, cwd, root):
+            if old is None:
+                return new  # a substitution that cannot be computed, on a line near a waiver: fail closed
+            if (comment := found(new, old, peers())) is not None:
+                return comment.text
         return None
-    if payload.tool_name in SHELL_TOOLS and payload.command:
-        comment = found(text, "", peers())
-    elif payload.tool_name in EDIT_TOOLS and payload.new_text:
-        old = payload.old_text
-        if old is None and payload.file_path:
-            path = Path(payload.cwd or ".") / payload.file_path
+    if payload.tool_name not in EDIT_TOOLS:
+        return None
+    before = edited.current(payload.file_path, cwd, root) if payload.file_path else None
+    after = edited.applied(before, payload.edits) if before is not None and payload.edits else None
+    if after is not None and before is not None:
+        comment = found(after, before, peers()) if any(m in after for m in MARKERS) else None
+    elif payload.new_text and any(marker in payload.new_text for marker in MARKERS):
+        old = payload.old_text if payload.old_text is not None else before
+        if old is None and payload.file_path:  # a Write outside the repository: the file as it is
+            path = cwd / payload.file_path
             try:
                 old = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
             except OSError:

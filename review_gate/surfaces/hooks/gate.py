@@ -130,7 +130,9 @@ def decide(host: str, payload: Payload, options: Options) -> Outcome:
         return Outcome("deny", reason=PERSONS_STEP.format(where=sanitize(where)))
     if elsewhere(payload):
         return Outcome("deny", reason=ELSEWHERE)
-    waiver = adds_waiver(payload, lambda: _peer_codes(payload, options))
+    here = Path(payload.cwd) if payload.cwd else Path.cwd()
+    writes = payload.tool_name in (*SHELL_TOOLS, *EDIT_TOOLS) and here.is_dir()
+    waiver = adds_waiver(payload, lambda: _peer_codes(payload, options), git.repo_root(here) if writes else None)
     if waiver is not None:
         return Outcome("deny", reason=WAIVER.format(comment=sanitize(waiver)))
     gates = gates_for(payload)

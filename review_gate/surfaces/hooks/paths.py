@@ -20,6 +20,7 @@ import itertools
 import os
 import re
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 _GLOB = re.compile(r"[*?]|\[.*\]")
 _BRACES = re.compile(r"\{[^{}]*\}")
@@ -82,8 +83,11 @@ def find_writes(args: Sequence[str], base: str, protected: Sequence[str], exempt
         for directory in protected:
             if not within(directory, [top]) and not within(directory, [os.path.realpath(top)]):
                 continue
-            entries = list(itertools.islice(_walk(directory), walk_limit + 1))
-            if len(entries) > walk_limit:
+            # the directories that hold it below the root too: `-name '.cl*' -exec rm -rf {} +` takes .claude
+            inside = top if within(directory, [top]) else os.path.realpath(top)
+            holders = [str(p) for p in Path(directory).parents if str(p) != inside and within(str(p), [inside])]
+            entries = [*holders, *itertools.islice(_walk(directory), walk_limit + 1)]
+            if len(entries) > walk_limit + len(holders):
                 return True  # too many to compare: one of them may match
             for path in entries:
                 if within(path, exempt):

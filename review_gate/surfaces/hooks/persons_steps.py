@@ -9,12 +9,14 @@ and whether a program given them may write it.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from review_gate.surfaces.hooks import paths
+from review_gate.surfaces.hooks import paths, script, syntax, variables
 from review_gate.surfaces.hooks.programs import COPIES, LOOP_APPROVALS, PERSONS_STEPS, READERS, REMOVERS, literal
 
+FED = frozenset({"xargs", "parallel", "rush"})  # programs that run a command with words read from their input
 MAX_WALK = 5000  # files of a protected directory compared with find's tests at most
 
 
@@ -66,14 +68,40 @@ class Protected:
         self.exempt = _forms(cwd, exempt)
         # the names a line may give them: absolute, or relative to the payload's directory
         self.names = sorted({n for d in self.protected for n in (d, os.path.relpath(d, cwd))})
+        # the directories that hold one (.claude for .claude/settings.json): removing one takes it along,
+        # so naming one is naming it (`rm -rf $(echo .claude)`); matched as a whole name (not .claude-notes)
+        self.holders = sorted({h for d in self.protected for h in _holders(d, str(cwd))})
+        self._holder_names = re.compile("|".join(
+            rf"(?<![\w.-]){re.escape(n)}(?![\w.-])" for h in self.holders for n in (h, os.path.relpath(h, cwd))
+        ) or r"(?!)")
         self.mentioned = False  # the line names one somewhere (D=.review-gate)
 
     def __bool__(self) -> bool:
         return bool(self.protected)
 
     def named_in(self, text: str) -> bool:
-        """Whether ``text`` holds a protected path's name anywhere."""
-        return any(name in text for name in self.names)
+        """Whether ``text`` holds a protected path's name anywhere, or a directory's that holds one."""
+        return any(name in text for name in self.names) or self._holder_names.search(text) is not None
+
+    def globbed(self, words: Sequence[str]) -> bool:
+        """Whether a glob among ``words`` could match a protected path or a directory that holds
+        one, from the payload's directory (``ls -d .c*``, ``find . -name '.cl*'``)."""
+        return any(paths.is_glob(word) and paths.glob_names(os.path.join(self.cwd, word),
+                                                           [*self.protected, *self.holders], [])
+                   for word in words if word and not word.startswith("-"))
+
+    def mentioned_by(self, command: str, joined: str, max_text: int) -> bool:
+        """Whether the line names a protected path (or a directory that holds one) anywhere: as
+        written, with the variables it assigns filled in (``D=.cla; rm -rf ${D}ude``), or by a
+        glob that could match one (``ls -d .c* | xargs rm -rf``). A line over ``max_text``
+        characters: as written only."""
+        if any(self.named_in(text) for text in (command, joined)):
+            return True
+        parsed = syntax.read(command) if len(command) <= max_text else None
+        if parsed is None:
+            return False
+        every = [c.words for c in _all_commands(parsed.items)]
+        return any(self.named_in(" ".join(words)) or self.globbed(words) for words in variables.expanded(every))
 
     def writes(self, name: str, args: Sequence[str], here: Path | None) -> bool:
         """Whether the program ``name`` given ``args`` (run in ``here``; None: not known) may
@@ -82,6 +110,8 @@ class Protected:
         if name == "find":
             return any(paths.find_writes(args, str(base), self.protected, self.exempt, READERS, MAX_WALK)
                        for base in {here or self.cwd, self.cwd})
+        if name in FED and self.mentioned and _fed_writer(args):
+            return True  # `printf .claude | xargs rm -rf`: the words it appends are not on the line
         written = targets(name, args)
         if name in REMOVERS and any(self.holds_protected(written, base) for base in {here or self.cwd, self.cwd}):
             return True
@@ -136,3 +166,37 @@ class Protected:
             return paths.glob_names(path, self.protected, self.exempt)
         return any(paths.within(form, self.protected) and not paths.within(form, self.exempt)
                    for form in paths.forms(path))
+
+
+def _holders(path: str, cwd: str) -> list[str]:
+    """The directories holding ``path`` below where it and ``cwd`` part (``/r/.claude`` for
+    ``/r/.claude/settings.json`` from ``/r`` or ``/r/src``); none when they share only ``/``."""
+    common = os.path.commonpath([path, cwd])
+    if common == os.path.dirname(common):
+        return []
+    return [str(p) for p in Path(path).parents if len(str(p)) > len(common)]
+
+
+def _fed_writer(args: Sequence[str]) -> bool:
+    """Whether the command xargs (or its kin) runs with ``args`` may write: its program is not one
+    that only reads (options and their numbers passed over; none given: ``echo``)."""
+    index = 0
+    while index < len(args) and (args[index].startswith("-") or args[index].isdigit()):
+        index += 2 if args[index] in _VALUED else 1
+    return index < len(args) and os.path.basename(args[index]) not in READERS
+
+
+_VALUED = frozenset({"-I", "-n", "-P", "-L", "-s", "-d", "-E", "-a", "-j", "--jobs"})  # options given a value
+
+
+def _all_commands(items: Sequence[script.Item]) -> list[script.Command]:
+    """The simple commands of ``items``, in substitutions' lines too, in line order."""
+    found: list[script.Command] = []
+    for item in items:
+        if isinstance(item, script.Command):
+            found.append(item)
+        elif isinstance(item, script.Scope):
+            found += _all_commands(item.items)
+        elif isinstance(item, script.Function):
+            found += _all_commands(item.body)
+    return found

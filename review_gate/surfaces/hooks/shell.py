@@ -129,7 +129,7 @@ def gates(command: str, cwd: Path | None = None, protected: Sequence[Path] = (),
     joined = command.replace("\\\n", "")  # bash joins a line ending in a backslash to the next
     reader.configured = any(_CONFIG_ENV.search(text) for text in (command, joined))
     reader.foreign = any(_FOREIGN_ENV.search(text) for text in (command, joined))
-    reader.protected.mentioned = any(reader.protected.named_in(text) for text in (command, joined))
+    reader.protected.mentioned = bool(reader.protected) and reader.protected.mentioned_by(command, joined, MAX_TEXT)
     return reader.read(command, 0)
 
 

@@ -7,7 +7,15 @@ replacement of a substitution with its escapes undone (``s/x/x \\/\\/ eslint-dis
 writes ``x // eslint-disable-line``); printf joins its arguments. So the texts are the line as
 written and, for each simple command (in substitutions and here-documents' lines too), its words
 as bash makes them, joined by spaces and joined without, each word with its backslashes undone,
-and the replacement of each word that reads as a sed or perl substitution.
+and the replacement of each word that reads as a sed or perl substitution; with the variables
+assigned earlier on the line filled in (``X=nos; echo "# ${X}ec"``, ``hooks.variables``) and with
+printf's and ``echo -e``'s escapes decoded and printf's format applied (``printf '# n\\157sec
+B%d' 501``, ``hooks.escapes``).
+
+``edited`` goes further for ``sed -i`` and ``perl -i``: the substitution is applied to each file
+it edits (``hooks.substitution``), so a waiver it completes from the text around it (``s/X//``
+on ``# nosXec``) is seen in what the file will hold. What a program does that is not on the line
+(``tr``, ``base64 -d``, a script the agent runs) is not seen.
 
     >>> any("review-gate: ignore[x]" in t for t in texts('echo "# revie""w-gate: ignore[x] y" >> f.py'))
     True
@@ -17,10 +25,13 @@ and the replacement of each word that reads as a sed or perl substitution.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Sequence
+from pathlib import Path, PurePath
 
-from review_gate.surfaces.hooks import script, syntax
+from review_gate.surfaces.hooks import edited as files
+from review_gate.surfaces.hooks import escapes, script, substitution, syntax, variables
 
 MAX_TEXTS = 2000  # words looked at, at most: past them, the line as written (a line that long is rare)
 
@@ -35,13 +46,120 @@ def texts(command: str) -> list[str]:
     parsed = syntax.read(command)
     if parsed is None:
         return found
-    for words in _words(parsed.items):
+    commands = list(_words(parsed.items))
+    for words in dict.fromkeys([*commands, *variables.expanded(commands)]):
         found += [" ".join(words), "".join(words)]
         for word in words:
-            found += [_unescaped(word), *substitutions(word)]
+            found += [_unescaped(word), escapes.decoded(word), *substitutions(word)]
+        name = PurePath(words[0]).name if words else ""
+        if name == "printf":
+            found.append(escapes.printf(words[1:]))
+        elif name == "echo":
+            found.append(escapes.echo_e(words[1:]))
         if len(found) > MAX_TEXTS:
             break
     return list(dict.fromkeys(found))
+
+
+def edited(command: str, cwd: Path, root: Path | None) -> Iterator[tuple[str, str | None]]:
+    """For each file a ``sed -i``/``perl -i`` substitution on the line edits (a regular file
+    inside ``root``): (what it will hold, what it holds). A substitution that cannot be computed
+    (``hooks.substitution``), on a file that has a line near a waiver (a marker spelt with a few
+    characters in between or missing: ``nosXec``, ``ignore sec``), gives (that line, None): the
+    caller fails closed, since the substitution may complete it. A file that cannot be read is
+    left to ``texts``."""
+    parsed = syntax.read(command)
+    if parsed is None:
+        return
+    for words in variables.expanded(list(_words(parsed.items))):
+        found = _in_place(words)
+        if found is None:
+            continue
+        program, scripts, targets, extended = found
+        subs: list[substitution.Substitution] = []
+        known = bool(scripts)
+        for text in scripts:
+            more, certain = substitution.script(program, text, extended=extended)
+            subs += more
+            known &= certain
+        for target in targets:
+            if not os.path.isfile(os.path.join(cwd, target)):
+                continue
+            before = files.current(target, cwd, root)
+            if before is None:  # outside the repository, or too large: what the script itself holds
+                if (line := _near("\n".join(scripts))) is not None:
+                    yield f"{line.strip()[:120]} (a substitution on a file the hook cannot read)", None
+                continue
+            after = substitution.applied(before, subs) if known else None
+            if after is not None:
+                yield after, before
+            elif (line := _near(before)) is not None:
+                yield f"{line.strip()[:120]} (a substitution the hook cannot read, on a line near a waiver)", None
+
+
+def _in_place(words: Sequence[str]) -> tuple[str, list[str], list[str], bool] | None:
+    """sed's or perl's scripts and files when it edits in place: (program, scripts, files, ERE)."""
+    name = PurePath(words[0]).name if words else ""
+    if name not in ("sed", "gsed", "perl"):
+        return None
+    program = "perl" if name == "perl" else "sed"
+    scripts: list[str] = []
+    operands: list[str] = []
+    in_place = extended = False
+    index = 1
+    while index < len(words):
+        word = words[index]
+        index += 1
+        if word == "--":
+            operands += words[index:]
+            break
+        if word.startswith("--"):
+            in_place |= word.startswith("--in-place")
+            extended |= word == "--regexp-extended"
+            if word in ("--expression", "--file"):
+                scripts.append(words[index] if word == "--expression" and index < len(words) else _UNREAD)
+                index += 1
+            elif word.startswith(("--expression=", "--file=")):
+                scripts.append(word.partition("=")[2] if word.startswith("--expression=") else _UNREAD)
+            continue
+        if not word.startswith("-") or word == "-":
+            operands.append(word)
+            continue
+        for position, flag in enumerate(word[1:], 1):
+            if flag == "i":
+                in_place = True
+                break  # the rest is the backup's suffix
+            if flag == ("0" if program == "perl" else "z"):
+                scripts.append(_UNREAD)  # records that are not lines: not computed
+            if flag in "Er" and program == "sed":
+                extended = True
+            elif flag in "eEf" and not (program == "perl" and flag == "f"):
+                rest = word[position + 1:]
+                value = rest or (words[index] if index < len(words) else "")
+                index += 0 if rest else 1
+                scripts.append(value if flag != "f" else _UNREAD)  # a script file: not read
+                break
+    if not in_place:
+        return None
+    if not scripts and operands:
+        scripts, operands = operands[:1], operands[1:]
+    return program, scripts, operands, extended
+
+
+_UNREAD = "\0"  # a script that is not on the line (sed -f FILE), or a mode not computed: not read
+
+_NEAR = [re.compile(".{0,3}".join(re.escape(c) for c in marker.replace("-", "")), re.I)
+         for marker in ("review-gate", "noqa", "nosec", "eslint-disable", "zizmor", "nosemgrep")]
+_NEAR_OURS = re.compile(r"review-gate\W{0,3}ignore", re.I)
+
+
+def _near(text: str) -> str | None:
+    """A line of ``text`` that holds a waiver marker, or one spelt with up to three characters
+    between its letters (``nosXec``), or ``review-gate`` before ``ignore`` (``ignore sec-x]``)."""
+    for line in text.splitlines():
+        if _NEAR_OURS.search(line) or any(p.search(line) for p in _NEAR):
+            return line
+    return None
 
 
 def substitutions(word: str) -> list[str]:
