@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -131,12 +131,18 @@ def adds_waiver(new: str, old: str = "", peers: Iterable[str] = ()) -> Comment |
     True
     >>> adds_waiver("get(u, verify=False)  # noqa: S501", peers=["noqa:S501"]).tool
     'noqa'
+    >>> once = "a  # review-gate: ignore[x] y"
+    >>> adds_waiver(once + "\\nb  # review-gate: ignore[x] y", once).codes
+    ('x',)
     """
     mapped = {_peer(code) for code in peers}
-    before = {c.text for line in old.splitlines() for c in comments(line)}
+    # counted, not a set: a second copy of a waiver the file holds (on a new line, by an edit or a
+    # sed `&`) is a new waiver; keeping the one copy while its line changes is not
+    before = Counter(c.text for line in old.splitlines() for c in comments(line))
     for line in new.splitlines():
         for comment in comments(line):
-            if comment.text in before:
+            if before[comment.text] > 0:
+                before[comment.text] -= 1
                 continue
             if comment.tool == AGENT or _peer_waives(comment, mapped):
                 return comment

@@ -74,3 +74,25 @@ def test_a_waiver_spelt_with_escapes_a_format_or_a_variable_is_denied(cli: Any, 
 def test_everyday_commands_stay_allowed_beside_a_near_waiver(cli: Any, repo: GitRepo, command: str) -> None:
     repo.write("app2.py", NEAR)
     assert hook(cli, bash(repo, command)).out == "", command
+
+
+LINE = "    return requests.get(url, verify=False)  # nosec B501 test server has self-signed cert\n"
+WAIVED = "import requests\n\n\ndef get(url):\n" + LINE
+
+
+@pytest.mark.parametrize("name, tool_input", [
+    ("Edit", {"old_string": LINE, "new_string": LINE + "\n\ndef get_prod(url):\n" + LINE}),
+    ("MultiEdit", {"edits": [{"old_string": "import requests\n",
+                              "new_string": "import requests\n\n\ndef ping(url):\n" + LINE}]}),
+])
+def test_an_edit_that_copies_a_waiver_the_file_holds_onto_a_new_line_is_denied(cli: Any, repo: GitRepo, name: str,
+                                                                               tool_input: dict[str, Any]) -> None:
+    """The file's own waiver, copied: a second waiver on a new line (the gate went FAIL -> PASS)."""
+    repo.write("legacy.py", WAIVED)
+    assert "inline waiver" in denied(hook(cli, tool(repo, name, "legacy.py", tool_input)))
+
+
+def test_an_edit_that_changes_the_code_on_a_waivers_line_keeps_it_allowed(cli: Any, repo: GitRepo) -> None:
+    repo.write("legacy.py", WAIVED)
+    edit = {"old_string": "requests.get(url, verify=False)", "new_string": "requests.get(url, verify=False, timeout=5)"}
+    assert hook(cli, tool(repo, "Edit", "legacy.py", edit)).out == ""
