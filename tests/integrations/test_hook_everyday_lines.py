@@ -48,3 +48,33 @@ def test_a_find_whose_negation_only_narrows_it_is_allowed(cli: Any, repo: GitRep
 def test_a_find_that_may_still_reach_a_protected_file_is_denied(cli: Any, repo: GitRepo, command: str) -> None:
     _protected(repo)
     _denied(hook(cli, bash(repo, command)))
+
+
+LEGACY = ("import requests\n\n\ndef fetch(url):\n"
+          "    return requests.get(url, verify=False)  # nosec B501 test server has self-signed cert\n")
+
+
+@pytest.mark.parametrize("command", [
+    "grep -rn '# nosec B501' src/", "git grep -n '# noqa: S101'", "git log -S '# nosec B501' --oneline",
+    "git commit -am 'Drop the # nosec B501 waiver: verify TLS now'",
+    "sed -i 's/  # nosec B501 test server has self-signed cert//' src/app/legacy.py",
+    "sed -i 's/verify=False)  # nosec.*/verify=True)/' src/app/legacy.py",
+    "grep -c '# nosec' src/app/legacy.py | wc -l",
+])
+def test_a_line_that_mentions_a_waiver_without_writing_one_is_allowed(cli: Any, repo: GitRepo, command: str) -> None:
+    repo.write("src/app/legacy.py", LEGACY)
+    repo.commit("legacy")
+    assert hook(cli, bash(repo, command)).out == "", command
+
+
+@pytest.mark.parametrize("command", [
+    "echo 'x = 1  # nosec B501' | tee -a src/app/legacy.py",
+    "{ echo 'x = 1  # nosec B501'; } >> src/app/legacy.py",
+    "cat >> src/app/legacy.py <<'EOF'\nx = 1  # nosec B501\nEOF",
+    "grep -rn nosec src/ && echo 'y = 2  # noqa: S101' >> src/app/legacy.py",
+    "git commit -am 'msg' && python3 - <<'EOF'\nopen('a.py', 'a').write('x = 1  # nosec B501')\nEOF",
+])
+def test_a_line_that_writes_a_waiver_beside_quiet_commands_is_denied(cli: Any, repo: GitRepo, command: str) -> None:
+    repo.write("src/app/legacy.py", "x = 0\n")
+    repo.commit("legacy")
+    assert "inline waiver" in _denied(hook(cli, bash(repo, command))), command

@@ -196,7 +196,7 @@ def adds_waiver(payload: Payload, peers: Callable[[], Sequence[str]], root: Path
     cwd = Path(payload.cwd or ".")
     if payload.tool_name in SHELL_TOOLS and payload.command:
         # what the line may write, as bash and sed make it: "# revie""w-gate", s/x/x # nosec/, \/\/
-        text = "\n".join(written.texts(payload.command))
+        text = "\n".join(written.texts(payload.command, cwd))
         if any(marker in text for marker in MARKERS) and (comment := found(text, "", peers())) is not None:
             return comment.text
         for new, old in written.edited(payload.command, cwd, root):
