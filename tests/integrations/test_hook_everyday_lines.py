@@ -78,3 +78,17 @@ def test_a_line_that_writes_a_waiver_beside_quiet_commands_is_denied(cli: Any, r
     repo.write("src/app/legacy.py", "x = 0\n")
     repo.commit("legacy")
     assert "inline waiver" in _denied(hook(cli, bash(repo, command))), command
+
+
+def test_a_here_document_that_rewrites_a_file_keeping_its_waivers_is_allowed(cli: Any, repo: GitRepo) -> None:
+    repo.write("src/app/legacy.py", LEGACY)
+    repo.commit("legacy")
+    keep = f"cat > src/app/legacy.py <<'EOF'\n{LEGACY}\n\ndef other():\n    return 2\nEOF"
+    assert hook(cli, bash(repo, keep)).out == ""
+    add = f"cat > src/app/legacy.py <<'EOF'\n{LEGACY}x = eval(y)  # noqa: S307\nEOF"
+    assert "# noqa: S307" in _denied(hook(cli, bash(repo, add)))
+    fresh = f"cat <<'EOF' > src/app/new.py\n{LEGACY}EOF"
+    assert "nosec" in _denied(hook(cli, bash(repo, fresh)))
+    # the here-document ends at its first delimiter line: what follows is a command, not the file
+    smuggled = f"cat > src/app/legacy.py <<'EOF'\n{LEGACY}EOF\necho '# nosec B501' >> src/app/b.py\nEOF"
+    _denied(hook(cli, bash(repo, smuggled)))

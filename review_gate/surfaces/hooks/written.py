@@ -162,6 +162,25 @@ def _in_place_texts(words: Sequence[str], found: tuple[str, list[str], list[str]
     return [text for script_text in scripts for text in substitutions(script_text)]
 
 
+_OVERWRITE = re.compile(
+    r"\A\s*cat\s+(?:>\s*(?P<a>[\w./-]+)\s+<<\s*(?P<q>['\"])(?P<d>\w+)(?P=q)"
+    r"|<<\s*(?P<q2>['\"])(?P<d2>\w+)(?P=q2)\s+>\s*(?P<b>[\w./-]+))[ \t]*\n(?P<body>.*?\n)?"
+    r"(?P=d)?(?P=d2)?\n?\s*\Z", re.S)
+
+
+def overwrite(command: str) -> tuple[str, str] | None:
+    """(file, text) when the whole line is ``cat > FILE <<'EOF'`` with a here-document that
+    expands nothing: it replaces the file with the text, which is then compared with the file
+    as it is, as a Write is (rewriting a file that keeps its waivers adds none)."""
+    match = _OVERWRITE.match(command)
+    if match is None:
+        return None
+    body = match.group("body") or ""
+    if (match.group("d") or match.group("d2")) in body.splitlines():
+        return None  # the here-document ends there: what follows runs as commands
+    return match.group("a") or match.group("b"), body
+
+
 def edited(command: str, cwd: Path, root: Path | None) -> Iterator[tuple[str, str | None]]:
     """For each file a ``sed -i``/``perl -i`` substitution on the line edits (a regular file
     inside ``root``): (what it will hold, what it holds). A substitution that cannot be computed
