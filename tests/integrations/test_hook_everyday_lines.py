@@ -92,3 +92,46 @@ def test_a_here_document_that_rewrites_a_file_keeping_its_waivers_is_allowed(cli
     # the here-document ends at its first delimiter line: what follows is a command, not the file
     smuggled = f"cat > src/app/legacy.py <<'EOF'\n{LEGACY}EOF\necho '# nosec B501' >> src/app/b.py\nEOF"
     _denied(hook(cli, bash(repo, smuggled)))
+
+
+TIMEUTIL = ('"""Time helpers."""\nimport time\n\n\ndef to_seconds(ms):\n    # ms is not seconds; divide\n'
+            '    return ms / 1000\n\n\ndef is_nonsecure(url):\n    return url.startswith("http://")\n')
+
+
+@pytest.mark.parametrize("command", [
+    "sed -i '1i # -*- coding: utf-8 -*-' src/app/timeutil.py",
+    "sed -i '2a # end of helpers' src/app/timeutil.py",
+    "sed -i 's/time/clock/;1i # -*- coding: utf-8 -*-' src/app/timeutil.py",
+    "sed -i 's/x/\\U&/' src/app/timeutil.py",
+    "sed -i 's/x/\\U&/' src/app/names.py",
+    "perl -pi -e 's{ms / 1000}{ms / 1e3}g' src/app/timeutil.py",
+    "perl -pi -e 's/user/\\@user \\$x/' src/app/timeutil.py",
+])
+def test_a_substitution_on_a_file_without_a_waiver_nearby_is_allowed(cli: Any, repo: GitRepo, command: str) -> None:
+    """`not seconds` is no `nosec` spelt loosely, naming the package `review_gate` outside a
+    comment is no waiver; sed's a/i/c and perl's s{}{} with escaped sigils are computed."""
+    repo.write("src/app/timeutil.py", TIMEUTIL)
+    repo.write("src/app/names.py", "from review_gate.cli import main\nNAME = 'review_gate'\n")
+    repo.commit("helpers")
+    assert hook(cli, bash(repo, command)).out == "", command
+
+
+@pytest.mark.parametrize("command", [
+    "sed -i '1i x = eval(y)  # nosec B307' src/app/timeutil.py",
+    "sed -i '2a\\\nx = 1  # noqa: S101' src/app/timeutil.py",
+    "perl -pi -e 's{ms / 1000}{ms / 1000  # nosec B101}' src/app/timeutil.py",
+    "perl -pi -e 's{divide}{divide}; print \"# nosec\"' src/app/timeutil.py",
+    "sed -i 's/x/\\U&/' src/app/near.py",
+    "sed -i 's/loads(b)$/loads(b)  \\o043 nosec B301/' src/app/timeutil.py",
+    "sed -i 's/loads(b)$/loads(b)  \\d035 nosec B301/' src/app/timeutil.py",
+    "perl -pi -e 's/divide/divide \\N{U+23} nosec B101/' src/app/timeutil.py",
+    "perl -pi -e 's/divide/divide \\N{NUMBER SIGN} nosec B101/' src/app/timeutil.py",
+    "perl -pi -e 's/divide/divide \\x{23} nosec B101/' src/app/timeutil.py",
+    "sed -i 's/loads(b)$/loads(b)  \\o043 nosec B301/' src/app/missing.py",
+])
+def test_a_waiver_added_by_insertion_escapes_or_near_an_uncomputed_one_is_denied(cli: Any, repo: GitRepo,
+                                                                                 command: str) -> None:
+    repo.write("src/app/timeutil.py", TIMEUTIL + "\n\ndef load(b):\n    return pickle.loads(b)\n")
+    repo.write("src/app/near.py", "x = 1  # nosXec B501\n")
+    repo.commit("helpers")
+    _denied(hook(cli, bash(repo, command)))

@@ -184,9 +184,9 @@ def overwrite(command: str) -> tuple[str, str] | None:
 def edited(command: str, cwd: Path, root: Path | None) -> Iterator[tuple[str, str | None]]:
     """For each file a ``sed -i``/``perl -i`` substitution on the line edits (a regular file
     inside ``root``): (what it will hold, what it holds). A substitution that cannot be computed
-    (``hooks.substitution``), on a file that has a line near a waiver (a marker spelt with a few
-    characters in between or missing: ``nosXec``, ``ignore sec``), gives (that line, None): the
-    caller fails closed, since the substitution may complete it. A file that cannot be read is
+    (``hooks.substitution``), on a file that has a line near a waiver (after a comment opener, a
+    marker one character away: ``# nosXec``), gives (that line, None): the caller fails closed,
+    since the substitution may complete it. A file that cannot be read is
     left to ``texts``."""
     parsed = syntax.read(command)
     if parsed is None:
@@ -268,16 +268,28 @@ def _in_place(words: Sequence[str]) -> tuple[str, list[str], list[str], bool] | 
 
 _UNREAD = "\0"  # a script that is not on the line (sed -f FILE), or a mode not computed: not read
 
-_NEAR = [re.compile(".{0,3}".join(re.escape(c) for c in marker.replace("-", "")), re.I)
-         for marker in ("review-gate", "noqa", "nosec", "eslint-disable", "zizmor", "nosemgrep")]
-_NEAR_OURS = re.compile(r"review-gate\W{0,3}ignore", re.I)
+def _near_pattern(marker: str) -> str:
+    """``marker``, or it with one character inserted or changed (``nosXec``, ``nosex``)."""
+    spellings = {re.escape(marker)}
+    for index in range(len(marker) + 1):
+        spellings.add(re.escape(marker[:index]) + "." + re.escape(marker[index:]))
+        if index < len(marker):
+            spellings.add(re.escape(marker[:index]) + "." + re.escape(marker[index + 1:]))
+    return "|".join(sorted(spellings, key=len, reverse=True))
+
+
+# a comment opener (# // /* --), then on the same line a marker one character away from a waiver's
+_NEAR = re.compile(r"(?:#|//|/\*|--)[^\n]*?(?:"
+                   + "|".join(_near_pattern(m) for m in ("review-gate", "noqa", "nosec", "eslint-disable",
+                                                          "zizmor", "nosemgrep")) + ")", re.I)
 
 
 def _near(text: str) -> str | None:
-    """A line of ``text`` that holds a waiver marker, or one spelt with up to three characters
-    between its letters (``nosXec``), or ``review-gate`` before ``ignore`` (``ignore sec-x]``)."""
+    """A line of ``text`` that holds, after a comment opener, a waiver marker or one spelt one
+    character away from it (``# nosXec``, ``# nosex``): a substitution the hook cannot compute
+    may complete it."""
     for line in text.splitlines():
-        if _NEAR_OURS.search(line) or any(p.search(line) for p in _NEAR):
+        if _NEAR.search(line):
             return line
     return None
 
@@ -295,7 +307,7 @@ def substitutions(word: str) -> list[str]:
         delimiter = match.group(1)
         parts = _split(word[match.end():], delimiter)
         if len(parts) >= 2:
-            out.append(_unescaped(parts[1]))
+            out.append(escapes.replacement(parts[1]))
     return out
 
 
