@@ -135,3 +135,29 @@ def test_a_waiver_added_by_insertion_escapes_or_near_an_uncomputed_one_is_denied
     repo.write("src/app/near.py", "x = 1  # nosXec B501\n")
     repo.commit("helpers")
     _denied(hook(cli, bash(repo, command)))
+
+
+def _built(repo: GitRepo) -> None:
+    _protected(repo)
+    repo.write("build/.cache/x", "1")
+    repo.write("build/out.js", "1")
+    repo.write(".review-gate/notes.txt", "untracked, inside the configuration")
+
+
+@pytest.mark.parametrize("command", [
+    "git clean -fdx -e .review-gate -e .claude", "git clean -ndx -e .review-gate",
+    "cd build && rm -rf .[!.]* *", "cd build && rm -rf .[!.]* * && ls | wc -l",
+])
+def test_a_clean_that_keeps_the_protected_paths_is_allowed(cli: Any, repo: GitRepo, command: str) -> None:
+    _built(repo)
+    assert hook(cli, bash(repo, command)).out == "", command
+
+
+@pytest.mark.parametrize("command", [
+    "git clean -fdx", "git clean -fdx -e .claude", "git clean -fdx .review-gate",
+    "cd build; rm -rf .[!.]* *", "cd build || rm -rf .[!.]*", "cd build && true; rm -rf .[!.]*",
+    "cd missing && ls\nrm -rf .[!.]*", "cd build && cd .. && rm -rf .[!.]*", "cd build && rm -rf ../.review-gate",
+])
+def test_a_clean_that_may_take_a_protected_path_is_denied(cli: Any, repo: GitRepo, command: str) -> None:
+    _built(repo)
+    _denied(hook(cli, bash(repo, command)))
