@@ -195,8 +195,12 @@ def adds_waiver(payload: Payload, peers: Callable[[], Sequence[str]], root: Path
         return None
     cwd = Path(payload.cwd or ".")
     if payload.tool_name in SHELL_TOOLS and payload.command:
+        if (replaced := written.overwrite(payload.command)) is not None:  # cat > f <<'EOF': a Write
+            target, body = replaced
+            comment = found(body, edited.current(target, cwd, root) or "", peers())
+            return comment.text if comment is not None else None
         # what the line may write, as bash and sed make it: "# revie""w-gate", s/x/x # nosec/, \/\/
-        text = "\n".join(written.texts(payload.command))
+        text = "\n".join(written.texts(payload.command, cwd))
         if any(marker in text for marker in MARKERS) and (comment := found(text, "", peers())) is not None:
             return comment.text
         for new, old in written.edited(payload.command, cwd, root):

@@ -11,6 +11,7 @@ writes (``printf 'x  # n\\157sec B%d' 501``), never to reproduce every corner of
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 
 _SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v", "e": "\x1b", "E": "\x1b",
@@ -95,3 +96,45 @@ def _converted(match: re.Match[str], value: str) -> str:
         return spec % number
     except (ValueError, TypeError, OverflowError):
         return value
+
+
+# GNU sed's \oNNN \dNNN \xHH \cX and perl's \xHH \x{H...} \0NN \N{U+H...} \N{NAME} \e: escapes a
+# substitution's replacement writes as a character (``\o043`` is ``#``)
+REPLACEMENT_ESCAPE = re.compile(r"\\(?:o([0-7]{1,3})|d(\d{1,3})|x\{([0-9A-Fa-f]{1,8})\}|x([0-9A-Fa-f]{1,2})"
+                                r"|0([0-7]{1,3})|N\{U\+([0-9A-Fa-f]{1,8})\}|N\{([^{}]{1,80})\}|c(.)|([aefnrt]))", re.S)
+_CONTROL = {"a": "\a", "e": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def replacement_escape(match: re.Match[str]) -> str | None:
+    """The character a ``REPLACEMENT_ESCAPE`` match writes; None for one that names no character."""
+    octal, decimal, braced, hexa, perl_octal, code, name, control, letter = match.groups()
+    try:
+        if octal or perl_octal:
+            return chr(int(octal or perl_octal, 8) & 0xFF)
+        if decimal:
+            return chr(int(decimal) & 0xFF)
+        if braced or hexa or code:
+            return chr(int(braced or hexa or code, 16))
+        if name:
+            return unicodedata.lookup(name)
+        if control:
+            return chr(ord(control.upper()) ^ 0x40)
+    except (ValueError, KeyError, OverflowError):
+        return None
+    return _CONTROL.get(letter)
+
+
+def replacement(text: str) -> str:
+    """A replacement's text with its character escapes decoded and other backslashes undone."""
+    out: list[str] = []
+    pos = 0
+    while pos < len(text):
+        if text[pos] == "\\" and pos + 1 < len(text):
+            match = REPLACEMENT_ESCAPE.match(text, pos)
+            char = replacement_escape(match) if match else None
+            out.append(char if char is not None else text[pos + 1])
+            pos = match.end() if match and char is not None else pos + 2
+            continue
+        out.append(text[pos])
+        pos += 1
+    return "".join(out)

@@ -105,7 +105,8 @@ def _subcommand(reader: Reader, words: list[str], depth: int, context: str, hub:
     if sub in _GIT_RUNS:
         return reader.arguments(rest, depth + 1, context)
     directory = where if where is not None else reader.cwd
-    if sub in _GIT_WRITES and reader.protected and reader.protected.named(rest, directory):
+    # git clean: what `git clean -n` lists decides (`-e .review-gate` names a path it keeps), below
+    if sub in _GIT_WRITES and sub != "clean" and reader.protected and reader.protected.named(rest, directory):
         return {"waive"}  # git checkout main -- .review-gate/
     if sub in ("clean", "stash") and reader.protected and sweeps(reader, sub, rest, directory):
         return {"waive"}  # git clean -fdx, git stash -u: the untracked hook settings go with them

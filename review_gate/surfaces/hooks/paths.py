@@ -10,7 +10,8 @@ A shell finds a file through more than its literal name, and each way is followe
   dot as a shell matches it (``rm -rf *`` leaves ``.review-gate`` alone);
 - ``find ROOTS... -delete`` (or ``-exec`` of a program that writes): the protected files under
   its roots are compared with its name and path tests (``find . -name review-rules.json
-  -delete``); a test that cannot be compared (``-regex``, a negation) matches anything.
+  -delete``), all of them when it only ANDs them; in an expression with ``-o`` or parentheses a
+  test that cannot be compared (``-regex``, a negation) matches anything.
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def find_writes(args: Sequence[str], base: str, protected: Sequence[str], exempt
         if arg.startswith(("-", "(", "!")) or arg == ")":
             break
         roots.append(arg)
-    names, paths, anything = _tests(args[len(roots):])
+    names, paths, anything, conjunction = _tests(args[len(roots):])
     for root in roots or ["."]:
         top = os.path.normpath(os.path.join(base, os.path.expanduser(root)))
         if any(within(form, protected) and not within(form, exempt) for form in forms(top)):
@@ -92,7 +93,7 @@ def find_writes(args: Sequence[str], base: str, protected: Sequence[str], exempt
             for path in entries:
                 if within(path, exempt):
                     continue
-                if anything or (not names and not paths) or _passes(path, root, top, names, paths):
+                if anything or (not names and not paths) or _passes(path, root, top, names, paths, conjunction):
                     return True
     return False
 
@@ -108,27 +109,48 @@ def _acts(args: Sequence[str], readers: frozenset[str]) -> bool:
     return False
 
 
-def _tests(args: Sequence[str]) -> tuple[list[tuple[str, bool]], list[tuple[str, bool]], bool]:
+_OR = frozenset({"-o", "-or", ",", "(", ")"})
+_NEGATIONS = frozenset({"!", "-not"})
+_NAME_TESTS = frozenset({"-name", "-iname", "-lname", "-ilname"})
+_PATH_TESTS = frozenset({"-path", "-ipath", "-wholename", "-iwholename"})
+Tests = tuple[list[tuple[str, bool]], list[tuple[str, bool]], bool, bool]
+
+
+def _tests(args: Sequence[str]) -> Tests:
+    """find's name and path tests: (names, paths, anything, conjunction). In an expression of
+    ANDs only (no ``-o``, ``,`` or parentheses), every test must pass, so a negated test or one
+    that cannot be compared (``-regex``) only narrows the match and is left out
+    (``-name '*.py' -not -path './.venv/*'`` is ``-name '*.py'`` as far as a protected path
+    goes). Otherwise the tests are read as alternatives, and a negation or a ``-regex`` may
+    match anything."""
+    conjunction = not any(arg in _OR for arg in args)
     names: list[tuple[str, bool]] = []
     paths: list[tuple[str, bool]] = []
-    anything = False
+    anything = negated = False
     for index, arg in enumerate(args):
         value = args[index + 1] if index + 1 < len(args) else "*"
-        if arg in ("-name", "-iname", "-lname", "-ilname"):
+        if arg in _NEGATIONS:
+            negated = True
+            anything |= not conjunction
+            continue
+        if arg in _NAME_TESTS and not (conjunction and negated):
             names.append((value, arg.startswith("-i")))
-        elif arg in ("-path", "-ipath", "-wholename", "-iwholename"):
+        elif arg in _PATH_TESTS and not (conjunction and negated):
             paths.append((value, arg.startswith("-i")))
-        elif arg in ("-regex", "-iregex", "!", "-not"):
-            anything = True
-    return names, paths, anything
+        elif arg in ("-regex", "-iregex"):
+            anything |= not conjunction
+        if arg.startswith("-"):
+            negated = False  # a negation applies to the test right after it
+    return names, paths, anything, conjunction
 
 
-def _passes(path: str, root: str, top: str, names: list[tuple[str, bool]], paths: list[tuple[str, bool]]) -> bool:
+def _passes(path: str, root: str, top: str, names: list[tuple[str, bool]], paths: list[tuple[str, bool]],
+            conjunction: bool) -> bool:
+    """Whether ``path`` passes the tests: all of them when find ANDs them, any one otherwise."""
     shown = os.path.join(root, os.path.relpath(path, top)) if within(path, [top]) else path
-    for pattern, fold in names:
-        if _match(os.path.basename(path), pattern, fold):
-            return True
-    return any(_match(shown, pattern, fold) for pattern, fold in paths)
+    results = [_match(os.path.basename(path), pattern, fold) for pattern, fold in names]
+    results += [_match(shown, pattern, fold) for pattern, fold in paths]
+    return all(results) if conjunction else any(results)
 
 
 def _match(text: str, pattern: str, fold: bool) -> bool:

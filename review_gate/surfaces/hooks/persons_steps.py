@@ -200,3 +200,17 @@ def _all_commands(items: Sequence[script.Item]) -> list[script.Command]:
         elif isinstance(item, script.Function):
             found += _all_commands(item.body)
     return found
+
+
+_LEADING_CD = re.compile(r"\A\s*cd\s+([\w./@+-]+)\s*&&(?P<rest>.*)\Z", re.S)
+
+
+def settled_directory(command: str) -> str | None:
+    """The directory of a ``cd DIR &&`` the line starts with, when the rest is joined by ``&&``
+    only (and pipes): then each command of it runs only if the ``cd`` did. After ``;``, ``||``,
+    ``&`` or a new line a command runs whether it did or not (``cd x && true; rm *``)."""
+    match = _LEADING_CD.match(command)
+    if match is None:
+        return None
+    rest = match.group("rest").replace("&&", "")
+    return None if re.search(r"[;&\n]|\|\|", rest) or "\\" in rest else match.group(1)

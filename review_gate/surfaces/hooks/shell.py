@@ -65,7 +65,7 @@ from pathlib import Path, PurePath
 
 from review_gate.surfaces.hooks import git_commands, script, syntax
 from review_gate.surfaces.hooks.loose import loose
-from review_gate.surfaces.hooks.persons_steps import Protected, review_gate_step
+from review_gate.surfaces.hooks.persons_steps import Protected, review_gate_step, settled_directory
 from review_gate.surfaces.hooks.programs import (
     ASSIGNMENT,
     CD,
@@ -126,6 +126,8 @@ def gates(command: str, cwd: Path | None = None, protected: Sequence[Path] = (),
     {'waive'}
     """
     reader = Reader(cwd if cwd is not None else Path.cwd(), protected, exempt)
+    if (settled := settled_directory(command)) is not None:  # `cd build && rm -rf *`: the rest runs in build
+        reader.protected.cwd = Path(os.path.normpath(reader.cwd / settled))
     joined = command.replace("\\\n", "")  # bash joins a line ending in a backslash to the next
     reader.configured = any(_CONFIG_ENV.search(text) for text in (command, joined))
     reader.foreign = any(_FOREIGN_ENV.search(text) for text in (command, joined))

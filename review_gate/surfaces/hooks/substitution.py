@@ -6,7 +6,8 @@ Translated to Python's ``re``: sed's basic and extended expressions (``\\(\\)``,
 ``\\+``, ``[[:alpha:]]``, ``&`` and ``\\1`` in the replacement; flags ``g``, ``i``, ``N``) and
 perl's plain ``s///`` (``$1``, ``$&``; flags ``g``, ``i``, ``m``, ``s``, ``x``). Anything else in
 the script (another command, ``y///``, ``\\U``, an interpolated variable, ``/e``) makes it one
-that cannot be computed: ``script`` says so and the caller fails closed near a waiver.
+that cannot be computed: ``script`` says so and the caller fails closed near a waiver. sed's
+``a``, ``i`` and ``c`` add their text to every line the address could name.
 
     >>> subs, known = script("sed", "s/nosXec/nosec/")
     >>> known, applied("x  # nosXec B501\\n", subs)
@@ -20,6 +21,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from review_gate.surfaces.hooks import escapes
 
 _CLASSES = {"alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "upper": "A-Z", "lower": "a-z",
             "space": r"\s", "blank": r" \t", "punct": r"!-/:-@\[-`{-~", "xdigit": "0-9A-Fa-f", "word": r"\w"}
@@ -104,8 +107,37 @@ def _sed(text: str, extended: bool) -> tuple[list[Substitution], bool]:
         if char in "bTt:":
             pos = _end_of_label(text, pos + 1)
             continue
-        return subs, False  # a, i, c, y, r, w, e... : text it writes is not computed
+        if char in "aic":
+            pos, sub = _sed_text(text, pos + 1, char)
+            subs.append(sub)
+            continue
+        return subs, False  # y, r, w, e... : what it writes is not computed
     return subs, known
+
+
+def _sed_text(text: str, pos: int, command: str) -> tuple[int, Substitution]:
+    """sed's ``a TEXT``, ``i TEXT``, ``c TEXT`` (GNU's one-line form, or ``a\\`` and lines that
+    end in a backslash) as a substitution on every line (its address is not followed: a line
+    more gets the text, which a waiver check only errs by): after it, before it, in its place."""
+    while pos < len(text) and text[pos] in " \t":
+        pos += 1
+    if text.startswith("\\\n", pos):
+        pos += 2
+    out: list[str] = []
+    while pos < len(text) and text[pos] != "\n":
+        if text[pos] == "\\" and pos + 1 < len(text):
+            match = escapes.REPLACEMENT_ESCAPE.match(text, pos)
+            decoded = escapes.replacement_escape(match) if match else None
+            out.append(decoded if match and decoded is not None else text[pos + 1])
+            pos = match.end() if match and decoded is not None else pos + 2
+            continue
+        out.append(text[pos])
+        pos += 1
+    added = "".join(out)
+    if command == "c":
+        return pos, Substitution(re.compile(r"\A.*\Z", re.S), lambda _m: added, False, 1)
+    where, joined = (r"\Z", lambda _m: "\n" + added) if command == "a" else (r"\A", lambda _m: added + "\n")
+    return pos, Substitution(re.compile(where), joined, False, 1)
 
 
 def _sed_substitution(text: str, pos: int, extended: bool) -> tuple[int, Substitution | None]:
@@ -202,6 +234,11 @@ def _sed_replacement(text: str, delimiter: str) -> Callable[[re.Match[str]], str
     while pos < len(text):
         char = text[pos]
         if char == "\\" and pos + 1 < len(text):
+            match = escapes.REPLACEMENT_ESCAPE.match(text, pos)
+            if match and not match.group(5) and (decoded := escapes.replacement_escape(match)) is not None:
+                parts.append(decoded)  # \o043, \x23, \N{U+23}: a character, "#"
+                pos = match.end()
+                continue
             nxt = text[pos + 1]
             pos += 2
             if nxt.isdigit():
@@ -240,15 +277,19 @@ def _perl(text: str, _extended: bool) -> tuple[list[Substitution], bool]:
         if text[pos] in " \t\n;":
             pos += 1
             continue
-        if text[pos] != "s" or pos + 1 >= len(text) or text[pos + 1] in "({[<" or text[pos + 1].isalnum():
+        if text[pos] != "s" or pos + 1 >= len(text) or text[pos + 1].isalnum() or text[pos + 1].isspace():
             return subs, False  # other perl code: what it does is not computed
-        delimiter = text[pos + 1]
-        pattern, pos = _part(text, pos + 2, delimiter)
-        replacement, pos = _part(text, pos, delimiter)
+        pattern, pos = _perl_part(text, pos + 1)
+        if text[pos - 1] in _CLOSING:  # s{...}{...}: the replacement has delimiters of its own
+            while pos < len(text) and text[pos].isspace():
+                pos += 1
+            replacement, pos = _perl_part(text, pos)
+        else:
+            replacement, pos = _part(text, pos, text[pos - 1])
         flags = re.compile(r"[a-z]*").match(text, pos)
         given = flags.group(0) if flags else ""
         pos += len(given)
-        if set(given) - set("gimsx") or re.search(r"[$@](?![)|]|$)", pattern):
+        if set(given) - set("gimsx") or _INTERPOLATED.search(pattern):
             return subs, False  # /e, /r...; an interpolated variable
         replace = _perl_replacement(replacement)
         if replace is None:
@@ -260,12 +301,44 @@ def _perl(text: str, _extended: bool) -> tuple[list[Substitution], bool]:
     return subs, True
 
 
+_PAIRS = {"{": "}", "[": "]", "(": ")", "<": ">"}
+_CLOSING = frozenset(_PAIRS.values())
+_INTERPOLATED = re.compile(r"(?<!\\)(?:\\\\)*[$@](?![)|]|$)")  # a sigil no backslash escapes: a variable
+
+
+def _perl_part(text: str, pos: int) -> tuple[str, int]:
+    """The part of ``s`` that starts with the delimiter at ``pos``, and the position after it: a
+    bracket holds what is up to its balanced closing one (``s{a{2}}{b}``), escapes kept."""
+    opening = text[pos]
+    closing = _PAIRS.get(opening)
+    if closing is None:
+        return _part(text, pos + 1, opening)
+    out, depth, pos = [], 0, pos + 1
+    while pos < len(text):
+        char = text[pos]
+        if char == "\\" and pos + 1 < len(text):
+            out.append(text[pos:pos + 2])
+            pos += 2
+            continue
+        if char == closing and depth == 0:
+            return "".join(out), pos + 1
+        depth += (char == opening) - (char == closing)
+        out.append(char)
+        pos += 1
+    raise ValueError("unterminated")
+
+
 def _perl_replacement(text: str) -> Callable[[re.Match[str]], str] | None:
     parts: list[str | int] = []
     pos = 0
     while pos < len(text):
         char = text[pos]
         if char == "\\" and pos + 1 < len(text):
+            match = escapes.REPLACEMENT_ESCAPE.match(text, pos)
+            if match and (decoded := escapes.replacement_escape(match)) is not None:
+                parts.append(decoded)  # \o043, \x23, \N{U+23}: a character, "#"
+                pos = match.end()
+                continue
             nxt = text[pos + 1]
             pos += 2
             if nxt.isdigit():

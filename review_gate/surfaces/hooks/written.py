@@ -31,7 +31,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path, PurePath
 
 from review_gate.surfaces.hooks import edited as files
-from review_gate.surfaces.hooks import escapes, script, substitution, syntax, variables
+from review_gate.surfaces.hooks import escapes, programs, script, substitution, syntax, variables
 
 MAX_TEXTS = 2000  # words looked at, at most: past them, the line as written (a line that long is rare)
 
@@ -40,33 +40,153 @@ _ESCAPE = re.compile(r"\\(.)", re.S)
 _SUBSTITUTION = re.compile(r"(?:^|[;{\s])s([^\w\s\\])")
 
 
-def texts(command: str) -> list[str]:
-    """The texts ``command`` may write (see the module): the line first."""
-    found = [command, _unescaped(command)]
+def texts(command: str, cwd: Path | None = None) -> list[str]:
+    """The texts ``command`` may write into a file (see the module): the line first when it
+    cannot be read for sure. A command that writes no file (``grep``, ``git log -S``, ``git
+    commit -m``, an ``echo`` not redirected or piped into a writer) gives none; a ``sed -i`` or
+    ``perl -i`` gives only the replacements of its substitutions, and nothing when ``edited``
+    computes them against the files it edits (in ``cwd``)."""
     parsed = syntax.read(command)
-    if parsed is None:
-        return found
-    commands = list(_words(parsed.items))
-    for words in dict.fromkeys([*commands, *variables.expanded(commands)]):
-        found += [" ".join(words), "".join(words)]
-        for word in words:
+    if parsed is None or parsed.broken or _unread(parsed.items):
+        found = [command, _unescaped(command)]
+        if parsed is None:
+            return found
+    else:
+        found = []
+    listed = list(_commands(parsed.items))
+    loud = False
+    for (_, writes), expanded in zip(listed, variables.expanded([words for words, _ in listed]), strict=True):
+        if writes is False:
+            continue
+        loud = True
+        in_place = _in_place(expanded)
+        if in_place is not None:
+            found += _in_place_texts(expanded, in_place, cwd)
+            continue
+        found += [" ".join(expanded), "".join(expanded)]
+        for word in expanded:
             found += [_unescaped(word), escapes.decoded(word), *substitutions(word)]
-        name = PurePath(words[0]).name if words else ""
+        name = PurePath(expanded[0]).name if expanded else ""
         if name == "printf":
-            found.append(escapes.printf(words[1:]))
+            found.append(escapes.printf(expanded[1:]))
         elif name == "echo":
-            found.append(escapes.echo_e(words[1:]))
+            found.append(escapes.echo_e(expanded[1:]))
         if len(found) > MAX_TEXTS:
             break
+    if loud:  # a here-document feeds one of the commands that write
+        found += [*parsed.bodies, *_bodies(parsed.items)]
     return list(dict.fromkeys(found))
+
+
+_QUIET_GIT = frozenset({"grep", "log", "show", "diff", "status", "blame", "shortlog", "commit", "rev-parse",
+                        "ls-files", "reflog", "add", "push", "fetch"})
+_NOWHERE = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+
+
+def _quiet(command: script.Command) -> bool:
+    """Whether a simple command writes no file of the repository: no redirection into a file,
+    and a program that only reads (``grep``, ``cat``, ``echo``) or a git command that writes
+    no file of the work tree (``git grep``, ``git log``, ``git commit -m``)."""
+    if any(target not in _NOWHERE for target in command.writes):
+        return False
+    name = programs.program(command.words)
+    if not name or name in programs.READERS:
+        return True
+    if name != "git":
+        return False
+    rest = list(command.words[command.words.index("git") + 1:]) if "git" in command.words else []
+    while rest and rest[0].startswith("-"):
+        rest = rest[2:] if rest[0] in ("-C", "-c") else rest[1:]
+    return bool(rest) and rest[0] in _QUIET_GIT
+
+
+def _commands(items: Sequence[script.Item], loud: bool = False) -> list[tuple[tuple[str, ...], bool]]:
+    """Each simple command's words in line order, and whether it may write a file: every
+    element of a pipeline may when one does (``echo '# nosec' | tee -a f``), and what a
+    redirection follows (the grammar gives it as a command without words: ``echo x >> f``,
+    ``{ echo x; } > f``) writes its output."""
+    out: list[tuple[tuple[str, ...], bool]] = []
+    previous = 0  # where the previous item's commands start in ``out``
+    for item in items:
+        start = len(out)
+        if isinstance(item, script.Command) and not item.words:
+            if not _quiet(item):
+                out[previous:] = [(words, True) for words, _ in out[previous:]]
+            continue
+        if isinstance(item, script.Command):
+            out.append((item.words, loud or not _quiet(item)))
+        elif isinstance(item, script.Scope) and item.piped:
+            inner = _commands(item.items, loud)
+            louder = any(writes for _, writes in inner)
+            out += [(words, writes or louder) for words, writes in inner]
+        elif isinstance(item, script.Scope):
+            out += _commands(item.items, loud)
+        elif isinstance(item, script.Function):
+            out += _commands(item.body, loud)
+        previous = start
+    return out
+
+
+def _bodies(items: Sequence[script.Item]) -> Iterator[str]:
+    for item in items:
+        if isinstance(item, script.Scope):
+            yield from item.bodies
+            yield from _bodies(item.items)
+        elif isinstance(item, script.Function):
+            yield from _bodies(item.body)
+
+
+def _unread(items: Sequence[script.Item]) -> bool:
+    for item in items:
+        if isinstance(item, script.Unread):
+            return True
+        if isinstance(item, script.Scope) and _unread(item.items):
+            return True
+        if isinstance(item, script.Function) and _unread(item.body):
+            return True
+    return False
+
+
+def _in_place_texts(words: Sequence[str], found: tuple[str, list[str], list[str], bool],
+                    cwd: Path | None) -> list[str]:
+    """What a ``sed -i``/``perl -i`` writes as far as the line shows: nothing when each of its
+    scripts is computed and each file it edits is there (``edited`` compares the result with
+    the file), the replacements of its substitutions (never the pattern side) when its
+    scripts are computed, and all its words when they are not."""
+    program, scripts, targets, extended = found
+    certain = bool(scripts) and all(substitution.script(program, text, extended=extended)[1] for text in scripts)
+    if not certain:
+        return [" ".join(words), *(escapes.decoded(word) for word in words), *(_unescaped(word) for word in words)]
+    if cwd is not None and targets and all(os.path.isfile(os.path.join(cwd, t)) for t in targets):
+        return []
+    return [text for script_text in scripts for text in substitutions(script_text)]
+
+
+_OVERWRITE = re.compile(
+    r"\A\s*cat\s+(?:>\s*(?P<a>[\w./-]+)\s+<<\s*(?P<q>['\"])(?P<d>\w+)(?P=q)"
+    r"|<<\s*(?P<q2>['\"])(?P<d2>\w+)(?P=q2)\s+>\s*(?P<b>[\w./-]+))[ \t]*\n(?P<body>.*?\n)?"
+    r"(?P=d)?(?P=d2)?\n?\s*\Z", re.S)
+
+
+def overwrite(command: str) -> tuple[str, str] | None:
+    """(file, text) when the whole line is ``cat > FILE <<'EOF'`` with a here-document that
+    expands nothing: it replaces the file with the text, which is then compared with the file
+    as it is, as a Write is (rewriting a file that keeps its waivers adds none)."""
+    match = _OVERWRITE.match(command)
+    if match is None:
+        return None
+    body = match.group("body") or ""
+    if (match.group("d") or match.group("d2")) in body.splitlines():
+        return None  # the here-document ends there: what follows runs as commands
+    return match.group("a") or match.group("b"), body
 
 
 def edited(command: str, cwd: Path, root: Path | None) -> Iterator[tuple[str, str | None]]:
     """For each file a ``sed -i``/``perl -i`` substitution on the line edits (a regular file
     inside ``root``): (what it will hold, what it holds). A substitution that cannot be computed
-    (``hooks.substitution``), on a file that has a line near a waiver (a marker spelt with a few
-    characters in between or missing: ``nosXec``, ``ignore sec``), gives (that line, None): the
-    caller fails closed, since the substitution may complete it. A file that cannot be read is
+    (``hooks.substitution``), on a file that has a line near a waiver (after a comment opener, a
+    marker one character away: ``# nosXec``), gives (that line, None): the caller fails closed,
+    since the substitution may complete it. A file that cannot be read is
     left to ``texts``."""
     parsed = syntax.read(command)
     if parsed is None:
@@ -148,16 +268,28 @@ def _in_place(words: Sequence[str]) -> tuple[str, list[str], list[str], bool] | 
 
 _UNREAD = "\0"  # a script that is not on the line (sed -f FILE), or a mode not computed: not read
 
-_NEAR = [re.compile(".{0,3}".join(re.escape(c) for c in marker.replace("-", "")), re.I)
-         for marker in ("review-gate", "noqa", "nosec", "eslint-disable", "zizmor", "nosemgrep")]
-_NEAR_OURS = re.compile(r"review-gate\W{0,3}ignore", re.I)
+def _near_pattern(marker: str) -> str:
+    """``marker``, or it with one character inserted or changed (``nosXec``, ``nosex``)."""
+    spellings = {re.escape(marker)}
+    for index in range(len(marker) + 1):
+        spellings.add(re.escape(marker[:index]) + "." + re.escape(marker[index:]))
+        if index < len(marker):
+            spellings.add(re.escape(marker[:index]) + "." + re.escape(marker[index + 1:]))
+    return "|".join(sorted(spellings, key=len, reverse=True))
+
+
+# a comment opener (# // /* --), then on the same line a marker one character away from a waiver's
+_NEAR = re.compile(r"(?:#|//|/\*|--)[^\n]*?(?:"
+                   + "|".join(_near_pattern(m) for m in ("review-gate", "noqa", "nosec", "eslint-disable",
+                                                          "zizmor", "nosemgrep")) + ")", re.I)
 
 
 def _near(text: str) -> str | None:
-    """A line of ``text`` that holds a waiver marker, or one spelt with up to three characters
-    between its letters (``nosXec``), or ``review-gate`` before ``ignore`` (``ignore sec-x]``)."""
+    """A line of ``text`` that holds, after a comment opener, a waiver marker or one spelt one
+    character away from it (``# nosXec``, ``# nosex``): a substitution the hook cannot compute
+    may complete it."""
     for line in text.splitlines():
-        if _NEAR_OURS.search(line) or any(p.search(line) for p in _NEAR):
+        if _NEAR.search(line):
             return line
     return None
 
@@ -175,7 +307,7 @@ def substitutions(word: str) -> list[str]:
         delimiter = match.group(1)
         parts = _split(word[match.end():], delimiter)
         if len(parts) >= 2:
-            out.append(_unescaped(parts[1]))
+            out.append(escapes.replacement(parts[1]))
     return out
 
 
