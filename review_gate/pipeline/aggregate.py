@@ -262,6 +262,7 @@ def aggregate(
     waived += sorted(inline.waived, key=_order)
     changed = [f.path for f in facts.files]
     covered = {p for r in results if r.status in _USABLE for p in r.files}
+    results = [_reviewed_by_nobody(r, covered) for r in results]
     # A file a required agent did not review (it broke, could not run, or could not read the
     # file) stays unreviewed even when another agent covered it.
     left_out = {p for r in results for p in r.left_unreviewed}
@@ -295,6 +296,16 @@ def aggregate(
         usage=_usage(results),
         source=facts.source,
     ))
+
+
+def _reviewed_by_nobody(result: AgentResult, covered: set[str]) -> AgentResult:
+    """A switched-off agent counts nowhere while other agents review its files; a file that only
+    it was routed to was shown to no reviewer, so then it counts as a skip (never a silent pass)."""
+    if not result.disabled or not (alone := [p for p in result.files if p not in covered]):
+        return result
+    shown = ", ".join(alone[:3]) + (f" and {len(alone) - 3} more" if len(alone) > 3 else "")
+    return result.model_copy(update={"disabled": False,
+                                     "error": f"{result.error}; no other agent reviewed {shown}"})
 
 
 def _order(finding: Finding) -> tuple[int, str, int, str, str]:

@@ -60,3 +60,22 @@ def test_disabled_agents_are_named_in_markdown_and_github_output(cli: Any, repo:
     github = cli(*args, "github").out
     assert any(ln.startswith("review-gate: disabled in the configuration") and all(a in ln for a in off)
                for ln in github.splitlines())
+
+
+def test_a_file_only_disabled_agents_were_routed_to_is_never_a_silent_pass(cli: Any, repo: GitRepo) -> None:
+    """app.py goes to no enabled reviewer (every agent that reads Python is off); the Dockerfile's
+    agent runs. app.py was shown to nobody: the switched-off agents count, named with the file."""
+    assert cli("init").code == 0
+    path = repo.root / ".review-gate" / "review-agents.json"
+    data = json.loads(path.read_text())
+    for agent in data["agents"]:
+        if agent["kind"] == "llm" or agent["id"] in ("hygiene-patterns", "security-patterns", "secrets-scanner"):
+            agent["enabled"] = False
+    path.write_text(json.dumps(data, indent=2))
+    repo.commit("only infra-patterns")
+    repo.write("app.py", "import requests\nr = requests.get(u, verify=False)\n")
+    repo.write("Dockerfile", "FROM python:3.12\n")
+    report = cli("--offline", "--no-state", "--format", "json").json()
+    assert report["coverage"]["unreviewed"] == ["app.py"]
+    assert report["decision"] == "pass_with_warnings" and report["metrics"]["agents_skipped"] >= 1
+    assert any("no other agent reviewed app.py" in a["reason"] for a in report["did_not_review"])
