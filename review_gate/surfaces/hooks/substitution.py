@@ -153,7 +153,7 @@ def _sed_substitution(text: str, pos: int, extended: bool) -> tuple[int, Substit
         return pos, None
     nth = int(re.sub(r"\D", "", given) or "1")
     compiled = re.compile(_bre(pattern, delimiter, extended), re.I if re.search("[iI]", given) else 0)
-    replace = _sed_replacement(replacement, delimiter)
+    replace = _replacement(replacement, sed=True)
     return pos, (Substitution(compiled, replace, "g" in given, nth) if replace else None)
 
 
@@ -228,14 +228,17 @@ def _bracket(pattern: str, pos: int) -> tuple[int, str]:
     raise ValueError("unterminated bracket")
 
 
-def _sed_replacement(text: str, delimiter: str) -> Callable[[re.Match[str]], str] | None:
+def _replacement(text: str, sed: bool) -> Callable[[re.Match[str]], str] | None:
+    """sed's (``sed``) or perl's replacement text as a function of the match: ``\\1`` (sed's
+    ``&``, perl's ``$1``, ``${1}``, ``$&``) the groups, escapes decoded; None for what is not
+    computed (case conversion, a variable perl interpolates)."""
     parts: list[str | int] = []
     pos = 0
     while pos < len(text):
         char = text[pos]
         if char == "\\" and pos + 1 < len(text):
             match = escapes.REPLACEMENT_ESCAPE.match(text, pos)
-            if match and not match.group(5) and (decoded := escapes.replacement_escape(match)) is not None:
+            if match and not (sed and match.group(5)) and (decoded := escapes.replacement_escape(match)) is not None:
                 parts.append(decoded)  # \o043, \x23, \N{U+23}: a character, "#"
                 pos = match.end()
                 continue
@@ -243,12 +246,19 @@ def _sed_replacement(text: str, delimiter: str) -> Callable[[re.Match[str]], str
             pos += 2
             if nxt.isdigit():
                 parts.append(int(nxt))
-            elif nxt in "LUluE":
+            elif nxt in ("LUluE" if sed else "LUluEQ"):
                 return None  # case conversion: not computed
             else:
                 parts.append({"n": "\n", "t": "\t"}.get(nxt, nxt))
             continue
-        parts.append(0 if char == "&" else char)
+        if not sed and char in "$@":
+            group = re.compile(r"\$(?:\{(\d+)\}|(\d+)|(&))").match(text, pos)
+            if group is None:
+                return None  # a variable perl interpolates
+            parts.append(0 if group.group(3) else int(group.group(1) or group.group(2)))
+            pos = group.end()
+            continue
+        parts.append(0 if sed and char == "&" else char)
         pos += 1
     return _joined(parts)
 
@@ -291,7 +301,7 @@ def _perl(text: str, _extended: bool) -> tuple[list[Substitution], bool]:
         pos += len(given)
         if set(given) - set("gimsx") or _INTERPOLATED.search(pattern):
             return subs, False  # /e, /r...; an interpolated variable
-        replace = _perl_replacement(replacement)
+        replace = _replacement(replacement, sed=False)
         if replace is None:
             return subs, False
         mode = (re.I if "i" in given else 0) | (re.M if "m" in given else 0) | (re.S if "s" in given else 0) | \
@@ -326,35 +336,3 @@ def _perl_part(text: str, pos: int) -> tuple[str, int]:
         out.append(char)
         pos += 1
     raise ValueError("unterminated")
-
-
-def _perl_replacement(text: str) -> Callable[[re.Match[str]], str] | None:
-    parts: list[str | int] = []
-    pos = 0
-    while pos < len(text):
-        char = text[pos]
-        if char == "\\" and pos + 1 < len(text):
-            match = escapes.REPLACEMENT_ESCAPE.match(text, pos)
-            if match and (decoded := escapes.replacement_escape(match)) is not None:
-                parts.append(decoded)  # \o043, \x23, \N{U+23}: a character, "#"
-                pos = match.end()
-                continue
-            nxt = text[pos + 1]
-            pos += 2
-            if nxt.isdigit():
-                parts.append(int(nxt))
-            elif nxt in "LUluEQ":
-                return None
-            else:
-                parts.append({"n": "\n", "t": "\t"}.get(nxt, nxt))
-            continue
-        if char in "$@":
-            group = re.compile(r"\$(?:\{(\d+)\}|(\d+)|(&))").match(text, pos)
-            if group is None:
-                return None  # a variable perl interpolates
-            parts.append(0 if group.group(3) else int(group.group(1) or group.group(2)))
-            pos = group.end()
-            continue
-        parts.append(char)
-        pos += 1
-    return _joined(parts)
