@@ -76,9 +76,12 @@ def llama_server(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> 
         port = _free_port()
         base = f"http://127.0.0.1:{port}"
         with log.open("wb") as sink:
+            # One thread that sleeps while idle (--poll 0): on a machine whose cores the other
+            # test workers keep busy, two spinning threads slowed answers many times over, past
+            # the agents' deadlines (a CI run lost a chunk of a 60 s review that takes 2 s idle).
             proc = subprocess.Popen(
                 [str(LLAMA_SERVER), "-m", str(tiny_model), "--host", "127.0.0.1", "--port", str(port),
-                 "-c", str(CONTEXT), "-t", "2", "-np", "1", "--jinja", "--alias", ALIAS],
+                 "-c", str(CONTEXT), "-t", "1", "--poll", "0", "-np", "1", "--jinja", "--alias", ALIAS],
                 stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             )
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
