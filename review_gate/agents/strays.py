@@ -29,6 +29,9 @@ from pathlib import Path
 MARK_VAR = "REVIEW_GATE_AGENT_MARK"
 _PROC = Path("/proc")
 _ROUNDS = 5  # scans after a kill, for a process that forked between a scan and its kill
+_EXEC_WAIT_S = 2.0  # how long a sweep waits for a process of ours that is still half-way through an exec
+_RECENT_S = 5.0  # a process this young with no environment is taken as half-way through its first exec
+_KTHREAD = 0x00200000  # PF_KTHREAD in /proc/PID/stat's flags: kernel threads never have an environment
 
 
 def new_mark() -> str:
@@ -64,10 +67,17 @@ def _sweep(needles: set[bytes]) -> int:
     """Scan until a scan kills nothing and sees nothing new without an environment. A process
     reads with none while it execs (the new image has not set it up yet), once it has exited (a
     zombie) or when it is gone: it may have forked a child carrying the mark after the scan had
-    listed the processes (``setsid cmd`` forks and exits), which only the next scan sees."""
+    listed the processes (``setsid cmd`` forks and exits), which only the next scan sees.
+
+    A young process of ours still half-way through its exec is waited for (up to
+    ``_EXEC_WAIT_S``): on a loaded machine the window outlasted a few quick scans, and a stray
+    caught in it lived on."""
     killed = 0
     blank: set[int] = set()
-    for _ in range(_ROUNDS):
+    give_up = time.monotonic() + _EXEC_WAIT_S
+    rounds = 0
+    while True:
+        rounds += 1
         found: list[tuple[int, bytes]] = []
         now: set[int] = set()
         for pid in _pids():
@@ -78,12 +88,35 @@ def _sweep(needles: set[bytes]) -> int:
             elif entries in ([], [b""]):
                 now.add(pid)
         killed += sum(_kill(pid, needle) for pid, needle in found)
-        if not found and now <= blank:
+        execing = not found and time.monotonic() < give_up and any(_young_and_execing(pid) for pid in now)
+        if not found and now <= blank and not execing:
+            break
+        if rounds >= _ROUNDS and not execing:
             break
         blank |= now
         if not found:
-            time.sleep(0.001)  # an exec half-way, or a fork on its way: give it a moment
+            time.sleep(0.001 if rounds < _ROUNDS else 0.01)  # an exec half-way, or a fork on its way
     return killed
+
+
+def _young_and_execing(pid: int) -> bool:
+    """Whether ``pid``, read with no environment, is a live young process of ours (so half-way
+    through an exec), not a zombie, a kernel thread, another user's process, or an old one."""
+    try:
+        if os.stat(f"/proc/{pid}").st_uid != os.getuid():
+            return False
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+        with open("/proc/uptime", "rb") as handle:
+            uptime = float(handle.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return False
+    fields = stat[stat.rfind(b")") + 2:].split()  # the name in parentheses may hold spaces
+    try:
+        state, flags, started = fields[0], int(fields[6]), int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    except (IndexError, ValueError):
+        return False
+    return state not in (b"Z", b"X") and not flags & _KTHREAD and uptime - started < _RECENT_S
 
 
 def _pids() -> list[int]:

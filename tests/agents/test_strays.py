@@ -75,3 +75,22 @@ def test_a_stray_caught_forking_or_exec_ing_by_a_sweep_is_killed() -> None:
         finally:
             process.kill()
             process.wait()
+
+
+def test_a_stray_whose_exec_is_slow_under_load_is_still_killed() -> None:
+    """A process half-way through an exec reads with no environment. Under a loaded CI machine
+    ``setsid sleep`` stayed half-way longer than the sweep's few quick scans, and the sweep
+    gave up with nothing killed. Here the window is stretched on purpose: an ``env -i`` shell
+    (a live, recent process of ours with a blank environment) that takes on the mark by exec
+    0.3 s later."""
+    mark = strays.new_mark()
+    process = subprocess.Popen(
+        ["env", "-i", "sh", "-c", f"sleep 0.3; exec env {strays.MARK_VAR}={mark} sleep 60"],
+        stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        time.sleep(0.05)  # the shell is up, its environment empty
+        assert strays.kill_marked(mark) >= 1
+        assert process.wait(timeout=10) == -9
+    finally:
+        process.kill()
+        process.wait()
