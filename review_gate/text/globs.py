@@ -90,11 +90,12 @@ class Globs:
 
     def __init__(self, patterns: Sequence[str]) -> None:
         self.patterns = tuple(patterns)
-        self._spec = _compile(self.patterns) if self.patterns else None
         self._suffixes = _suffixes(self.patterns) if self.patterns else None
+        if self.patterns and self._suffixes is None:  # *.EXT lists are valid as written: no pathspec to build
+            _compile(self.patterns)
 
     def match(self, path: str) -> bool:
-        if self._spec is None:
+        if not self.patterns:
             return False
         suffixes = self._suffixes
         if suffixes is not None:  # *.EXT matches a file or a directory on the way: any component
