@@ -252,7 +252,7 @@ def replay(directory: str | Path, *, config: str | Path | None = None, fail_on: 
     report = aggregate(saved.facts, saved.classification, saved.manifest, saved.gaps, results,
                        judge, run_id=runner.new_run_id(), tool_version=__version__,
                        filter_mode=filter_mode or info.filter_mode, fail_on=fail_on or info.fail_on,
-                       waivers=info.waivers)
+                       waivers=info.waivers, gate_findings=info.own_file_findings)
     return report, saved.report
 
 

@@ -141,3 +141,27 @@ def test_a_state_path_through_a_file_is_told_before_the_merge(repo: GitRepo, cli
     assert "/state_path" in found["message"] and "app.py" in found["message"] and result.code == 1
     after = cli("--offline", "--base", "main", "--config", str(repo.root / ".review-gate"))
     assert after.code == 2  # what the merge would bring
+
+
+def test_a_batch_run_and_its_replay_keep_the_gates_own_findings(repo: GitRepo, cli: Any, tmp_path: Path) -> None:
+    """A batch's report is aggregated at collect (here at submit: no llm agent to wait for), and a
+    replay aggregates a bundle again: both dropped the gate's own findings, and passed the change."""
+    _with_config(repo, cli)
+    agents_file = repo.root / ".review-gate" / "review-agents.json"
+    agents = json.loads(agents_file.read_text(encoding="utf-8"))
+    agents["agents"][0]["id"] = "renamed-agent"
+    agents_file.write_text(json.dumps(agents, indent=2), encoding="utf-8")
+    repo.commit("rename an agent")
+    trusted = _trusted_copy(repo, tmp_path)
+    bundle = tmp_path / "bundle"
+
+    result = cli("batch", "submit", "--base", "main", "--config", trusted, "--bundle", str(bundle),
+                 "--format", "json")
+    assert result.code == 1, result.out + result.err
+    report = json.loads((bundle / "report.json").read_text(encoding="utf-8"))
+    assert report["decision"] == "needs_fixes" and _gate_findings(report)
+
+    replayed = cli("replay", str(bundle), "--format", "json")
+    assert replayed.code == 1 and replayed.json()["decision"] == "needs_fixes"
+    assert [f["fingerprint"] for f in _gate_findings(replayed.json())] == [f["fingerprint"] for f in
+                                                                           _gate_findings(report)]

@@ -150,7 +150,7 @@ def write(root: Path | None, config: ReviewConfig, report: ReviewReport, the_pla
     written: list[tuple[Path, bytes, str]] = []
     if target is not None:
         info = bundles.BundleInfo(tool_version=report.tool_version, run_id=report.run_id, filter_mode=filter_mode,
-                                  fail_on=fail_on,
+                                  fail_on=fail_on, own_file_findings=the_plan.own_file_findings,
                                   waivers={**waivers, **{f.fingerprint: f.waived for f in report.waived if f.waived}})
         written += [(p, data, "bundle") for p, data in bundles.write(
             target, facts=the_plan.facts, classification=the_plan.classification,

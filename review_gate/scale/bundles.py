@@ -2,7 +2,8 @@
 
 ``run --bundle DIR`` writes::
 
-    bundle.json            version, tool version, run id, the run's --filter-mode/--fail-on, waivers
+    bundle.json            version, tool version, run id, the run's --filter-mode/--fail-on, waivers, the
+                           gate's own findings on its files the change edits
     facts.json             the full PRFacts: files, hunks and each file's patch text
     classification.json    stage 2
     manifest.json          stage 3-4 manifest
@@ -35,6 +36,7 @@ from review_gate.models import (
     AgentResult,
     FailOn,
     FilterMode,
+    Finding,
     Gap,
     LlmAgent,
     ManifestEntry,
@@ -59,6 +61,8 @@ class BundleInfo(Frozen):
     filter_mode: FilterMode | None = None  # the run's --filter-mode, None when the config decided
     fail_on: FailOn | None = None  # the run's --fail-on (or never for --exit-zero)
     waivers: dict[str, str] = Field(default_factory=dict, description="Fingerprint -> why it was waived.")
+    own_file_findings: list[Finding] = Field(default_factory=list,
+                                             description="The gate's own findings on its files the change edits.")
 
 
 class Bundle(Frozen):

@@ -14,6 +14,7 @@ from review_gate.models import (
     AgentResult,
     FailOn,
     FilterMode,
+    Finding,
     Gap,
     PRClassification,
     PRFacts,
@@ -73,6 +74,8 @@ class FrozenRun(Frozen):
     requests: list[Request]
     bundle_dir: str | None = None
     left_out: int = Field(default=0, ge=0, description="Changed files left out as review-gate's own.")
+    own_file_findings: list[Finding] = Field(default_factory=list,
+                                             description="The gate's own findings on its files the change edits.")
 
     def dump(self) -> str:
         """JSON with what model dumps leave out: each file's patch, each result's findings."""

@@ -203,7 +203,7 @@ async def batch_collect_async(run: str | None = None, *, cwd: str | Path | None 
         if report is None:
             return BatchCollected(fetched.run_id, service.stored_report(path, fetched.run_id), already=True)
         the_plan = Plan(facts=frozen.facts, classification=frozen.classification, manifest=frozen.manifest,
-                        gaps=frozen.gaps)
+                        gaps=frozen.gaps, own_file_findings=frozen.own_file_findings)
         written = recorded_run.write(root, frozen.config, report, the_plan, frozen.waivers, outputs, target,
                                      frozen.fail_on, frozen.filter_mode)
         if target is not None:

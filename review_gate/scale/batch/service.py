@@ -135,7 +135,8 @@ async def submit(setup: bootstrap.Setup, facts: PRFacts, gaps: list[Gap], run: R
                        manifest=the_plan.manifest, gaps=the_plan.gaps, config=config, extras=extras, local=local,
                        waivers={**preexisting, **setup.waivers(facts)}, filter_mode=filter_mode, fail_on=fail_on,
                        endpoints=planned.endpoints, units=planned.units, requests=planned.requests,
-                       bundle_dir=bundle_dir, left_out=the_plan.left_out)
+                       bundle_dir=bundle_dir, left_out=the_plan.left_out,
+                       own_file_findings=the_plan.own_file_findings)
     local_ids = [r.id for r in local if r.status in ("completed", "cached")]
     not_run = [f"{r.id} ({r.status}{': ' + r.error if r.error else ''})" for r in local
                if r.status not in ("completed", "cached")]
@@ -213,7 +214,8 @@ def conclude(run: RunState, frozen: FrozenRun, batched: list[AgentResult]) -> Re
     report = aggregate(frozen.facts, frozen.classification, frozen.manifest.entries, frozen.gaps,
                        run.reuse.merge(results), frozen.config, run_id=frozen.run_id, tool_version=__version__,
                        filter_mode=frozen.filter_mode, fail_on=frozen.fail_on,
-                       waivers={**frozen.waivers, **run.waivers}, files_left_out=frozen.left_out)
+                       waivers={**frozen.waivers, **run.waivers}, files_left_out=frozen.left_out,
+                       gate_findings=frozen.own_file_findings)
     run.finish(report, raw_output=frozen.bundle_dir)
     return report
 
