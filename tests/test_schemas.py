@@ -74,7 +74,8 @@ def test_schema_is_a_valid_draft_2020_12_schema_with_id_and_title(name: str) -> 
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert schema["$id"].endswith(f"/schemas/{name}")
     assert schema["title"]
-    assert schema["type"] == ("array" if name == "gap-log.schema.json" else "object")  # a log: a list of gaps
+    lists = ("gap-log.schema.json", "manifest.schema.json")  # as plan and the report print them
+    assert schema["type"] == ("array" if name in lists else "object")
 
 
 def test_rendering_is_sorted_indented_and_ends_with_a_newline() -> None:
@@ -262,7 +263,7 @@ def test_plan_json_is_true_to_the_stage_schemas(cli, repo: GitRepo) -> None:
     assert plan["gaps"], "a file no domain claims makes a gap"
     assert errors("facts.schema.json", plan["facts"]) == []
     assert errors("classification.schema.json", plan["classification"]) == []
-    assert errors("manifest.schema.json", {"entries": plan["manifest"]}) == []
+    assert errors("manifest.schema.json", plan["manifest"]) == []  # as printed: a trial found a wrapper wanted
     assert errors("gap-log.schema.json", plan["gaps"]) == []
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from review_gate.models import AgentManifest, AgentResult, Gap, PRClassification, PRFacts, ReviewConfig, ReviewReport
+from review_gate.models import AgentResult, Gap, ManifestEntry, PRClassification, PRFacts, ReviewConfig, ReviewReport
 from review_gate.models.config import AGENTS_FILE, COMPOSITION_FILE, DOMAINS_FILE, RULES_FILE, SETTINGS_FILE
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -43,7 +43,8 @@ STAGES: dict[str, tuple[TypeAdapter[Any], str, str]] = {
                           "What the diff says: the changed files, their status, counts and hunks, and the commits."),
     "classification.schema.json": (TypeAdapter(PRClassification), "review-gate classification (stage 2, classify)",
                                    "Each changed file's domains, the unclassified files, the risk and the PR type."),
-    "manifest.schema.json": (TypeAdapter(AgentManifest), "review-gate manifest (stage 3, compose)",
+    # the list of entries, as plan, the report and a bundle print it (not the model's {"entries": ...} wrapper)
+    "manifest.schema.json": (TypeAdapter(list[ManifestEntry]), "review-gate manifest (stage 3, compose)",
                              "The agents a change dispatches: each with the files in its scope, the policies "
                              "that chose it and its priority."),
     "gap-log.schema.json": (TypeAdapter(list[Gap]), "review-gate gap log (stage 4, gap-detect)",
