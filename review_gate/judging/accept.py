@@ -114,7 +114,7 @@ def ack(id_or_fingerprint: str, reason: str, *, cwd: str | Path | None = None, c
         raise StateError(f"no runs recorded yet ({path} does not exist), so {given} is unknown",
                          fix="acknowledge a finding a recorded run reported (`review-gate show last`)")
     with store:
-        fingerprint, pair, _ = _reported(store, given, force=False)
+        fingerprint, pair, _ = _reported(store, given, force=False, can_force=False)
         event = acceptance.ack(store, fingerprint, reason.strip(), who or person(), pair)
     return Acknowledged(fingerprint, event)
 
@@ -173,9 +173,10 @@ def _last_day(value: date | str | None) -> date | None:
     return value
 
 
-def _reported(store: Store, given: str, force: bool) -> tuple[str, int | None, bool]:
+def _reported(store: Store, given: str, force: bool, *, can_force: bool = True) -> tuple[str, int | None, bool]:
     """The one reported fingerprint ``given`` is (or starts), its newest pair, and whether a run
-    reported it; with ``force``, a whole fingerprint no run reported is taken as it is."""
+    reported it; with ``force``, a whole fingerprint no run reported is taken as it is.
+    ``can_force``: the command has ``--force`` to offer (accept does, ack does not)."""
     from review_gate.state import acceptance
 
     matches = acceptance.reported(store, given)
@@ -184,9 +185,10 @@ def _reported(store: Store, given: str, force: bool) -> tuple[str, int | None, b
     if not matches:
         if force and acceptance.FINGERPRINT.match(given):
             return given, None, False
+        fix = "copy the id from a report (`review-gate show last`)"  # ack has no --force: it notes, never waives
         raise StateError(f"no recorded run reported a finding {given}",
-                         fix="copy the id from a report (`review-gate show last`), or force the whole "
-                             "fingerprint (`review-gate accept --force`)")
+                         fix=fix + (", or force the whole fingerprint (`review-gate accept --force`)" if can_force
+                                    else ""))
     listed = ", ".join(fp for fp, _ in matches[:5])
     raise StateError(f"{given} is the start of several findings' fingerprints: {listed}",
                      fix="give more of the fingerprint")

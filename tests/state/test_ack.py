@@ -54,3 +54,4 @@ def test_bad_acks_are_refused_in_a_line_with_the_fix(cli: Any, repo: GitRepo) ->
         result = cli("ack", *args)
         assert result.code == 2, (args, result.err)
         assert said in result.err and "fix:" in result.err and "Traceback" not in result.err
+        assert "--force" not in result.err  # ack has none, and it must not steer a note towards a waiver
