@@ -243,3 +243,23 @@ def test_review_takes_the_changes_intent_and_bounds_it(repo: GitRepo) -> None:
         assert too_big.is_error and "intent" in str(too_big.content)
 
     session(repo, check)
+
+
+def test_an_argument_a_tool_does_not_take_is_refused_by_name(repo: GitRepo) -> None:
+    """A misspelled ``intnet`` was dropped in silence: the review ran without the intent its
+    caller meant to give, and ``plan`` took an intent it never uses. The schemas now say so too."""
+    repo.write("app.py", "x = 1\n")
+
+    async def check(client: ClientSession) -> None:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert all(t.input_schema.get("additionalProperties") is False for t in tools.values())
+        for tool, arguments, name in (("review", {"offline": True, "intnet": "x"}, "intnet"),
+                                      ("plan", {"intent": "x"}, "intent")):
+            failed = await client.call_tool(tool, arguments)
+            assert failed.is_error, (tool, arguments)
+            text = text_of(failed)
+            assert text.startswith(f"review-gate: error: {tool}: argument {name}: not an argument of {tool}"), text
+            assert "fix:" in text and len(text.splitlines()) == 2, text
+        assert not (await client.call_tool("review", {"offline": True})).is_error
+
+    session(repo, check)

@@ -148,7 +148,17 @@ def _server_class() -> type[MCPServer]:
     from pydantic import ValidationError
 
     class Server(MCPServer):
+        async def list_tools(self) -> list[Any]:
+            # the SDK's argument models ignore what they do not know: the schemas say that is refused
+            return [t.model_copy(update={"input_schema": {**t.input_schema, "additionalProperties": False}})
+                    for t in await super().list_tools()]
+
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            known = next((set(t.input_schema.get("properties", {})) for t in await super().list_tools()
+                          if t.name == name), None)
+            unknown = sorted(set(arguments or {}) - known) if known is not None else []
+            if unknown:  # a misspelled argument dropped in silence ran a review its caller did not ask for
+                raise ToolError(unknown_argument(name, unknown[0], sorted(known)))
             try:
                 return await super().call_tool(name, arguments, context)
             except ToolError as exc:
@@ -173,6 +183,11 @@ def invalid_arguments(tool: str, error: Any) -> str:
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     return (f"review-gate: error: {tool}: argument {sanitize(where)}: {sanitize(str(first['msg']))}{more}\n"
             f"  fix: give {sanitize(where)} as the tool's input schema describes it (tools/list)")
+
+
+def unknown_argument(tool: str, name: str, known: list[str]) -> str:
+    return (f"review-gate: error: {tool}: argument {sanitize(name)}: not an argument of {tool}\n"
+            f"  fix: use the arguments its input schema lists (tools/list): {', '.join(known)}")
 
 
 def _errors_as_tool_errors(tool: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
