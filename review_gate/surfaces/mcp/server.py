@@ -157,7 +157,7 @@ def _server_class() -> type[MCPServer]:
             known = next((set(t.input_schema.get("properties", {})) for t in await super().list_tools()
                           if t.name == name), None)
             unknown = sorted(set(arguments or {}) - known) if known is not None else []
-            if unknown:  # a misspelled argument dropped in silence ran a review its caller did not ask for
+            if known is not None and unknown:  # a misspelled argument dropped in silence ran another review
                 raise ToolError(unknown_argument(name, unknown[0], sorted(known)))
             try:
                 return await super().call_tool(name, arguments, context)
