@@ -317,6 +317,9 @@ def lens_results(lenses: list[Lens], requests: Requests, chunks: list[Answered |
 def _place(finding: RawFinding, owner: str, present: list[str], scopes: Mapping[str, set[str]],
            reach: Mapping[str, set[str]], results: dict[str, LensResult]) -> None:
     """Give ``finding`` to the lens that may keep it (see ``lens_results``)."""
+    if finding.file is not None:
+        named = _as_changed(finding.file, [reach[owner], *(scopes[lens_id] for lens_id in present)])
+        finding = finding if named == finding.file else finding.model_copy(update={"file": named})
     if finding.file is None or finding.file in reach[owner]:
         results[owner].findings.append(finding)
         return
@@ -334,6 +337,18 @@ def _place(finding: RawFinding, owner: str, present: list[str], scopes: Mapping[
     elif finding.severity == "critical" and all(d.severity != "critical" for d in result.discarded):
         result.discarded[-1] = DroppedFinding(severity=finding.severity, file=finding.file[:MAX_PATH],
                                               message=finding.message[:NOTE_CHARS])
+
+
+def _as_changed(path: str, scopes: list[set[str]]) -> str:
+    """``path`` as the change names it, when a model wrote it as the diff does (``a/``, ``b/``) or
+    as ``./path``; else as written. A path some scope holds as written stays as it is."""
+    if any(path in scope for scope in scopes):
+        return path
+    bare = path.removeprefix("./")
+    for candidate in (bare, bare.removeprefix("a/"), bare.removeprefix("b/")):
+        if any(candidate in scope for scope in scopes):
+            return candidate
+    return path
 
 
 async def _schedule(users: list[str], deadline: float | None, review_one: Callable[[str], Awaitable[Answered]],

@@ -105,3 +105,18 @@ def test_an_answer_withheld_or_refused_is_unusable_like_one_cut_off(cli: Any, tm
     assert all("no usable answer after a retry" in a["error"] and why in a["error"] for a in llm)
     assert len(server.requests) == 2  # asked once more with the reason, as a cut-off answer is
     assert (report["decision"], result.code) == ("incomplete", 3)
+
+
+@pytest.mark.parametrize("named", ["./db.sql", "b/db.sql", "a/db.sql"])
+def test_a_finding_on_the_diffs_path_with_a_prefix_is_kept_on_the_changed_file(
+        cli: Any, tmp_path: Path, server: LlmServer, named: str) -> None:
+    # A trial: models copy the diff's a/ and b/ prefixes or write ./path; a critical finding was
+    # dropped as outside the request and the run said incomplete instead of fail.
+    server.default = Step(findings=[finding("db", named)])
+    result = cli("--config", str(two_lenses(tmp_path, server)), "--diff", "-", "--format", "json",
+                 stdin=DIFF.encode())
+    report = result.json()
+    [found] = report["findings"]
+    assert (found["agent"], found["file"], found["severity"]) == ("db", "db.sql", "critical")
+    assert agent_result(report, "db")["out_of_scope"] == 0
+    assert (report["decision"], result.code) == ("fail", 1)
