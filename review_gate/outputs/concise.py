@@ -29,6 +29,7 @@ from review_gate.outputs.text import (
     STYLES,
     Writer,
     clip,
+    coverage_line,
     did_not_review,
     not_inspected,
     plural,
@@ -157,7 +158,7 @@ def _rest(out: Writer, report: ReviewReport) -> None:
     out.hanging(0, Text("agents: ", style="dim"), Text(agents, style="dim"))
     did_not_review(out, report)
     cov = report.coverage
-    text = f"coverage: {cov.files_reviewed}/{plural(cov.files_changed, 'file')} reviewed"
+    text = coverage_line(report)
     if cov.findings_filtered:
         text += f", {plural(cov.findings_filtered, 'finding')} off the changed lines not counted ({cov.filter_mode})"
     if cov.unreviewed:

@@ -284,9 +284,20 @@ def not_inspected(out: Writer, items: Sequence[NotInspected]) -> None:
         out.hanging(0, Text("note: ", style="dim"), Text(sanitize(hint), style="dim"))
 
 
-def _coverage(out: Writer, report: ReviewReport) -> None:
+def coverage_line(report: ReviewReport) -> str:
+    """``coverage: 2/2 files reviewed``, and by whom when optional agents routed to the change did
+    not review (the count is the required agents'): "2/2 reviewed" under three failed LLM
+    reviewers read as if they had reviewed them."""
     cov = report.coverage
     text = f"coverage: {cov.files_reviewed}/{plural(cov.files_changed, 'file')} reviewed"
+    if any(not a.required for a in report.did_not_review):  # "did not review" names them, just above
+        text += " by required agents"
+    return text
+
+
+def _coverage(out: Writer, report: ReviewReport) -> None:
+    cov = report.coverage
+    text = coverage_line(report)
     if cov.findings_filtered:
         text += (f", {plural(cov.findings_filtered, 'finding')} outside the changed lines not counted "
                  f"({cov.filter_mode})")
