@@ -224,10 +224,15 @@ async def _send_once(client: httpx.AsyncClient, spec: LlmAgent, key: str | None,
             raise TransientAgentFault(f"{spec.provider} API at {spec.url}: timed out ({type(exc).__name__})") from exc
         except httpx.TransportError as exc:
             raise TransientAgentFault(f"{spec.provider} API at {spec.url}: {type(exc).__name__}: {exc}") from exc
+        try:
+            data = decode(response, spec.provider) if response.status_code < 400 else {}
+        except TransientAgentFault:
+            if ticket is not None:
+                ticket.observe(response.headers, response.status_code, usable=False)
+            raise
         if ticket is not None:
             ticket.observe(response.headers, response.status_code)
     check_status(response, spec.provider, spec)
-    data = decode(response, spec.provider)
     return provider.reply(data, response.text, **({"name": name} if name else {}), tools=dialog is not None)
 
 

@@ -135,8 +135,9 @@ class Ticket:
     need: Need = Need(0, 0)
     in_flight: int = 1  # requests in flight when it went out, itself included
 
-    def observe(self, headers: Mapping[str, str], status: int, now: float | None = None) -> None:
-        self.governor.observe(self, headers, status, now)
+    def observe(self, headers: Mapping[str, str], status: int, now: float | None = None, *,
+                usable: bool = True) -> None:
+        self.governor.observe(self, headers, status, now, usable=usable)
 
 
 class Governor:
@@ -237,8 +238,11 @@ class Governor:
         self.flying.pop(id(ticket), None)
         self._wake()
 
-    def observe(self, ticket: Ticket, headers: Mapping[str, str], status: int, now: float | None = None) -> None:
-        """Read an answer: what the server says of its budgets, how long it took, a push back."""
+    def observe(self, ticket: Ticket, headers: Mapping[str, str], status: int, now: float | None = None, *,
+                usable: bool = True) -> None:
+        """Read an answer: what the server says of its budgets, how long it took, a push back.
+        ``usable``: a success whose body could be read (one that could not is no answer: a
+        retry that meets it is not scattered noise while the endpoint answers others)."""
         now = anyio.current_time() if now is None else now
         wall = time.time()
         readings = read_limits(headers, wall)
@@ -258,7 +262,7 @@ class Governor:
             else:
                 self.flow.pushed_back(index, self.sent["requests"])
         elif status < 400:
-            self.answered += 1
+            self.answered += 1 if usable else 0
             self.proven = max(self.proven, ticket.in_flight)
             self.slowest = max(self.slowest, now - ticket.started)
             self.flow.answered(now - ticket.started, index, bool(readings), self.sent["requests"])

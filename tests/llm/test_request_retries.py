@@ -154,3 +154,18 @@ def test_a_command_agent_is_still_retried_whole(cli: Any, tmp_path: Path) -> Non
     _, report = run(cli, cfg, make_diff("app.py", ["x = 1"]))
     assert (agent_result(report, "cmd")["status"], agent_result(report, "cmd")["attempts"]) == ("completed", 2)
     assert json.loads(json.dumps(report["metrics"]))["agents_failed"] == 0
+
+
+def test_an_endpoint_that_answers_only_garbage_uses_up_the_retries(cli: Any, tmp_path: Path,
+                                                                    server: LlmServer) -> None:
+    """A trial: a 200 whose body is not JSON counted as an answer, so two chunks failing side by
+    side took each other's garbage for 'the endpoint answers other requests' and spent the five
+    scattered-noise retries as well: 8 attempts a chunk, 38 s, where an all-500 endpoint takes 3."""
+    server.default = Step(body=b'{"choices": [ {oops')
+    cfg = write_config(tmp_path, [llm_agent("llm", server, retries=2, max_input_tokens=1000, timeout_s=60)])
+    result, report = run(cli, cfg, many_files(2))
+    agent = agent_result(report, "llm")
+    assert (agent["status"], agent["attempts"]) == ("failed", 3), agent
+    assert "not JSON" in agent["error"]
+    assert len(server.requests) == 2 * 3
+    assert result.code == 3
