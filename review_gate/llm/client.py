@@ -179,6 +179,9 @@ async def send(client: httpx.AsyncClient, spec: LlmAgent, key: str | None, syste
         try:
             reply = await _send_once(client, spec, key, system, user, schema=schema, name=name, pacing=pacing,
                                      dialog=dialog)
+        except Unusable as exc:
+            exc.reply.attempts = attempt
+            raise
         except TransientAgentFault as fault:
             fault.attempts = attempt
             if pacing is None:
@@ -256,7 +259,7 @@ async def ask(client: httpx.AsyncClient, spec: LlmAgent, key: str | None, system
     usage = Usage()
     raws: list[str] = []
     error = ""
-    attempts = 1
+    sent = 0  # times the question went out: asking again after an unusable answer counts, as the server saw it
     for attempt in range(2):
         message = user if attempt == 0 else user + prompt.retry_note(error, _answer_key(schema))
         try:
@@ -264,19 +267,21 @@ async def ask(client: httpx.AsyncClient, spec: LlmAgent, key: str | None, system
         except Unusable as exc:
             usage += spent(exc.reply, spec.model, prices)
             raws.append(exc.reply.raw)
+            sent += exc.reply.attempts
             error = str(exc)
             continue
         except AgentFault as fault:
+            fault.attempts += sent
             raise with_spent(fault, usage) from None
         usage += spent(reply, spec.model, prices)
         raws.append(reply.raw)
-        attempts = max(attempts, reply.attempts)
+        sent += reply.attempts
         try:
             assert reply.answer is not None
-            return Asked(read(reply.answer), usage, "\n".join(raws), attempts)
+            return Asked(read(reply.answer), usage, "\n".join(raws), sent)
         except UnusableAnswer as exc:
             error = str(exc)
-    raise AgentFault(f"no usable answer after a retry: {error}", spent=usage)
+    raise AgentFault(f"no usable answer after a retry: {error}", spent=usage, attempts=sent)
 
 
 def _answer_key(schema: dict[str, Any] | None) -> str:

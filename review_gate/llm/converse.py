@@ -50,6 +50,7 @@ async def ask_with_tools(http: httpx.AsyncClient, spec: LlmAgent, key: str | Non
     usage = Usage()
     raws: list[str] = []
     retried = False
+    sent = most = 0  # times this turn's question went out (asked again included); the most of any turn
     while True:
         try:
             reply = await client.send(http, spec, key, system, user, schema=schema, name=name, pacing=pacing,
@@ -57,23 +58,29 @@ async def ask_with_tools(http: httpx.AsyncClient, spec: LlmAgent, key: str | Non
         except Unusable as exc:
             usage += client.spent(exc.reply, spec.model, prices)
             raws.append(exc.reply.raw)
+            sent += exc.reply.attempts
             if retried:
-                raise AgentFault(f"no usable answer after a retry: {exc}", spent=usage) from None
+                raise AgentFault(f"no usable answer after a retry: {exc}", spent=usage,
+                                 attempts=max(most, sent)) from None
             retried, dialog.note = True, _retry_note(str(exc))
             continue
         except AgentFault as fault:
+            fault.attempts = max(most, sent + fault.attempts)
             raise client.with_spent(fault, usage) from None
         usage += client.spent(reply, spec.model, prices)
         raws.append(reply.raw)
+        sent += reply.attempts
+        most = max(most, sent)
         if reply.calls and reply.answer is None:
             await _run_calls(reply.calls, reply.turn, dialog, box, usage)
+            sent = 0
             continue
         try:
             assert reply.answer is not None
-            return client.Asked(read(reply.answer), usage, "\n".join(raws))
+            return client.Asked(read(reply.answer), usage, "\n".join(raws), most)
         except UnusableAnswer as exc:
             if retried:
-                raise AgentFault(f"no usable answer after a retry: {exc}", spent=usage) from None
+                raise AgentFault(f"no usable answer after a retry: {exc}", spent=usage, attempts=most) from None
             retried, dialog.note = True, _retry_note(str(exc))
 
 

@@ -169,3 +169,21 @@ def test_an_endpoint_that_answers_only_garbage_uses_up_the_retries(cli: Any, tmp
     assert "not JSON" in agent["error"]
     assert len(server.requests) == 2 * 3
     assert result.code == 3
+
+
+def test_asking_again_after_an_unusable_answer_counts_in_attempts(cli: Any, tmp_path: Path,
+                                                                   server: LlmServer) -> None:
+    """A trial: the server got two requests ("Looks good to me!", then the findings) and the
+    agent said attempts 1; attempts is the most times one of its requests was sent."""
+    server.script(Step(content="Looks good to me!"))
+    server.default = Step(findings=[])
+    cfg = write_config(tmp_path, [llm_agent("llm", server, retries=0)])
+    _, report = run(cli, cfg, make_diff("app.py", ["x = 1"]))
+    agent = agent_result(report, "llm")
+    assert (agent["status"], agent["attempts"], len(server.requests)) == ("completed", 2, 2), agent
+
+    server.requests.clear()
+    server.default = Step(content="Looks good to me!")
+    _, report = run(cli, cfg, make_diff("app.py", ["x = 2"]))
+    agent = agent_result(report, "llm")
+    assert (agent["status"], agent["attempts"], len(server.requests)) == ("failed", 2, 2), agent
