@@ -134,6 +134,7 @@ class Ticket:
     started: float
     need: Need = Need(0, 0)
     in_flight: int = 1  # requests in flight when it went out, itself included
+    ahead: dict[str, int] | None = None  # the cost of the requests in flight when it went out, by dimension
 
     def observe(self, headers: Mapping[str, str], status: int, now: float | None = None, *,
                 usable: bool = True) -> None:
@@ -229,7 +230,8 @@ class Governor:
             self.rpm.add(1, now)
         if self.tpm is not None:
             self.tpm.add(need.cost("tokens"), now)
-        ticket = Ticket(self, dict(self.sent), now, need, self.in_flight)
+        ahead = {d: sum(t.need.cost(d) for t in self.flying.values()) for d in DIMENSIONS}
+        ticket = Ticket(self, dict(self.sent), now, need, self.in_flight, ahead)
         self.flying[id(ticket)] = ticket
         return ticket
 
@@ -270,10 +272,10 @@ class Governor:
 
     def _seen(self, ticket: Ticket, dimension: str) -> int:
         """The running total of sends the server may be taken to have counted when it answered
-        ``ticket``: its own, less the requests sent before it still unanswered (the order
-        requests reach the server in is not the order their turns came in)."""
-        earlier = [t for t in self.flying.values() if t is not ticket and t.sent["requests"] < ticket.sent["requests"]]
-        return ticket.sent[dimension] - sum(t.need.cost(dimension) for t in earlier)
+        ``ticket``: its own, less the requests in flight when it went out. Requests reach the
+        server in no set order: one sent earlier may arrive after it, and be answered before
+        it all the same (a trial's late 429), so being answered since proves nothing."""
+        return ticket.sent[dimension] - (ticket.ahead or {}).get(dimension, 0)
 
     def _hear(self, reading: Reading, base: int, index: int, now: float) -> None:
         dimension = reading.dimension

@@ -79,6 +79,21 @@ def test_a_request_sent_earlier_and_still_unanswered_may_not_have_been_counted()
     assert governor.delay(NEED, 0.3) == pytest.approx(4.801)
 
 
+def test_a_request_sent_earlier_and_answered_first_may_still_have_arrived_later() -> None:
+    # A trial: four requests went out together; the answer to the second came back first, the
+    # fourth's said 2 left though the server had by then counted the second, and a fifth request
+    # drew a late 429. An answer counts only what reached the server before its request did, and
+    # any request in flight when it was sent may have arrived after it, answered since or not.
+    governor = Governor("e", Limits(max_concurrency=10))
+    first, second, third, fourth = (governor.take(NEED, 0.0) for _ in range(4))
+    for early in (first, second, third):  # answered, and gone from the flight, before the fourth's answer is read
+        early.observe({"x-ratelimit-remaining-requests": "4", "x-ratelimit-reset-requests": "5s"}, 200, now=0.1)
+        governor.release(early)
+    fourth.observe({"x-ratelimit-remaining-requests": "2", "x-ratelimit-reset-requests": "5s"}, 200, now=0.2)
+    governor.release(fourth)
+    assert governor.delay(NEED, 0.2) == pytest.approx(5.001)  # 2 left, less the three that may have come after
+
+
 def test_at_a_reset_what_was_sent_since_the_last_word_still_counts() -> None:
     # In a rolling window they are still in it; in a fixed one they may have reached the server
     # after its reset. Issue 20: the budget came back whole at the reset, and the request that
