@@ -229,6 +229,8 @@ class Steps:
         else:
             meta = parse_meta(read_text(path) or "")  # MetaError: nothing advances
             verdict, summary = verdict_of(meta), meta.summary_line()
+            if gate is not None and gate.detail and gate.detail.get("summary"):
+                summary = str(gate.detail["summary"])  # the gate's words; the person's decision is the verdict
             if edited:  # the override stays possible, visibly
                 self.reporter.warn(f"{s.task}: {shown} differs from what the gate wrote (verdict {recorded or '?'}): "
                                    f"taken as edited by a person, verdict {meta.verdict}")

@@ -105,6 +105,8 @@ def test_a_go_a_person_decided_says_so(rig: LoopRig, how: str) -> None:
                                          "a test fixture, verification is moot")
     assert "The review: REVIEW: FAIL" in record["feedback"]
     assert (record["decided_by"], record["review_decision"]) == ("person", "NO_GO")
+    # the summary is the gate's line; an edited file's "REVIEW: PASS" was a line the gate never wrote
+    assert record["summary"].startswith("REVIEW: FAIL |"), record["summary"]
     # the verdict is not the gate's either way; an edit of the file is shown as such
     assert record["overridden"] is True and record["edited"] is True
     log = rig.loop("log", "mine", "--format", "json").json()
