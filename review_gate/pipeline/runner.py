@@ -68,6 +68,7 @@ async def plan(facts: PRFacts, config: ReviewConfig, *, own: OwnFiles | None = N
     scanned = sealed(facts, own, committed) if own is not None else []
     facts, own_gaps = split(facts, own) if own is not None else (facts, [])
     left_out = given - len(facts.files) - len(scanned)
+    facts = await anyio.to_thread.run_sync(_moves_whole, facts, config, root)
     facts = await anyio.to_thread.run_sync(annotate, facts, root, config.domains.domains)
     classification = classify(facts, config.domains.domains)
     manifest = compose(classification, config.composition.policies)
@@ -83,6 +84,12 @@ async def plan(facts: PRFacts, config: ReviewConfig, *, own: OwnFiles | None = N
         left_out += len(scanned)
     return Plan(facts=facts, classification=classification, manifest=manifest, gaps=gaps, left_out=left_out,
                 own_file_findings=checked_own)
+
+
+def _moves_whole(facts: PRFacts, config: ReviewConfig, root: Path | None) -> PRFacts:
+    from review_gate.judging.class_moves import read_moves  # only a change that renames reads it
+
+    return read_moves(facts, config, root) if any(f.status in ("renamed", "copied") for f in facts.files) else facts
 
 
 def _own_file_findings(facts: PRFacts, own: OwnFiles | None, root: Path | None) -> list[Finding]:

@@ -1,0 +1,55 @@
+"""Files the change moves across path classes are reviewed whole where they land
+(review_gate.judging.class_moves), through the real CLI on real repositories.
+
+A trial: renaming a test fixture that holds ``eval(request.args[...])`` into the application
+(``git mv tests/fixtures/evil.py app/ev.py``) passed, with or without a one-line edit: rules skip
+fixtures, and the rename added no line, or one."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.conftest import GitRepo
+
+EVIL = "import requests\n\n\ndef ev(request):\n    return eval(request.args['q'])\n"
+
+
+def review(cli: Any) -> tuple[int, dict[str, Any]]:
+    result = cli("--base", "HEAD~1", "--head", "HEAD", "--offline", "--no-state", "--format", "json")
+    assert result.code in (0, 1, 3), result.err
+    report: dict[str, Any] = json.loads(result.out)
+    return result.code, report
+
+
+def evals(report: dict[str, Any]) -> list[tuple[str, int]]:
+    return [(f["file"], f["line"]) for f in report["findings"] if f["rule_id"] == "sec-py-eval-01"]
+
+
+@pytest.mark.parametrize("edit", [False, True])
+def test_a_fixture_renamed_into_the_application_is_reviewed_whole(cli: Any, repo: GitRepo, edit: bool) -> None:
+    repo.write("tests/fixtures/evil.py", EVIL)
+    repo.write("app/__init__.py", "")
+    repo.commit("a fixture")
+    repo.git("mv", "tests/fixtures/evil.py", "app/ev.py")
+    if edit:
+        repo.write("app/ev.py", EVIL.replace("def ev", "def ev2"))
+    repo.commit("move the fixture into the application")
+
+    code, report = review(cli)
+    assert evals(report) == [("app/ev.py", 5)], report["findings"]
+    assert code == 1 and report["decision"] in ("fail", "needs_fixes")
+
+
+def test_a_rename_within_a_class_stays_a_rename(cli: Any, repo: GitRepo) -> None:
+    """Moving a file inside the application reads only what the change adds: its lines are the
+    application's already (an eval that was there before is not new)."""
+    repo.write("app/old.py", EVIL)
+    repo.commit("application code")
+    repo.git("mv", "app/old.py", "app/new.py")
+    repo.commit("rename")
+
+    code, report = review(cli)
+    assert evals(report) == [] and code == 0, report["findings"]
