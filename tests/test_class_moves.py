@@ -53,3 +53,22 @@ def test_a_rename_within_a_class_stays_a_rename(cli: Any, repo: GitRepo) -> None
 
     code, report = review(cli)
     assert evals(report) == [] and code == 0, report["findings"]
+
+
+@pytest.mark.parametrize("fixture_too", [False, True])
+def test_a_link_in_the_application_to_a_fixture_is_reviewed_as_the_fixture(cli: Any, repo: GitRepo,
+                                                                          fixture_too: bool) -> None:
+    """A trial: ``ln -s ../tests/fixtures/evil.py app/ev.py`` passed, the fixture's eval
+    importable as ``app.ev``, and the report never said app/ev.py was a link."""
+    repo.write("app/__init__.py", "")
+    if not fixture_too:
+        repo.write("tests/fixtures/evil.py", EVIL)
+    repo.commit("the application")
+    if fixture_too:
+        repo.write("tests/fixtures/evil.py", EVIL)
+    (repo.root / "app" / "ev.py").symlink_to("../tests/fixtures/evil.py")
+    repo.commit("link the fixture into the application")
+
+    code, report = review(cli)
+    assert ("app/ev.py", 5) in evals(report), report["findings"]
+    assert code == 1

@@ -89,7 +89,8 @@ async def plan(facts: PRFacts, config: ReviewConfig, *, own: OwnFiles | None = N
 def _moves_whole(facts: PRFacts, config: ReviewConfig, root: Path | None) -> PRFacts:
     from review_gate.judging.class_moves import read_moves  # only a change that renames reads it
 
-    return read_moves(facts, config, root) if any(f.status in ("renamed", "copied") for f in facts.files) else facts
+    moving = any(f.status in ("renamed", "copied") or f.new_mode == "120000" for f in facts.files)
+    return read_moves(facts, config, root) if moving else facts
 
 
 def _own_file_findings(facts: PRFacts, own: OwnFiles | None, root: Path | None) -> list[Finding]:
