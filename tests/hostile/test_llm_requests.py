@@ -85,13 +85,13 @@ def test_a_failed_agent_reports_the_tokens_it_spent(cli: Any, tmp_path: Path, se
 
 
 def test_tokens_of_an_attempt_that_failed_transiently_are_kept(cli: Any, tmp_path: Path, server: LlmServer) -> None:
-    # attempt 1: an unusable answer (billed), then HTTP 500 on its retry; attempt 2 answers well
+    # sent 1: an unusable answer (billed); asked again: HTTP 500; sent once more: answers well
     server.script(Step(content="no json", tokens=(700, 30)), Step(status=500, headers={"retry-after-ms": "10"}))
     server.default = Step(findings=[EVAL], tokens=(1000, 50))
     cfg = write_config(tmp_path, [llm_agent("llm", server, retries=1)])
     _, report = run(cli, cfg, DIFF)
     agent = agent_result(report, "llm")
-    assert (agent["status"], agent["attempts"]) == ("completed", 2)
+    assert (agent["status"], agent["attempts"]) == ("completed", 3)  # the server saw the chunk 3 times
     assert (agent["tokens_in"], agent["tokens_out"]) == (1700, 80)
 
 
