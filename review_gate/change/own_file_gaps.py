@@ -75,9 +75,10 @@ def touched_gaps(touched: dict[tuple[str, str], list[str]], config_dir: str | No
             what = ("the review configuration" if in_use
                     else "review-gate's own files (not the configuration this run uses)")
             count = paths[0] if len(paths) == 1 else f"{len(paths)} files"
+            # the run reads the configuration where it is: the change's copy of it judges the change
+            judged = ("this run is judged by the edited copy" if in_use else "it does not judge this change")
             gaps.append(Gap(kind="config_changed", subject=subject, files=list(paths),
-                            reason=f"the change edits {what} ({count}); it is not reviewed as code and does not "
-                                   "judge this change",
+                            reason=f"the change edits {what} ({count}); it is not reviewed as code, and {judged}",
                             suggestion="have a person review this edit; in CI, load the configuration from the "
                                        "base branch (--config DIR from a trusted checkout)"))
     return gaps
