@@ -92,7 +92,7 @@ async def review_async(
     outputs: Sequence[tuple[str | Render, str | Path]] = (), bundle_dir: str | Path | None = None,
     listener: Listener | None = None, shard: tuple[int, int] | None = None,
     add_agents: Sequence[tuple[str, str]] = (), accepted_before: str | None = None, intent: str | None = None,
-    reuse_only: Sequence[str] | None = None, added_waivers: bool = True,
+    reuse_only: Sequence[str] | None = None, added_waivers: bool = True, committed_waivers: bool = False,
 ) -> ReviewReport:
     """Review a change: all six stages, the run state (cache, acceptances, history) unless
     ``state`` is false, reports written to ``outputs`` (format name or render function, path)
@@ -110,11 +110,13 @@ async def review_async(
     ``reuse_only``: run ids whose review pairs may be reused (a loop session's own reviews: a run
     its coder made, in whatever environment, never stands in for the session's); None: any run's.
     ``added_waivers`` false: inline waivers the change adds waive nothing (listed with why; a loop
-    session's review: its coder cannot waive its own findings either)."""
+    session's review: its coder cannot waive its own findings either). ``committed_waivers``: only
+    the inline waivers the last commit holds waive, none the working tree or the index adds since
+    (a coding agent's hook: a waiver it wrote past the PreToolUse hook waives nothing)."""
     review_request.run_options(fail_on=fail_on, filter_mode=filter_mode, concurrency=concurrency,
                                agent_timeout=agent_timeout, outputs=outputs, packing=packing, shard=shard)
     review_request.typed(flags={"offline": offline, "use_baseline": use_baseline, "state": state, "cache": cache,
-                                "added_waivers": added_waivers},
+                                "added_waivers": added_waivers, "committed_waivers": committed_waivers},
                          paths={"config": config, "baseline": baseline, "bundle_dir": bundle_dir,
                                 "constitution": constitution})
     arguments.utc_stamp("accepted_before", accepted_before)
@@ -136,7 +138,7 @@ async def review_async(
     how = recorded_run.How(fail_on=fail_on, filter_mode=filter_mode, listener=listener, shard=shard,
                            requests=tuple(requests), accepted_before=accepted_before,
                            reuse_only=tuple(reuse_only) if reuse_only is not None else None,
-                           added_waivers=added_waivers)
+                           added_waivers=added_waivers, committed_waivers=committed_waivers)
     return await recorded_run.review(setup, facts, how, state=state, cache=cache, outputs=outputs, target=target)
 
 

@@ -28,7 +28,8 @@ from __future__ import annotations
 import difflib
 import re
 from collections import Counter, OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from review_gate.judging.fingerprint import fingerprint
@@ -150,10 +151,13 @@ def adds_waiver(new: str, old: str = "", peers: Iterable[str] = ()) -> Comment |
 
 
 def apply(findings: Sequence[Finding], facts: PRFacts, rules: Sequence[Rule], agents: Iterable[str],
-          mode: InlineWaivers, *, honour_added: bool = True) -> Applied:
+          mode: InlineWaivers, *, honour_added: bool = True,
+          uncommitted: Mapping[str, AbstractSet[int]] | None = None) -> Applied:
     """The findings ``comments`` on their line or the line above waive, with ``mode``
     (review-gate.json's ``inline_waivers``); ``honour_added`` false: a waiver the change adds
-    waives nothing (a loop session's review), and says so."""
+    waives nothing (a loop session's review), and says so; ``uncommitted``: the lines (path ->
+    new-side numbers) the working tree adds since the last commit, whose waivers waive nothing
+    either (a coding agent's hook: a waiver the agent wrote past the PreToolUse hook)."""
     if mode == "off":
         return Applied(list(findings), [], [])
     lines = _LineAt(facts)
@@ -170,6 +174,8 @@ def apply(findings: Sequence[Finding], facts: PRFacts, rules: Sequence[Rule], ag
             why = "inline_waivers is report in review-gate.json: listed, not honoured"
         elif line.added and not honour_added:
             why = "added during this loop session: a loop honours only the waivers its base commit has"
+        elif line.added and uncommitted is not None and line.number in uncommitted.get(finding.file or "", ()):
+            why = "added since the last commit: a coding agent's hook honours only committed waivers"
         note = InlineWaiver(line=line.number, comment=comment.text, reason=comment.reason or comment.text,
                             added=line.added, ignored=why)
         if why is not None:

@@ -6,6 +6,7 @@ import difflib
 import operator
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from review_gate.judging.secret_quotes import masked
@@ -233,6 +234,7 @@ def aggregate(
     files_left_out: int = 0,
     honour_added: bool = True,
     gate_findings: Sequence[Finding] = (),
+    uncommitted: Mapping[str, AbstractSet[int]] | None = None,
 ) -> ReviewReport:
     """Merge, filter, dedupe, enrich and sort the findings, count them and decide the gate.
 
@@ -240,9 +242,11 @@ def aggregate(
     shown for them; those findings are reported under ``waived`` and do not count. ``files_left_out``:
     how many changed files were left out before classification as the gate's own. Inline waivers
     (``review_gate.judging.waivers``) are read from the change's lines; ``honour_added`` false: those the
-    change adds waive nothing (a loop session's review). ``gate_findings``: the gate's own, about
-    files the change does not bring to the agents (``judging.own_file_checks``): never filtered by
-    the diff's lines, waived only by a person or a baseline.
+    change adds waive nothing (a loop session's review); ``uncommitted``: added lines whose waivers
+    waive nothing either (those since the last commit, in a coding agent's hook).
+    ``gate_findings``: the gate's own, about files the change does not bring to the agents
+    (``judging.own_file_checks``): never filtered by the diff's lines, waived only by a person or
+    a baseline.
     """
     facts, classification = checked("aggregate", facts), checked("aggregate", classification)
     manifest, gaps, results = (checked_all("aggregate", manifest), checked_all("aggregate", gaps),
@@ -254,7 +258,7 @@ def aggregate(
     kept = [_clamped(f, index) for f in raw if keep_finding(f, index, mode)]
     inline = apply_inline([enrich(f, config) for f in dedupe(kept)], facts, config.rules.rules,
                           [a.id for a in config.agents.agents], config.settings.inline_waivers,
-                          honour_added=honour_added)
+                          honour_added=honour_added, uncommitted=uncommitted)
     merged = sorted([*inline.kept, *inline.problems, *gate_findings], key=_order)
     waivers = waivers or {}
     findings = [f for f in merged if f.fingerprint not in waivers]

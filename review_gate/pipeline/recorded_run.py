@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Literal, ParamSpec, TypeVar
 import anyio
 import anyio.to_thread
 
+from review_gate.change import git
 from review_gate.change.blobs import blob_ids
 from review_gate.change.own_files import relative
 from review_gate.errors import ReviewGateError
@@ -88,6 +89,7 @@ class How:
     left_out: int = 0  # the gate's own files left out before planning (a sweep's), counted in the report
     reuse_only: tuple[str, ...] | None = None  # the runs whose pairs may be reused (a loop session's own)
     added_waivers: bool = True  # inline waivers the change adds waive (not in a loop session's review)
+    committed_waivers: bool = False  # only those the last commit holds waive (a coding agent's hook)
 
 
 async def review(setup: bootstrap.Setup, facts: PRFacts, how: How, *, state: bool, cache: bool,
@@ -105,6 +107,20 @@ async def review(setup: bootstrap.Setup, facts: PRFacts, how: How, *, state: boo
     return report
 
 
+async def _added_waivers(setup: bootstrap.Setup, how: How) -> tuple[bool, dict[str, frozenset[int]] | None]:
+    """(whether inline waivers the change adds may waive, the lines they may not be on). With
+    ``committed_waivers``: a working tree's lines added since HEAD are listed (read from git);
+    the index, or a repository with no commit yet, has nothing committed: no added waiver counts."""
+    if not how.added_waivers or not how.committed_waivers:
+        return how.added_waivers, None
+    request = setup.request
+    if request.mode != "worktree" or setup.root is None or not git.has_head(setup.root):
+        return request.mode not in ("worktree", "staged"), None
+    since = await runner.read_change(request.model_copy(update={"base": "HEAD", "exact_base": True}))
+    return True, {f.path: frozenset(line.number for hunk in f.hunks for line in hunk.lines if line.added)
+                  for f in since.files}
+
+
 async def _plan_and_review(setup: bootstrap.Setup, facts: PRFacts, run: NoState, http: httpx.AsyncClient | None,
                            how: How) -> tuple[Plan, ReviewReport, dict[str, str]]:
     from review_gate.scale import shards
@@ -119,13 +135,15 @@ async def _plan_and_review(setup: bootstrap.Setup, facts: PRFacts, run: NoState,
     waivers = setup.waivers(facts)
     run_id = runner.new_run_id()
     extras = await anyio.to_thread.run_sync(setup.extras, {e.agent for e in work.manifest.entries})
+    honour_added, uncommitted = await _added_waivers(setup, how)
     reuse = await anyio.to_thread.run_sync(functools.partial(
         run.start, work, run_id, extras, setup.options.packing, kind=how.kind, model=_models(setup, work),
         commit=how.commit, accepted_before=how.accepted_before, reuse_only=how.reuse_only))
     report = await runner.review(
         work, setup.config, setup.options, filter_mode=how.filter_mode, fail_on=how.fail_on, listener=how.listener,
         waivers={**waivers, **run.waivers}, run_id=run_id, reuse=reuse, http=http,
-        honour_added_waivers=how.added_waivers, sweep=how.kind == "sweep", change=the_plan.facts)
+        honour_added_waivers=honour_added, sweep=how.kind == "sweep", change=the_plan.facts,
+        uncommitted=uncommitted)
     if info is not None:  # a shard's report names the whole run's manifest and its own share
         report = report.model_copy(update={"manifest": the_plan.manifest.entries, "shard": info})
     await anyio.to_thread.run_sync(run.finish, report)

@@ -6,6 +6,7 @@ import contextlib
 import functools
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -129,6 +130,7 @@ async def review(
     honour_added_waivers: bool = True,
     sweep: bool = False,
     change: PRFacts | None = None,
+    uncommitted: Mapping[str, AbstractSet[int]] | None = None,
 ) -> ReviewReport:
     """Stages 5-6: dispatch the plan's manifest (only its stale part, with ``reuse``), judge the
     findings where their lines live (``refine``: pre-existing ones become waivers, except in a
@@ -145,7 +147,7 @@ async def review(
         the_plan.facts, the_plan.classification, the_plan.manifest.entries, the_plan.gaps, results,
         config, run_id=run_id or new_run_id(), tool_version=__version__, filter_mode=filter_mode, fail_on=fail_on,
         waivers={**preexisting, **(waivers or {})}, files_left_out=the_plan.left_out,
-        honour_added=honour_added_waivers, gate_findings=the_plan.own_file_findings,
+        honour_added=honour_added_waivers, gate_findings=the_plan.own_file_findings, uncommitted=uncommitted,
     )
 
 

@@ -248,7 +248,7 @@ async def _review(request: DiffRequest, root: Path, options: Options, started: f
     with anyio.move_on_after(max(left, 1.0)) as scope:
         report = await api.review_async(request=request, config=options.config, fail_on=options.fail_on,
                                         offline=offline, agent_timeout=agent_timeout,
-                                        intent=None if offline else intent)
+                                        intent=None if offline else intent, committed_waivers=True)
     if scope.cancelled_caught:
         return Verdict(False, f"review-gate did not finish the review within the hook's budget of "
                               f"{options.budget_s:g} s, so nothing was decided and the gate fails closed. "
