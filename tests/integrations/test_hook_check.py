@@ -103,3 +103,36 @@ def test_a_host_named_without_its_settings_file_is_a_usage_error(repo: GitRepo, 
     assert checked.returncode == 2, checked.stdout + checked.stderr
     assert f"{repo.root / '.codex' / 'hooks.json'} does not exist" in checked.stderr
     assert "review-gate init --hooks codex" in checked.stderr and "Traceback" not in checked.stderr
+
+
+def _lax_config(tmp: Path) -> Path:
+    """The built-in configuration with fail_on never: a run that finds anything still exits 0."""
+    from review_gate.config.locations import builtin_dir
+
+    lax = tmp / "lax"
+    lax.mkdir()
+    settings = json.loads((builtin_dir("config") / "review-gate.json").read_text(encoding="utf-8"))
+    settings["gate"]["fail_on"] = "never"
+    (lax / "review-gate.json").write_text(json.dumps(settings), encoding="utf-8")
+    return lax
+
+
+@pytest.mark.parametrize("where", ["repository", "command", "environment"])
+def test_a_configuration_that_never_fails_is_a_hook_that_never_blocks(repo: GitRepo, review_gate_bin: list[str],
+                                                                       tmp_path: Path, where: str) -> None:
+    """A trial: `hook check` looked only at the command's words, so `"fail_on": "never"` in the
+    configuration the hook reads (the repository's, a --config, $REVIEW_GATE_CONFIG in the
+    command) passed as ok, while the real Stop let a failing change through."""
+    lax = _lax_config(tmp_path)
+    if where == "repository":
+        (repo.root / ".review-gate").mkdir()
+        (repo.root / ".review-gate" / "review-gate.json").write_text((lax / "review-gate.json").read_text())
+        _configured(repo, shlex.join(review_gate_bin), "")
+    elif where == "command":
+        _configured(repo, shlex.join(review_gate_bin), f" --config {shlex.quote(str(lax))}")
+    else:
+        _configured(repo, f"REVIEW_GATE_CONFIG={shlex.quote(str(lax))} {shlex.join(review_gate_bin)}", "")
+    repo.write("app.py", INSECURE)
+    checked = run([*review_gate_bin, "hook", "check", "claude-code"], repo.root)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert "fail_on never" in checked.stdout and "ok:" not in checked.stdout, checked.stdout

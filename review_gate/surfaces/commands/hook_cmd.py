@@ -9,13 +9,15 @@ or a bad flag is a usage error: exit 2, the message on stderr, which a host trea
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
 
 from review_gate.errors import UsageError
 from review_gate.outputs.agent import MIN_CHARS
 from review_gate.pipeline.arguments import MAX_TIMEOUT_S
 from review_gate.surfaces.hooks import HOSTS
-from review_gate.surfaces.hooks.base import MAX_PAYLOAD, read_payload
+from review_gate.surfaces.hooks.base import MAX_PAYLOAD, PROBE_EVENT, Payload, read_payload
 from review_gate.surfaces.hooks.gate import RESERVE_S, Options, decide
 
 MIN_BUDGET_S = 2 * RESERVE_S
@@ -42,11 +44,26 @@ def hook_command(args: argparse.Namespace) -> int:
     payload = read_payload(sys.stdin.buffer.read(MAX_PAYLOAD + 1))
     options = Options(max_blocks=args.max_blocks, budget_s=args.budget, base=args.base, config=args.config,
                       fail_on=args.fail_on, max_chars=args.max_chars)
+    if payload.event == PROBE_EVENT:
+        sys.stdout.write(json.dumps({PROBE_EVENT: judged_with(payload, options)}) + "\n")
+        return 0
     answer = host.encode(decide(host.NAME, payload, options), payload.event)
     if answer:
         sys.stdout.write(answer)
         sys.stdout.flush()
     return 0
+
+
+def judged_with(payload: Payload, options: Options) -> dict[str, str | None]:
+    """What ``hook check`` asks the hook: the configuration it would load and the ``fail_on``
+    that decides (its --fail-on, else the configuration's)."""
+    from review_gate import api
+    from review_gate.change import git
+
+    cwd = Path(payload.cwd) if payload.cwd else Path.cwd()
+    root = git.repo_root(cwd) if cwd.is_dir() else None
+    config = api.load(options.config, root)
+    return {"config": config.directory, "fail_on": options.fail_on or config.settings.gate.fail_on}
 
 
 def check_command(target: str | None) -> int:

@@ -24,6 +24,7 @@ from review_gate.errors import UsageError
 from review_gate.surfaces.hooks import edited, shell, written
 
 STOP_EVENTS = ("Stop", "SubagentStop")
+PROBE_EVENT = "reviewGateHookCheck"  # `hook check` asks the hook, as the host runs it, what it judges with
 TOOL_EVENT = "PreToolUse"
 SHELL_TOOLS = ("Bash",)
 EDIT_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")  # tools that write the file they name

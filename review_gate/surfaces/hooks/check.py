@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from review_gate.surfaces.hooks.base import EDIT_TOOLS, Host
+from review_gate.surfaces.hooks.base import EDIT_TOOLS, PROBE_EVENT, Host
 
 MISSING = 127  # what a shell exits with when it cannot find the program
 
@@ -104,6 +104,7 @@ def check(host: Host, root: Path) -> Checked:
         return found  # running it would only say so again
     if stop:
         _probe(found, "Stop", str(stop[0][1].get("command")), _timeout(stop[0][1]), root, _stop_payload(root))
+        _settings_used(found, str(stop[0][1].get("command")), _timeout(stop[0][1]), root, path)
     if tool:
         command, limit = str(tool[0][1].get("command")), _timeout(tool[0][1])
         _probe(found, "git commit (Bash)", command, limit, root, _tool_payload(root, "Bash",
@@ -162,6 +163,8 @@ def _unresolved(command: str, root: Path) -> str | None:
         words = shlex.split(command)
     except ValueError as exc:
         return f"the hook command {command!r} cannot be read by a shell ({exc})"
+    while words and _ASSIGNMENT.match(words[0]):  # `VAR=value cmd`: the shell runs cmd with VAR set
+        words = words[1:]
     if not words:
         return "the hook command is empty"
     program = words[0]
@@ -216,6 +219,7 @@ def never_blocks(command: str) -> list[tuple[str, str]]:
     return found
 
 
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 # a redirection of standard output: `> f`, `1> f`, `>> f`, `&> f`, `>&2` (not `2> f`, `2>&1`)
 _STDOUT_AWAY = re.compile(r"(?:^|\s)(?:1|&)?>")
 
@@ -259,6 +263,26 @@ def _probe(found: Checked, what: str, command: str, limit: float, root: Path, pa
     probe = Probe(what, True, 0, answer, seconds)
     found.probes.append(probe)
     return probe
+
+
+def _settings_used(found: Checked, command: str, limit: float, root: Path, settings: Path) -> None:
+    """Ask the hook, run as the host runs it, which configuration and ``fail_on`` it judges with:
+    ``"fail_on": "never"`` in that configuration (the repository's, a --config, a
+    $REVIEW_GATE_CONFIG the command or the host sets) is a hook that never blocks, which the
+    command's words do not show."""
+    payload = {**_stop_payload(root), "hook_event_name": PROBE_EVENT}
+    try:
+        done = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(payload).encode(), cwd=root,
+                              capture_output=True, timeout=limit, check=False)
+        data = json.loads(done.stdout.decode("utf-8", "replace")).get(PROBE_EVENT)
+    except (subprocess.TimeoutExpired, json.JSONDecodeError, AttributeError, OSError):
+        return  # the Stop probe says what is wrong with running it
+    if isinstance(data, dict) and data.get("fail_on") == "never":
+        where = str(data.get("config") or "the built-in configuration")
+        found.problems.append((f"the configuration the hook judges with ({where}) has fail_on never: the gate never "
+                               "fails, so it never blocks a stop or denies a commit",
+                               f"remove \"fail_on\": \"never\" from the gate of {where}/review-gate.json, or point "
+                               f"the hook at another configuration (--config, REVIEW_GATE_CONFIG) in {settings}"))
 
 
 def _answer(stdout: bytes) -> str:
