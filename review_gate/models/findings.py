@@ -38,6 +38,12 @@ class InlineWaiver(Frozen):
                                   "inline_waivers is report, or a loop session ignores a waiver added since it "
                                   "started).")
 
+    def said(self, quote: str = "") -> str:
+        """The reason and the comment, once when they are the same (a peer's suppression):
+        ``pinned host (# noqa: S501)``, ``# noqa: S501``."""
+        comment = f"{quote}{self.comment}{quote}"
+        return comment if self.reason == self.comment else f"{self.reason} ({comment})"
+
 
 class Finding(Frozen):
     fingerprint: str

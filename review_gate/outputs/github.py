@@ -73,7 +73,7 @@ def waived_annotation(finding: Finding) -> str:
     props = [f"file={prop(finding.file or '')}", *([f"line={finding.line}"] if finding.line else [])]
     props.append(f"title={prop(f'waived in this change · {finding.rule_id or finding.category}')}")
     waiver = finding.inline_waiver
-    why = f"{waiver.reason} ({waiver.comment})" if waiver is not None else (finding.waived or "")
+    why = waiver.said() if waiver is not None else (finding.waived or "")
     return f"::notice {','.join(props)}::{data(f'{finding.message}{chr(10)}Waived in this change: {why}')}"
 
 

@@ -70,7 +70,7 @@ def _waived_issue(finding: Finding) -> dict[str, Any]:
     """A finding the change waives with its own inline comment, as an info issue: Code Quality
     has no suppressions, and the merge request's reviewer must see the waiver."""
     waiver = finding.inline_waiver
-    why = f"{waiver.reason} (`{waiver.comment}`)" if waiver is not None else (finding.waived or "")
+    why = waiver.said("`") if waiver is not None else (finding.waived or "")
     issue = _issue(finding, f"{finding.fingerprint}-waived")
     return {**issue, "description": f"Waived in this change: {finding.message}", "severity": "info",
             "content": {"body": f"**Waived in this change:** {why}\n\n{issue['content']['body']}"}}

@@ -55,7 +55,7 @@ def gap_diagnostic(gap: Gap) -> dict[str, Any]:
 def waived_diagnostic(finding: Finding) -> dict[str, Any]:
     """A finding the change waives with its own inline comment, shown to the reviewer as INFO."""
     waiver = finding.inline_waiver
-    why = f"{waiver.reason} ({waiver.comment})" if waiver is not None else (finding.waived or "")
+    why = waiver.said() if waiver is not None else (finding.waived or "")
     item = diagnostic(finding)
     return {**item, "message": f"Waived in this change: {finding.message}\nReason: {why}", "severity": "INFO"}
 

@@ -174,7 +174,7 @@ def _suppressed(finding: Finding, index: dict[str, int]) -> dict[str, Any]:
     waiver = finding.inline_waiver
     assert waiver is not None
     result["suppressions"] = [{"kind": "inSource", "status": "accepted",
-                               "justification": _plain(f"{waiver.reason} ({waiver.comment})")}]
+                               "justification": _plain(waiver.said())}]
     result["properties"]["waived"] = "in this change" if waiver.added else "by a comment the base already has"
     return result
 

@@ -89,6 +89,10 @@ def test_peer_suppressions_waive_the_rules_that_name_their_code(repo: GitRepo, c
     assert set(waived) == {"sec-tls-verify-01", "sec-yaml-load-01"}
     assert waived["sec-tls-verify-01"]["inline_waiver"]["comment"] == "# noqa: S501"
     assert "# noqa: S501" in waived["sec-tls-verify-01"]["waived"]
+    # a peer's suppression is its own reason: said once, not "the comment (the comment)" (a trial)
+    notices = [line for line in cli("--offline", "--no-state", "--format", "github").out.splitlines()
+               if "sec-tls-verify-01" in line and line.startswith("::notice")]
+    assert len(notices) == 1 and notices[0].endswith("Waived in this change: # noqa: S501"), notices
     # a blanket noqa and a code no rule maps waive nothing
     assert {f["rule_id"] for f in report["findings"]} == {"sec-py-eval-01", "hyg-debug-print-01"}
     assert report["metrics"]["waived_inline"] == 2
