@@ -136,3 +136,28 @@ def test_a_configuration_that_never_fails_is_a_hook_that_never_blocks(repo: GitR
     checked = run([*review_gate_bin, "hook", "check", "claude-code"], repo.root)
     assert checked.returncode == 1, checked.stdout + checked.stderr
     assert "fail_on never" in checked.stdout and "ok:" not in checked.stdout, checked.stdout
+
+
+def test_a_shell_script_that_swallows_the_hooks_exit_code_is_not_ok(repo: GitRepo, review_gate_bin: list[str]) -> None:
+    """A trial: `sh -c "review-gate hook ...; exit 0"` passed as ok where `|| true` did not."""
+    program = shlex.join(review_gate_bin)
+    hook = {"type": "command", "command": f"sh -c {shlex.quote(program + ' hook claude-code --budget 50; exit 0')}",
+            "timeout": 60}
+    repo.write(".claude/settings.json", json.dumps({"hooks": {
+        "Stop": [{"hooks": [hook]}],
+        "PreToolUse": [{"matcher": "Bash|Write|Edit|MultiEdit|NotebookEdit", "hooks": [hook]}]}}))
+    checked = run([*review_gate_bin, "hook", "check", "claude-code"], repo.root)
+    assert checked.returncode == 1 and "its exit code is swallowed" in checked.stdout, checked.stdout
+
+
+def test_settings_the_last_commit_has_and_the_tree_lost_are_a_problem(repo: GitRepo,
+                                                                      review_gate_bin: list[str]) -> None:
+    """A trial: with .codex/hooks.json in place and .claude/settings.json deleted, a plain
+    `hook check` checked Codex only and said ok."""
+    assert run([*review_gate_bin, "init", "--hooks", "claude-code"], repo.root).returncode == 0
+    assert run([*review_gate_bin, "init", "--hooks", "codex"], repo.root).returncode == 0
+    repo.commit("hooks for both hosts")
+    (repo.root / ".claude" / "settings.json").unlink()
+    checked = run([*review_gate_bin, "hook", "check"], repo.root)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert "claude-code" in checked.stdout and "settings.json" in checked.stdout and "deleted" in checked.stdout

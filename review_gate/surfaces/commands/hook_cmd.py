@@ -66,17 +66,36 @@ def judged_with(payload: Payload, options: Options) -> dict[str, str | None]:
     return {"config": config.directory, "fail_on": options.fail_on or config.settings.gate.fail_on}
 
 
+def _committed(root: Path, path: str) -> bool:
+    from review_gate.change import git
+    from review_gate.errors import GitError
+
+    try:
+        return git.has_head(root) and git.run(["cat-file", "-e", f"HEAD:{path}"], root, check=False).returncode == 0
+    except (GitError, OSError):
+        return False
+
+
 def check_command(target: str | None) -> int:
     """``hook check [HOST]``: each host's hooks run as the host would run them (``hooks.check``)."""
-    from pathlib import Path
-
     from review_gate.surfaces import console
     from review_gate.surfaces.commands.common import find_repo_root
     from review_gate.surfaces.hooks.check import check
     from review_gate.text.escape import sanitize
 
     root = find_repo_root() or Path.cwd()
+    # settings the last commit has and the working tree lost: a teammate's hooks silently gone
+    lost = [n for n, h in HOSTS.items() if not (root / h.SETTINGS).exists() and _committed(root, h.SETTINGS)]
     names = [target] if target else [n for n, h in HOSTS.items() if (root / h.SETTINGS).exists()]
+    if not target and lost:
+        for name in lost:
+            console.out(sanitize(f"{name}: {root / HOSTS[name].SETTINGS}"))
+            console.out(sanitize(f"  PROBLEM: {HOSTS[name].SETTINGS} was deleted (the last commit has it): the hooks "
+                                 f"of review-gate no longer run for {name}"))
+            console.out(sanitize(f"    fix: restore it (git restore {HOSTS[name].SETTINGS}), or run `review-gate init "
+                                 f"--hooks {name}`"))
+        if not names:
+            return 1
     if not names:
         raise UsageError(f"no coding agent's hook settings in {root} ({', '.join(h.SETTINGS for h in HOSTS.values())})",
                          fix="add them with `review-gate init --hooks claude-code` (or codex)")
@@ -87,7 +106,7 @@ def check_command(target: str | None) -> int:
             raise UsageError(f"{root / host.SETTINGS} does not exist: no hooks of review-gate run for {name}",
                              fix=f"add them with `review-gate init --hooks {name}`, then run `review-gate hook "
                                  f"check {name}` again")
-    failed = False
+    failed = bool(lost) and not target
     for name in names:
         found = check(HOSTS[name], root)
         console.out(sanitize(f"{name}: {found.settings}"))

@@ -190,6 +190,8 @@ def never_blocks(command: str) -> list[tuple[str, str]]:
     'has --fail-on never: the gate never fails, so it never blocks a stop or denies a commit'
     >>> never_blocks("rg hook claude-code --budget 50 2>/dev/null")
     []
+    >>> [why[:28] for why, _ in never_blocks("sh -c 'review-gate hook claude-code; exit 0'")]
+    ['runs something after the hoo']
     """
     try:
         lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
@@ -197,6 +199,9 @@ def never_blocks(command: str) -> list[tuple[str, str]]:
         tokens = list(lexer)
     except ValueError:
         return []  # _unresolved says it cannot be read
+    for index, token in enumerate(tokens[:-1]):  # `sh -c 'review-gate hook ...; exit 0'`: the script is the command
+        if token == "-c" and index and _SHELLS.match(tokens[index - 1]) and marker_any.search(tokens[index + 1]):
+            return never_blocks(tokens[index + 1])
     found = []
     for index, token in enumerate(tokens):
         option, equals, value = token.partition("=")
@@ -220,6 +225,8 @@ def never_blocks(command: str) -> list[tuple[str, str]]:
 
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_SHELLS = re.compile(r"(?:.*/)?(?:sh|bash|dash|zsh|ksh)$")
+marker_any = re.compile(r"review[-_]gate['\"]?\s+hook\b")
 # a redirection of standard output: `> f`, `1> f`, `>> f`, `&> f`, `>&2` (not `2> f`, `2>&1`)
 _STDOUT_AWAY = re.compile(r"(?:^|\s)(?:1|&)?>")
 
