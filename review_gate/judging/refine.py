@@ -159,14 +159,21 @@ def _file(change: FileChange, text: str | None, classifier: Classifier) -> _File
 _LENIENCY = {"skip": -1, **{s: len(SEVERITY_RANK) - r for s, r in SEVERITY_RANK.items()}}
 
 
+def actions(rule: Rule, config: ReviewConfig) -> dict[PathClass, Action]:
+    """What the rule does in each path class that changes anything: its own ``path_classes``
+    over the configuration's default (none for a secrets rule: a credential is one anywhere)."""
+    default = {} if rule.category == SECRETS else config.rules.path_classes.default
+    merged = {**default, **(rule.path_classes or {})}
+    return {name: action for name, action in merged.items() if action != "keep"}
+
+
 def _action(rule: Rule, classes: Iterable[PathClass], config: ReviewConfig) -> tuple[Action, PathClass] | None:
     """The most lenient action the rule takes in any of the file's classes, with that class."""
-    own = rule.path_classes
-    default = {} if rule.category == SECRETS else config.rules.path_classes.default
+    taken = actions(rule, config)
     chosen: tuple[Action, PathClass] | None = None
     for name in sorted(classes):
-        action = own.get(name, default.get(name)) if own is not None else default.get(name)
-        if action is None or action == "keep":
+        action = taken.get(name)
+        if action is None:
             continue
         if chosen is None or _LENIENCY[action] < _LENIENCY[chosen[0]]:
             chosen = (action, name)

@@ -25,6 +25,10 @@ def test_rule_describes_everything_a_reader_needs(cli: Any, repo: GitRepo) -> No
                      "verify=False)", "code-security (domain: python", "noqa:S501",
                      "# review-gate: ignore[sec-tls-verify-01]"):
         assert expected in out, expected
+    # where it does not judge (a trial: verify=False in tests/ never flagged, and nothing said why)
+    assert "path classes:   docs skip, example warning, fixture skip" in out and "test skip" in out
+    secrets = next(r.id for r in BUILTIN.rules.rules if r.category == "secrets" and r.pattern)
+    assert "test skip" not in cli("rule", secrets).out  # no default for secrets: a credential is one anywhere
 
 
 def test_rule_as_json(cli: Any, repo: GitRepo) -> None:

@@ -9,6 +9,7 @@ import sys
 
 from review_gate import api
 from review_gate.config import rulebook
+from review_gate.judging.refine import actions
 from review_gate.models import ReviewConfig
 from review_gate.surfaces import console
 from review_gate.surfaces.commands.common import find_repo_root
@@ -38,6 +39,10 @@ def show(config: ReviewConfig, wanted: str, fmt: str = "text") -> int:
         lines.append(f"  pattern:        {rule.pattern}")
     lines.append(f"  paths:          {', '.join(rule.paths) or 'every file'}"
                  + (f" (except {', '.join(rule.exclude_paths)})" if rule.exclude_paths else ""))
+    taken = actions(rule, config)
+    if taken:  # a trial: verify=False in tests/ was never flagged, and nothing here said why
+        lines.append("  path classes:   " + ", ".join(f"{name} {action}" for name, action in sorted(taken.items()))
+                     + " (review-rules.json's path_classes say which files are which)")
     if rule.peers:
         lines.append(f"  peers:          {', '.join(rule.peers)} (their suppression comments waive it inline)")
     for example in card.examples:
