@@ -78,3 +78,14 @@ def test_the_pattern_rules_have_examples_unless_they_are_secrets() -> None:
     lacking = [r.id for r in BUILTIN.rules.rules
                if r.pattern and r.enabled and r.examples is None and r.category != "secrets" and not r.redact]
     assert len(lacking) <= 3, lacking  # those whose only samples span several lines
+
+
+def test_rule_without_an_id_lists_every_rule(cli: Any, repo: GitRepo) -> None:
+    """A trial: nothing listed the rule ids but the whole `config show` (196 KB)."""
+    result = cli("rule")
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert len(lines) == len(BUILTIN.rules.rules) + 1
+    assert any(line.startswith("sec-tls-verify-01 ") and "major" in line for line in lines)
+    rows = json.loads(cli("rule", "--format", "json").out)
+    assert {r["id"] for r in rows} == {r.id for r in BUILTIN.rules.rules}

@@ -81,8 +81,10 @@ def add_rule(sub: Subparsers) -> None:
         "rule", help="what a rule checks, why, how to fix it, an example and a near miss, what routes it",
         description="Describe one rule of the configuration in use: name, severity, agent, description, "
                     "detection, recommendation, paths, pattern, an example it flags and a near miss, the policies "
-                    "and domains that route it. Exit 2 for an unknown id, with the closest ids.")
-    rule.add_argument("rule", metavar="ID", help="the rule id a report shows (or the start of one)")
+                    "and domains that route it. Exit 2 for an unknown id, with the closest ids. Without ID: "
+                    "every rule, one a line (id, severity, category, agent, name).")
+    rule.add_argument("rule", metavar="ID", nargs="?", help="the rule id a report shows (or the start of one); "
+                                                            "without it, every rule is listed")
     rule.add_argument("--format", "-f", choices=("text", "json"), default="text")
     rule.add_argument("--config", metavar="DIR",
                       help="config directory (default: $REVIEW_GATE_CONFIG, .review-gate/, built-in)")

@@ -18,7 +18,27 @@ from review_gate.text.escape import json_safe, sanitize
 
 def rule_command(args: argparse.Namespace) -> int:
     config = api.load(args.config, find_repo_root())
+    if args.rule is None:
+        return listed(config, args.format)
     return show(config, args.rule, args.format)
+
+
+def listed(config: ReviewConfig, fmt: str = "text") -> int:
+    """Every rule of the configuration in use, one a line (a trial: nothing listed them but the
+    whole `config show`)."""
+    rules = sorted(config.rules.rules, key=lambda r: r.id)
+    if fmt == "json":
+        rows = [{"id": r.id, "severity": r.severity, "category": r.category, "agent": r.agent, "name": r.name,
+                 "enabled": r.enabled} for r in rules]
+        sys.stdout.write(json_safe(json.dumps(rows, indent=2, ensure_ascii=False)) + "\n")
+        sys.stdout.flush()
+        return 0
+    width = max((len(r.id) for r in rules), default=0)
+    for r in rules:
+        state = "" if r.enabled else " (disabled)"
+        console.out(sanitize(f"{r.id:<{width}}  {r.severity:<8} {r.category} · {r.agent} · {r.name}{state}"))
+    console.out(sanitize(f"{len(rules)} rules; `review-gate rule ID` describes one"))
+    return 0
 
 
 def show(config: ReviewConfig, wanted: str, fmt: str = "text") -> int:
