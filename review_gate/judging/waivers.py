@@ -162,11 +162,13 @@ def apply(findings: Sequence[Finding], facts: PRFacts, rules: Sequence[Rule], ag
         return Applied(list(findings), [], [])
     lines = _LineAt(facts)
     peers = {r.id: {_peer(code) for code in r.peers} for r in rules}
+    written = {r.id: list(r.peers) for r in rules}  # as the rules spell them: `nosec:B602`, `eslint:no-eval`
     kept, waived = [], []
     for finding in findings:
         found = _waiver(finding, lines, peers)
         if found is None:
-            kept.append(finding)
+            bare = _bare(finding, lines, peers, written)
+            kept.append(finding if bare is None else finding.model_copy(update={"inline_waiver": bare}))
             continue
         line, comment = found
         why = None
@@ -252,6 +254,25 @@ def _waiver(finding: Finding, lines: _LineAt,
             speaks = comment.next_line and comment.alone if above else comment.own_line
             if speaks and _speaks_for(comment, finding, peers):
                 return line, comment
+    return None
+
+
+def _bare(finding: Finding, lines: _LineAt, peers: dict[str, set[tuple[str, str]]],
+          written: dict[str, list[str]]) -> InlineWaiver | None:
+    """A bare peer suppression on the finding's line that waives it not, for its severity, said
+    with the code that would (a trial: `# nosec` on a major finding did nothing, and nothing said why)."""
+    if finding.file is None or finding.line is None or finding.severity not in BARE_SPARES:
+        return None
+    line = lines.get((finding.file, finding.line))
+    mapped = peers.get(finding.rule_id or "", set())
+    for comment in comments(line.text) if line is not None else []:
+        if comment.tool != AGENT and not comment.codes and comment.own_line and _peer_waives(comment, mapped):
+            codes = sorted(code.partition(":")[2] for code in written.get(finding.rule_id or "", [])
+                           if _peer(code)[0] == comment.tool)
+            named = f"{comment.text} {codes[0]}" if codes else comment.text
+            return InlineWaiver(line=line.number, comment=comment.text, reason=comment.text, added=line.added,
+                                ignored=f"a bare `{comment.text}` waives only warnings and info: name the rule "
+                                        f"(`{named}`) to waive a {finding.severity} finding")
     return None
 
 

@@ -146,6 +146,9 @@ def test_a_bare_peer_suppression_does_not_waive_a_major_finding(repo: GitRepo, c
                                                                            ("sec-js-eval-01", 3)]
     assert [(f["rule_id"], f["line"]) for f in report["findings"]] == [("sec-js-eval-01", 1)]
     assert code == 1
+    # and the finding says why the comment did nothing, with the code that would (a trial)
+    ignored = report["findings"][0]["inline_waiver"]["ignored"]
+    assert "waives only warnings and info" in ignored and "eslint-disable-line no-eval" in ignored, ignored
 
 
 def _settings(repo: GitRepo, mode: str) -> None:
