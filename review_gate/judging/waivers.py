@@ -264,8 +264,10 @@ def _bare(finding: Finding, lines: _LineAt, peers: dict[str, set[tuple[str, str]
     if finding.file is None or finding.line is None or finding.severity not in BARE_SPARES:
         return None
     line = lines.get((finding.file, finding.line))
+    if line is None:
+        return None
     mapped = peers.get(finding.rule_id or "", set())
-    for comment in comments(line.text) if line is not None else []:
+    for comment in comments(line.text):
         if comment.tool != AGENT and not comment.codes and comment.own_line and _peer_waives(comment, mapped):
             codes = sorted(code.partition(":")[2] for code in written.get(finding.rule_id or "", [])
                            if _peer(code)[0] == comment.tool)
