@@ -74,6 +74,7 @@ def _sweep(needles: set[bytes]) -> int:
     caught in it lived on."""
     killed = 0
     blank: set[int] = set()
+    settled: set[int] = set()  # blank, and never half-way through an exec: kernel threads, others', old ones
     give_up = time.monotonic() + _EXEC_WAIT_S
     rounds = 0
     while True:
@@ -88,7 +89,13 @@ def _sweep(needles: set[bytes]) -> int:
             elif entries in ([], [b""]):
                 now.add(pid)
         killed += sum(_kill(pid, needle) for pid, needle in found)
-        execing = not found and time.monotonic() < give_up and any(_young_and_execing(pid) for pid in now)
+        execing = False
+        if not found and time.monotonic() < give_up:
+            for pid in now - settled:
+                if _young_and_execing(pid):
+                    execing = True
+                    break
+                settled.add(pid)
         if not found and now <= blank and not execing:
             break
         if rounds >= _ROUNDS and not execing:
