@@ -89,6 +89,7 @@ def _sweep(needles: set[bytes]) -> int:
             elif entries in ([], [b""]):
                 now.add(pid)
         killed += sum(_kill(pid, needle) for pid, needle in found)
+        settled.update(pid for pid, _ in found)  # killed: dying reads blank too, and is no exec
         execing = False
         if not found and time.monotonic() < give_up:
             for pid in now - settled:
