@@ -65,8 +65,10 @@ def find(config: ReviewConfig, wanted: str) -> Rule:
     if len(starting) == 1:
         return starting[0]
     ids = [r.id for r in rules]
-    close = [r.id for r in starting[:5]] or difflib.get_close_matches(given, ids, n=3, cutoff=0.0)
-    hint = f"closest: {', '.join(close)}" if close else "this configuration has no rules"
+    # close enough to be the id meant: a trial's `rule NOSUCH` was offered three unrelated ids
+    close = [r.id for r in starting[:5]] or difflib.get_close_matches(given, ids, n=3, cutoff=0.6)
+    hint = (f"closest: {', '.join(close)}" if close else "`review-gate rule` lists them" if ids
+            else "this configuration has no rules")
     raise UsageError(f"no rule {wanted!r} in the configuration" + (" (several start so)" if starting else ""),
                      fix=f"give a rule id as a report shows it ({hint})")
 
