@@ -157,21 +157,40 @@ def _sed_substitution(text: str, pos: int, extended: bool) -> tuple[int, Substit
     return pos, (Substitution(compiled, replace, "g" in given, nth) if replace else None)
 
 
-def _part(text: str, pos: int, delimiter: str) -> tuple[str, int]:
+def _part(text: str, pos: int, delimiter: str, opening: str | None = None) -> tuple[str, int]:
     """From ``pos`` to the unescaped ``delimiter`` (a bracket expression holds it freely in sed;
-    read simply), and the position after it."""
-    out = []
+    read simply), escapes kept, and the position after it. With ``opening`` (perl's bracketed
+    parts), the ``delimiter`` that closes it: the one at depth 0 (``s{a{2}}{b}``)."""
+    out, depth = [], 0
     while pos < len(text):
         char = text[pos]
         if char == "\\" and pos + 1 < len(text):
             out.append(text[pos:pos + 2])
             pos += 2
             continue
-        if char == delimiter:
+        if char == delimiter and depth == 0:
             return "".join(out), pos + 1
+        if opening is not None:
+            depth += (char == opening) - (char == delimiter)
         out.append(char)
         pos += 1
     raise ValueError("unterminated")
+
+
+def split(text: str, delimiter: str) -> list[str]:
+    """``text`` cut at each ``delimiter`` no backslash escapes, escapes kept.
+
+    >>> split(r"a/b\\/c/", "/")
+    ['a', 'b\\\\/c', '']
+    """
+    parts: list[str] = []
+    pos = 0
+    while True:
+        try:
+            part, pos = _part(text, pos, delimiter)
+        except ValueError:
+            return [*parts, text[pos:]]
+        parts.append(part)
 
 
 def _bre(pattern: str, delimiter: str, extended: bool) -> str:
@@ -321,18 +340,4 @@ def _perl_part(text: str, pos: int) -> tuple[str, int]:
     bracket holds what is up to its balanced closing one (``s{a{2}}{b}``), escapes kept."""
     opening = text[pos]
     closing = _PAIRS.get(opening)
-    if closing is None:
-        return _part(text, pos + 1, opening)
-    out, depth, pos = [], 0, pos + 1
-    while pos < len(text):
-        char = text[pos]
-        if char == "\\" and pos + 1 < len(text):
-            out.append(text[pos:pos + 2])
-            pos += 2
-            continue
-        if char == closing and depth == 0:
-            return "".join(out), pos + 1
-        depth += (char == opening) - (char == closing)
-        out.append(char)
-        pos += 1
-    raise ValueError("unterminated")
+    return _part(text, pos + 1, opening) if closing is None else _part(text, pos + 1, closing, opening)

@@ -305,29 +305,10 @@ def substitutions(word: str) -> list[str]:
     out = []
     for match in _SUBSTITUTION.finditer(word):
         delimiter = match.group(1)
-        parts = _split(word[match.end():], delimiter)
+        parts = substitution.split(word[match.end():], delimiter)
         if len(parts) >= 2:
             out.append(escapes.replacement(parts[1]))
     return out
-
-
-def _split(text: str, delimiter: str) -> list[str]:
-    """``text`` cut at each ``delimiter`` no backslash escapes."""
-    parts, current, index = [], [], 0
-    while index < len(text):
-        char = text[index]
-        if char == "\\" and index + 1 < len(text):
-            current.append(text[index:index + 2])
-            index += 2
-            continue
-        if char == delimiter:
-            parts.append("".join(current))
-            current = []
-        else:
-            current.append(char)
-        index += 1
-    parts.append("".join(current))
-    return parts
 
 
 def _unescaped(text: str) -> str:
