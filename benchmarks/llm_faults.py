@@ -31,7 +31,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import Row, Table
+from measure import Row, Table
 from synthetic_diff import DiffWriter
 
 SEED = 20240611

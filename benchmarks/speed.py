@@ -41,7 +41,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import SHELL_SLEEPER, Table, cli_command, last_line, spawn_floor, write_sleep_config
+from measure import SHELL_SLEEPER, Table, cli_command, last_line, spawn_floor, write_sleep_config
 from synthetic_diff import DiffWriter, small_diff
 
 SEED = 20240611
