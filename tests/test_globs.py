@@ -4,8 +4,12 @@ pathspec's per-call cost was most of the offline review), pathspec itself otherw
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
+
 import pytest
 
+from review_gate.config.locations import builtin_dir
 from review_gate.text.globs import Globs, _compile, _one_regex
 
 PATHS = ["a.tar.gz", "b.gz", "x.tar.gz/in.txt",
@@ -30,3 +34,49 @@ def test_globs_select_what_pathspec_selects(patterns: tuple[str, ...]) -> None:
 def test_only_lists_without_a_negation_take_the_one_expression() -> None:
     assert _one_regex(("*.py", "**/migrations/**")) is not None
     assert _one_regex(("*.py", "!src/*")) is None
+
+
+def _builtin_glob_lists() -> list[tuple[str, ...]]:
+    found: list[tuple[str, ...]] = []
+
+    def walk(value: object, key: str | None = None) -> None:
+        if isinstance(value, dict):
+            for name, item in value.items():
+                walk(item, name)
+        elif isinstance(value, list):
+            if key in ("paths", "exclude_paths") and value and all(isinstance(v, str) for v in value):
+                found.append(tuple(value))
+            for item in value:
+                walk(item, key)
+
+    for file in sorted(builtin_dir("config").glob("*.json")):
+        walk(json.loads(file.read_text(encoding="utf-8")))
+    return found
+
+
+def _paths_for(patterns: Iterable[str]) -> list[str]:
+    """Paths each glob is written for, and near misses: its stars filled, at the root and deeper."""
+    out = list(PATHS)
+    for pattern in patterns:
+        body = pattern.lstrip("!/")
+        for fill in ("x", "a/b", ""):
+            path = body.replace("**", fill).replace("*", fill.replace("/", "")).replace("?", "q").strip("/")
+            out += [path, f"deep/{path}", f"{path}/inner.txt", f"{path}x", path.upper()]
+    return [p for p in dict.fromkeys(out) if p]
+
+
+def test_every_builtin_glob_list_selects_what_pathspec_selects() -> None:
+    lists = _builtin_glob_lists()
+    assert len(lists) > 100
+    paths = _paths_for(p for patterns in lists for p in patterns)
+    for patterns in lists:
+        spec = _compile(patterns)
+        globs = Globs(patterns)
+        assert [p for p in paths if globs.match(p)] == [p for p in paths if spec.match_file(p)], patterns
+
+
+@pytest.mark.parametrize("glob", ["src/[ab]*.py", "[!x]y/**", "a\\[1\\].py", "weird name [1].py", "*.tar.gz",
+                                  "a?c/**", "docs/", "**/x/**/y", "[a-c]/**/*.md"])
+def test_globs_with_their_own_brackets_and_escapes_select_what_pathspec_selects(glob: str) -> None:
+    paths = [*_paths_for([glob]), "src/a1.py", "src/c1.py", "ay/z", "xy/z", "a[1].py", "abc/d", "b/q/r.md"]
+    assert [p for p in paths if Globs([glob]).match(p)] == [p for p in paths if _compile((glob,)).match_file(p)]

@@ -72,7 +72,13 @@ def scan(task: AgentTask, stop: threading.Event | None = None) -> AgentOutput:
     paths = [f.path for f in task.files]
     names = [[p, *task.aliases.get(p, ())] for p in paths]
     sealed = [f.secrets_only for f in task.files]
-    allowed = [_allowed_files(rule, names, sealed) for rule in rules]
+    selected: dict[tuple[tuple[str, ...], tuple[str, ...], bool], set[int] | None] = {}
+    allowed = []
+    for rule in rules:  # rules share their globs (*.py): each list is asked about each file once
+        key = (tuple(rule.paths), tuple(rule.exclude_paths), rule.category == SECRETS)
+        if key not in selected:
+            selected[key] = _allowed_files(rule, names, sealed)
+        allowed.append(selected[key])
     found = pattern_matching.find([r.pattern or "" for r in rules], task.files, allowed,
                                   [r.category == SECRETS for r in rules], stop)
     return AgentOutput(findings=[
