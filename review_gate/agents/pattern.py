@@ -20,7 +20,7 @@ from review_gate.agents.base import AgentContext, AgentOutput, AgentSpec, AgentT
 from review_gate.agents.pattern_matching import Cancelled as Cancelled  # what scan raises when told to stop
 from review_gate.change.own_files import SECRETS
 from review_gate.models import RawFinding, Rule
-from review_gate.text.globs import Globs
+from review_gate.text.globs import selections
 
 needs_network = False
 unavailable = base.always_available
@@ -72,13 +72,7 @@ def scan(task: AgentTask, stop: threading.Event | None = None) -> AgentOutput:
     paths = [f.path for f in task.files]
     names = [[p, *task.aliases.get(p, ())] for p in paths]
     sealed = [f.secrets_only for f in task.files]
-    selected: dict[tuple[tuple[str, ...], tuple[str, ...], bool], set[int] | None] = {}
-    allowed = []
-    for rule in rules:  # rules share their globs (*.py): each list is asked about each file once
-        key = (tuple(rule.paths), tuple(rule.exclude_paths), rule.category == SECRETS)
-        if key not in selected:
-            selected[key] = _allowed_files(rule, names, sealed)
-        allowed.append(selected[key])
+    allowed = _allowed_files(rules, names, sealed)
     found = pattern_matching.find([r.pattern or "" for r in rules], task.files, allowed,
                                   [r.category == SECRETS for r in rules], stop)
     return AgentOutput(findings=[
@@ -87,22 +81,29 @@ def scan(task: AgentTask, stop: threading.Event | None = None) -> AgentOutput:
                  _column(m.text, m.start, m.end) if m.line is not None else None) for m in found])
 
 
-def _allowed_files(rule: Rule, names: list[list[str]], sealed: list[bool]) -> set[int] | None:
-    """The files (by index) the rule's globs select under any of their names: the path, and for
-    a script its aliases (``bin/deploy`` is ``bin/deploy.py`` too when a domain claims it). The
-    gate's own data files a change commits (``secrets_only``) are read by the secret rules only:
-    the rest would judge a quoted finding or a rule text as code (``own_files.sealed``)."""
-    secret = rule.category == SECRETS
-    if not rule.paths and not rule.exclude_paths and (secret or not any(sealed)):
-        return None
-    include = Globs(rule.paths) if rule.paths else None
-    exclude = Globs(rule.exclude_paths) if rule.exclude_paths else None
-    return {
-        i for i, known in enumerate(names)
-        if (secret or not sealed[i])
-        and (include is None or any(include.match(n) for n in known))
-        and (exclude is None or not any(exclude.match(n) for n in known))
-    }
+def _allowed_files(rules: list[Rule], names: list[list[str]], sealed: list[bool]) -> list[set[int] | None]:
+    """For each rule, the files (by index) its globs select under any of their names: the path, and
+    for a script its aliases (``bin/deploy`` is ``bin/deploy.py`` too when a domain claims it);
+    None for every file. The gate's own data files a change commits (``secrets_only``) are read by
+    the secret rules only: the rest would judge a quoted finding or a rule text as code
+    (``own_files.sealed``). Rules share their globs (``*.py``): each list is asked once."""
+    owners = [index for index, known in enumerate(names) for _ in known]
+    lists = list(dict.fromkeys(tuple(g) for r in rules for g in (r.paths, r.exclude_paths) if g))
+    chosen = {patterns: {owners[k] for k in picked}
+              for patterns, picked in zip(lists, selections(lists, [n for known in names for n in known]), strict=True)}
+    readable = {i for i, only_secrets in enumerate(sealed) if not only_secrets}
+    every = set(range(len(names)))
+    out: list[set[int] | None] = []
+    for rule in rules:
+        secret = rule.category == SECRETS
+        if not rule.paths and not rule.exclude_paths and (secret or not any(sealed)):
+            out.append(None)
+            continue
+        files = chosen[tuple(rule.paths)] if rule.paths else every
+        if rule.exclude_paths:
+            files = files - chosen[tuple(rule.exclude_paths)]
+        out.append(files if secret else files & readable)
+    return out
 
 
 def _column(text: str, start: int, end: int) -> int:

@@ -64,20 +64,11 @@ def _expression(pattern: str) -> tuple[str, bool]:
 
 
 @lru_cache(maxsize=1024)
-def _one_regex(patterns: tuple[str, ...]) -> Any | None:
+def _alternation(patterns: tuple[str, ...]) -> str | None:
     """The globs' own regular expressions (pathspec's) as one alternation, when none is negated
     (``!``): then a path is selected when any selects it, exactly as git reads them, and one match
     answers, not pathspec's per-call machinery (every rule of every pattern agent asks about every
-    file). None for a list with a negation, whose order matters: pathspec decides those.
-
-    Compiled with RE2 when the only character class is the one pathspec writes for ``*`` and ``?``:
-    stdlib ``re`` parses in Python, and compiling the built-in configuration's lists took a tenth
-    of a second. A list that names its own class (``[abc]``) keeps ``re``, whose reading of
-    brackets is the one pathspec writes for.
-
-    >>> bool(_one_regex(("*.py", "**/migrations/**")).match("app/migrations/0001.sql"))
-    True
-    """
+    file). None for a list with a negation, whose order matters: pathspec decides those."""
     expressions = []
     for pattern in patterns:
         source, include = _expression(pattern)
@@ -85,15 +76,43 @@ def _one_regex(patterns: tuple[str, ...]) -> Any | None:
             return None
         # the directory group pathspec names in each expression is for negations' order: unnamed here
         expressions.append(f"(?:{source.replace('(?P<ps_d>', '(?:')})")
-    joined = "|".join(expressions)
-    if joined.count("[") == joined.count(_ANY_NAME_CHARACTER):
+    return "|".join(expressions)
+
+
+def _re2_options() -> Any:
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False
+    options.never_capture = True
+    return options
+
+
+def _for_re2(alternation: str) -> bool:
+    """Whether RE2 reads ``alternation`` as stdlib ``re`` does: its only character class is the
+    one pathspec writes for ``*`` and ``?``. A glob that names its own class (``[abc]``) keeps
+    ``re``, whose reading of brackets is the one pathspec writes for."""
+    return alternation.count("[") == alternation.count(_ANY_NAME_CHARACTER)
+
+
+@lru_cache(maxsize=1024)
+def _one_regex(patterns: tuple[str, ...]) -> Any | None:
+    """``_alternation`` compiled; None for a list with a negation.
+
+    With RE2 where it reads the expression as ``re`` does: stdlib ``re`` parses in Python, and
+    compiling the built-in configuration's lists took a tenth of a second.
+
+    >>> bool(_one_regex(("*.py", "**/migrations/**")).match("app/migrations/0001.sql"))
+    True
+    """
+    joined = _alternation(patterns)
+    if joined is None:
+        return None
+    if _for_re2(joined):
         import re2
 
-        options = re2.Options()
-        options.log_errors = False
-        options.never_capture = True
         try:
-            return re2.compile(joined, options)
+            return re2.compile(joined, _re2_options())
         except re2.error:
             pass  # stdlib re below says what is wrong in its own words, or reads it
     try:
@@ -152,3 +171,30 @@ class Globs:
 
     def select(self, paths: Iterable[str]) -> list[str]:
         return [p for p in paths if self._match(p)]
+
+
+def selections(lists: Sequence[Sequence[str]], paths: Sequence[str]) -> list[set[int]]:
+    """For each glob list, the indices of the ``paths`` it selects: what ``Globs(l).select`` says,
+    asked at once. The lists RE2 reads go into one RE2 set, so each path is matched once for all
+    of them, not once per list (a pattern agent's rules ask about every file of the change)."""
+    import re2
+
+    out: list[set[int]] = [set() for _ in lists]
+    together = re2.Set.MatchSet(_re2_options())
+    members: list[int] = []  # the set's entry -> the list it stands for
+    for index, patterns in enumerate(lists):
+        key = tuple(patterns)
+        joined = _alternation(key) if key and _suffixes(key) is None else None
+        if joined is not None and _for_re2(joined):
+            _one_regex(key)  # raises GlobError as Globs would
+            together.Add(joined)
+            members.append(index)
+        else:
+            match = _matcher(key)
+            out[index].update(i for i, path in enumerate(paths) if match(path))
+    if members:
+        together.Compile()
+        for i, path in enumerate(paths):
+            for entry in together.Match(path) or ():
+                out[members[entry]].add(i)
+    return out
