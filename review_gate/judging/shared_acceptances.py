@@ -55,7 +55,7 @@ class SharedAcceptances(Frozen):
     def waivers(self, today: date | None = None) -> dict[str, str]:
         """Fingerprint -> the reason reports show, for every entry still in force."""
         day = today or date.today()
-        return {a.fingerprint: f"{LABEL}: {a.reason}" for a in self.acceptances if a.active(day)}
+        return {a.fingerprint: f"{LABEL} by {a.who}: {a.reason}" for a in self.acceptances if a.active(day)}
 
 
 def parse(data: object, display: str) -> SharedAcceptances:

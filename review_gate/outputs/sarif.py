@@ -10,6 +10,9 @@ How the report maps:
   root), lines as a region when known, ``partialFingerprints["reviewGate/v1"]`` = the finding's
   fingerprint, and our own severity in ``properties.severity`` so a reader keeps critical apart
   from major (``review_gate.agents.parse.parse_sarif`` honours it).
+- A finding a person accepted, or a committed baseline lists, is a result with an ``external``
+  suppression whose justification says who accepted it and why (an inline waiver's is
+  ``inSource``): code scanning shows it dismissed, with the reason, not open and not missing.
 - A finding with no file (about the change as a whole) is not a result: GitHub rejects the whole
   upload when any result has no location ("expected at least one location"), and inventing one
   would point at code the finding is not about. Such findings go into the run's
@@ -71,6 +74,7 @@ def sarif_log(report: ReviewReport) -> dict[str, Any]:
     rules, index = _rules(report)
     located = [f for f in report.findings if f.file]
     inline = [f for f in report.waived if f.file and f.inline_waiver is not None]
+    external = [f for f in _waived_by_people(report) if f.file]
     run: dict[str, Any] = {
         "tool": {"driver": {
             "name": "review-gate",
@@ -82,7 +86,8 @@ def sarif_log(report: ReviewReport) -> dict[str, Any]:
         }},
         "automationDetails": {"id": f"review-gate/{report.run_id}"},
         "invocations": [_invocation(report)],
-        "results": [*(_result(f, index) for f in located), *(_suppressed(f, index) for f in inline)],
+        "results": [*(_result(f, index) for f in located), *(_suppressed(f, index) for f in inline),
+                    *(_accepted(f, index) for f in external)],
         "properties": _run_properties(report),
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
@@ -92,7 +97,8 @@ def _rules(report: ReviewReport) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """Configured rules first, in the report's order, then the others by id; each rule once."""
     configured = {r.id: r for r in report.rules}
     fired: dict[str, Finding] = {}  # per rule, its most severe finding: order does not matter
-    shown = [*report.findings, *(f for f in report.waived if f.file and f.inline_waiver is not None)]
+    shown = [*report.findings, *(f for f in report.waived if f.file and f.inline_waiver is not None),
+             *(f for f in _waived_by_people(report) if f.file)]
     for finding in sorted(shown, key=lambda f: SEVERITY_RANK[f.severity]):
         fired.setdefault(rule_id_of(finding), finding)
     order = [r.id for r in report.rules if r.id in fired]
@@ -176,6 +182,22 @@ def _suppressed(finding: Finding, index: dict[str, int]) -> dict[str, Any]:
     result["suppressions"] = [{"kind": "inSource", "status": "accepted",
                                "justification": _plain(waiver.said())}]
     result["properties"]["waived"] = "in this change" if waiver.added else "by a comment the base already has"
+    return result
+
+
+def _waived_by_people(report: ReviewReport) -> list[Finding]:
+    """The findings a person accepted (for themselves or the team) or a committed baseline lists:
+    waived from outside the change, not by a comment in it, and not merely old (pre-existing)."""
+    return [f for f in report.waived if f.inline_waiver is None and not f.preexisting]
+
+
+def _accepted(finding: Finding, index: dict[str, int]) -> dict[str, Any]:
+    """A finding waived from outside the change: SARIF's external suppression, with who accepted
+    it and why (``accepted by …: …``, ``baselined``), so code scanning shows it dismissed, not open."""
+    result = _result(finding, index)
+    result["suppressions"] = [{"kind": "external", "status": "accepted",
+                               "justification": _plain(finding.waived or "waived")}]
+    result["properties"]["waived"] = finding.waived or "waived"
     return result
 
 

@@ -125,5 +125,5 @@ def waivers(store: Store, today: date | None = None, *, before: str | None = Non
     before it (a loop session's review: what its coder accepted does not waive its findings)."""
     day = today or date.today()
     label = {"accept": "accepted", "override": "overridden"}
-    return {a.fingerprint: f"{label[a.kind]}: {a.reason}" for a in listing(store)
+    return {a.fingerprint: f"{label[a.kind]} by {a.who}: {a.reason}" for a in listing(store)
             if a.active(day) and (before is None or a.created_at < before)}

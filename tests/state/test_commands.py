@@ -61,7 +61,7 @@ def test_an_accepted_critical_finding_no_longer_fails_the_gate(cli, tmp_path: Pa
     code, report = run_json(cli, cfg, DIFF)
     assert (code, report["decision"]) == (0, "pass")
     assert sorted(f["fingerprint"] for f in report["waived"]) == sorted(fingerprints)
-    assert {f["waived"] for f in report["waived"]} == {"accepted: known, tracked in ISSUE-1"}
+    assert {f["waived"] for f in report["waived"]} == {"accepted by test@example.com: known, tracked in ISSUE-1"}
     assert report["metrics"]["critical"] == 0
     who = query(state_db(), "SELECT DISTINCT who, kind FROM acceptance_events")
     assert who == [("test@example.com", "accept")]

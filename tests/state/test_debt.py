@@ -220,7 +220,8 @@ def test_accepted_findings_are_not_debt_and_accepting_one_waives_its_item(cli: A
         assert cli("accept", by_message[message], "--reason", "known", "--config", str(reviewer.cfg)).code == 0
     review(cli, reviewer)
     assert items(cli, reviewer) == []
-    assert {(i["status"], i["resolution"]) for i in items(cli, reviewer, "--all")} == {("waived", "accepted: known")}
+    resolved = {(i["status"], i["resolution"]) for i in items(cli, reviewer, "--all")}
+    assert resolved == {("waived", "accepted by test@example.com: known")}
 
 
 # ---------------------------------------------------------------------------- linking issues

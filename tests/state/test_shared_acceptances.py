@@ -9,6 +9,7 @@ from typing import Any
 from review_gate.change import own_files
 from review_gate.judging import shared_acceptances
 from tests.conftest import GitRepo
+from tests.outputs.test_sarif import assert_valid
 
 INSECURE = "import requests\nr = requests.get(url, verify=False, timeout=5)\n"
 
@@ -47,7 +48,14 @@ def test_a_shared_acceptance_counts_once_it_is_on_the_base_branch(repo: GitRepo,
     merged = cli("--offline", "--no-state", "--base", "main", "--format", "json")
     assert merged.code == 0, merged.out
     [waived] = merged.json()["waived"]
-    assert waived["waived"] == "accepted for the team: the test server has no certificate"
+    assert waived["waived"] == f"accepted for the team by {entry['who']}: the test server has no certificate"
+    # and in CI's code scanning: dismissed with who and why, not missing from the upload
+    sarif = cli("--offline", "--no-state", "--base", "main", "--format", "sarif")
+    assert sarif.code == 0, sarif.err
+    assert_valid(sarif.json())
+    [result] = sarif.json()["runs"][0]["results"]
+    assert result["ruleId"] == "sec-tls-verify-01"
+    assert result["suppressions"] == [{"kind": "external", "status": "accepted", "justification": waived["waived"]}]
 
 
 def test_accept_without_shared_says_it_counts_on_this_machine_only(repo: GitRepo, cli: Any) -> None:
