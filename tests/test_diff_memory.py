@@ -78,3 +78,15 @@ def test_inline_waivers_read_only_the_lines_findings_are_on() -> None:
         tracemalloc.stop()
     assert len(applied.kept) == len(findings)
     assert peak < len(data) / 4, f"peak {peak / len(data):.2f} bytes a byte of diff"
+
+
+def test_removed_texts_and_truth_say_what_the_removed_lines_say() -> None:
+    diff = (b"diff --git a/a.txt b/a.txt\nindex 1111111..2222222 100644\n--- a/a.txt\n+++ b/a.txt\n"
+            b"@@ -1,3 +1,3 @@\n-gone\r\n+new\r\n keep\r\n--- looks like a header\n+-starts with a dash\n"
+            b"@@ -10,2 +10,4 @@\n ctx\n+added\n+\xff raw\n ctx2\n"
+            b"@@ -20 +20 @@\n-\n+x\n")
+    hunks = parse_diff(diff)[0].hunks
+    for hunk in hunks:
+        assert hunk.removed_lines.texts() == [r.text for r in hunk.removed_lines]
+        assert bool(hunk.removed_lines) == bool(list(hunk.removed_lines))
+    assert [h.removed_lines.texts() for h in hunks] == [["gone", "-- looks like a header"], [], [""]]

@@ -148,7 +148,7 @@ def _file(change: FileChange, text: str | None, classifier: Classifier) -> _File
     # What marks a file generated or minified is read from the lines the change did not add: a header
     # or a long line the change adds itself does not switch off the review of the change.
     added = {line.number for hunk in change.hunks for line in hunk.lines if line.added}
-    removed = [r.text for hunk in change.hunks for r in hunk.removed_lines]
+    removed = [text for hunk in change.hunks for text in hunk.removed_lines.texts()]
     early = [r.text for hunk in change.hunks for r in hunk.removed_lines if r.number <= HEAD_LINES]
     head = ("\n".join([known.get(n, "") for n in range(1, HEAD_LINES + 1) if n not in added] + early)
             if 1 in known or early else None)
@@ -288,7 +288,7 @@ class _Base:
         if self._removed is None:
             groups: dict[frozenset[PathClass], list[str]] = defaultdict(list)
             for change in self.files:
-                lines = [r.text for h in change.hunks for r in h.removed_lines]
+                lines = [text for h in change.hunks for text in h.removed_lines.texts()]
                 if lines:
                     groups[self.classifier.classes(change.old_path or change.path)].extend(lines)
             self._removed = {group: "\n".join(lines) for group, lines in groups.items()}
