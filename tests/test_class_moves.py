@@ -72,3 +72,51 @@ def test_a_link_in_the_application_to_a_fixture_is_reviewed_as_the_fixture(cli: 
     code, report = review(cli)
     assert ("app/ev.py", 5) in evals(report), report["findings"]
     assert code == 1
+
+
+@pytest.mark.parametrize("fixture_too", [False, True])
+def test_a_link_to_a_directory_of_fixtures_is_reviewed_as_the_application(cli: Any, repo: GitRepo,
+                                                                        fixture_too: bool) -> None:
+    """A trial's next step: ``ln -s ../tests/fixtures app/plugins`` made every fixture importable as
+    ``app.plugins.*``, and a link to a directory was not followed: a pass."""
+    repo.write("app/__init__.py", "")
+    repo.write("tests/fixtures/data.txt", "plain words\n")
+    if not fixture_too:
+        repo.write("tests/fixtures/evil.py", EVIL)
+    repo.commit("the application")
+    if fixture_too:
+        repo.write("tests/fixtures/evil.py", EVIL)
+    (repo.root / "app" / "plugins").symlink_to("../tests/fixtures")
+    repo.commit("link the fixtures into the application")
+
+    code, report = review(cli)
+    assert ("app/plugins/evil.py", 5) in evals(report), report["findings"]
+    assert ("tests/fixtures/evil.py", 5) not in evals(report)  # where it stands, a fixture still
+    assert code == 1
+
+
+def test_a_link_to_a_directory_of_the_same_classes_adds_nothing_to_review(cli: Any, repo: GitRepo) -> None:
+    repo.write("src/lib/old.py", EVIL)
+    repo.commit("library code, reviewed when it landed")
+    (repo.root / "app").mkdir()
+    (repo.root / "app" / "lib").symlink_to("../src/lib")
+    repo.commit("reach the library from the application")
+
+    code, report = review(cli)
+    assert evals(report) == [] and code == 0, report["findings"]
+
+
+def test_a_link_to_more_fixtures_than_are_read_is_not_reviewed_and_says_so(cli: Any, repo: GitRepo) -> None:
+    from review_gate.judging.class_moves import MAX_LINKED_FILES
+
+    for number in range(MAX_LINKED_FILES + 1):
+        repo.write(f"tests/fixtures/case_{number}.py", f"VALUE = {number}\n")
+    repo.commit("many fixtures")
+    (repo.root / "app").mkdir()
+    (repo.root / "app" / "cases").symlink_to("../tests/fixtures")
+    repo.commit("link them into the application")
+
+    code, report = review(cli)
+    assert code == 3 and report["decision"] == "incomplete", report["decision"]
+    [unread] = [n for n in report["coverage"]["not_inspected"] if n["path"] == "app/cases"]
+    assert "tests/fixtures/" in unread["reason"] and str(MAX_LINKED_FILES) in unread["reason"]

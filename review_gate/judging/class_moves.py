@@ -11,7 +11,11 @@ passes for pre-existing (``refine`` only takes lines from files of the same clas
 A symbolic link the change adds or points elsewhere is the same move by other means
 (``ln -s ../tests/fixtures/evil.py app/ev.py``: Python imports the fixture as ``app.ev``): a link
 to a file of the repository in other classes is reviewed as that file's content, whole, at the
-link's path. A link to a directory is not followed.
+link's path. A link to a directory the same: each file under it that stands in a class the
+link's path is not in (``ln -s ../tests/fixtures app/plugins``) is reviewed whole, as a file the
+change adds at ``app/plugins/...``; a link that would bring more than ``MAX_LINKED_FILES`` such
+files, or one too large to read, leaves the link unread, which the gate counts as not reviewed.
+Links inside the linked directory are not followed.
 """
 
 from __future__ import annotations
@@ -20,15 +24,16 @@ import posixpath
 from collections.abc import Mapping
 from pathlib import Path
 
-from review_gate.change import blobs, whole_file_diff
+from review_gate.change import blobs, git, text_or_binary, whole_file_diff
 from review_gate.change.diff_parser import parse_diff
 from review_gate.errors import GitError
 from review_gate.judging.path_classes import Classifier
 from review_gate.judging.surroundings import GitSurroundings
-from review_gate.models import FileChange, PRFacts, ReviewConfig
+from review_gate.models import FileChange, PRFacts, ReviewConfig, Unread
 
 MOVES = ("renamed", "copied")
 LINK_MODE = "120000"  # git's mode of a symbolic link
+MAX_LINKED_FILES = 200  # files of a linked directory reviewed at the link's path; more are not read
 
 
 def crossing(facts: PRFacts, classifier: Classifier) -> list[FileChange]:
@@ -37,9 +42,9 @@ def crossing(facts: PRFacts, classifier: Classifier) -> list[FileChange]:
             and c.unread is None and classifier.classes(c.old_path) != classifier.classes(c.path)]
 
 
-def link_targets(facts: PRFacts, classifier: Classifier) -> dict[str, str]:
+def links(facts: PRFacts) -> dict[str, str]:
     """Link path -> the repository path it points at, for each link the change adds or re-points
-    at a path of other classes inside the repository."""
+    at a path inside the repository."""
     targets = {}
     for change in facts.files:
         if change.new_mode != LINK_MODE or change.status == "deleted":
@@ -50,9 +55,20 @@ def link_targets(facts: PRFacts, classifier: Classifier) -> dict[str, str]:
         target = posixpath.normpath(posixpath.join(posixpath.dirname(change.path), added[0]))
         if target.startswith("../") or target in (".", "..") or target == change.path:
             continue
-        if classifier.classes(target) != classifier.classes(change.path):
-            targets[change.path] = target
+        targets[change.path] = target
     return targets
+
+
+def link_targets(facts: PRFacts, classifier: Classifier) -> dict[str, str]:
+    """``links`` whose target is a path of other classes than the link's."""
+    return {link: target for link, target in links(facts).items()
+            if classifier.classes(target) != classifier.classes(link)}
+
+
+def lenient_there(classifier: Classifier, real: str, seen_as: str) -> bool:
+    """Whether ``real`` stands in a class that ``seen_as`` is not in: a rule may pass over it where
+    it stands and not where it is reached."""
+    return bool(classifier.classes(real) - classifier.classes(seen_as))
 
 
 def as_new(change: FileChange, data: bytes) -> FileChange:
@@ -71,6 +87,24 @@ def reviewed_whole(facts: PRFacts, moved: Mapping[str, bytes]) -> PRFacts:
                                               for c in facts.files]})
 
 
+def as_added(path: str, data: bytes) -> FileChange:
+    """A file the change brings in at ``path`` (through a linked directory): every line added."""
+    name = whole_file_diff.quoted(b"b/" + path.encode("utf-8", "surrogateescape"))
+    [change] = parse_diff(b"--- /dev/null\n+++ " + name + b"\n" + whole_file_diff.added_hunk(data))
+    return change
+
+
+def with_linked(facts: PRFacts, linked: Mapping[str, bytes], unread: Mapping[str, Unread]) -> PRFacts:
+    """``facts`` with the files reached through linked directories added (path -> content) and
+    the links that bring too many of them unread. Pure."""
+    if not linked and not unread:
+        return facts
+    files = [c.model_copy(update={"unread": unread[c.path]}) if c.path in unread else c for c in facts.files]
+    known = {c.path for c in files}
+    files += [as_added(path, data) for path, data in linked.items() if path not in known]
+    return facts.model_copy(update={"files": files})
+
+
 def read_moves(facts: PRFacts, config: ReviewConfig, root: Path | None) -> PRFacts:
     """``reviewed_whole`` with the moved files' content read from the repository: the blob the
     diff names, else (a rename with no edit shows none) the file it was in the base commit; a
@@ -81,20 +115,86 @@ def read_moves(facts: PRFacts, config: ReviewConfig, root: Path | None) -> PRFac
     around = GitSurroundings(root, facts.base)
     classifier = Classifier(config.rules.path_classes, around.gitattributes())
     moves = crossing(facts, classifier)
-    links = link_targets(facts, classifier)
-    if not moves and not links:
+    to_files = link_targets(facts, classifier)
+    every_link = links(facts)
+    if not moves and not every_link:
         return facts
     moved: dict[str, bytes] = {}
+    linked: dict[str, bytes] = {}
+    unread: dict[str, Unread] = {}
     try:
         moved.update((c.path, data) for c, data in blobs.new_contents(root, moves) if data is not None)
         unchanged = {c.old_path: c.path for c in moves if c.path not in moved and c.old_path is not None}
         if unchanged and facts.base is not None:
             found = blobs.files_at(root, facts.base, list(unchanged), blobs.MAX_BYTES)
             moved.update((unchanged[old], data) for old, data in found.items())
-        moved.update(_targets(root, facts.head, links))
+        moved.update(_targets(root, facts.head, to_files))
+        directories = {link: target for link, target in every_link.items() if link not in moved}
+        linked, unread = _linked_directories(root, facts.head, directories, classifier)
     except (GitError, OSError):
         pass  # what could be read is reviewed whole; the rest as the diff shows it
-    return reviewed_whole(facts, moved)
+    return with_linked(reviewed_whole(facts, moved), linked, unread)
+
+
+def _linked_directories(root: Path, head: str | None, directories: Mapping[str, str],
+                        classifier: Classifier) -> tuple[dict[str, bytes], dict[str, Unread]]:
+    """For each link to a directory, its files that stand in a class the link's path is not in,
+    by the path they are reached at, with their content (as the change leaves them); and the
+    links whose files are too many or too large to read, unread."""
+    linked: dict[str, bytes] = {}
+    unread: dict[str, Unread] = {}
+    for link, target in directories.items():
+        inside = _files_under(root, head, target)
+        reached = {f"{link}/{real[len(target) + 1:]}": real for real in inside}
+        lenient = {at: real for at, real in reached.items() if lenient_there(classifier, real, at)}
+        if not lenient:
+            continue
+        contents = _contents(root, head, sorted(lenient.values())) if len(lenient) <= MAX_LINKED_FILES else {}
+        missing = [real for real in lenient.values() if real not in contents]
+        if missing:
+            unread[link] = Unread(
+                kind="unreadable",
+                reason=f"{link} links {target}/, whose {len(lenient)} files in other path classes (tests, "
+                       f"fixtures, examples...) would be code here; more than {MAX_LINKED_FILES}, or over "
+                       f"{blobs.MAX_BYTES} bytes each, are not read",
+                fix="link only what the application needs, or move the files into it as code")
+            continue
+        for at, real in lenient.items():
+            data = text_or_binary.readable(contents[real])
+            if data:  # binary, or empty: no line to review
+                linked[at] = data
+    return linked, unread
+
+
+def _files_under(root: Path, head: str | None, target: str) -> list[str]:
+    """The files (not links, not submodules) under directory ``target`` as the change leaves it;
+    empty when it is not a directory."""
+    if head is not None:
+        listed = git.run(["ls-tree", "-r", "-z", "--full-tree", head, "--", target + "/"], root, check=False).stdout
+        out = []
+        for entry in listed.split(b"\0"):
+            meta, _, name = entry.partition(b"\t")
+            if meta.startswith((b"100644 blob", b"100755 blob")):
+                out.append(name.decode("utf-8", "surrogateescape"))
+        return out
+    base = root.resolve()
+    top = (root / target).resolve()
+    if not top.is_relative_to(base) or not top.is_dir():
+        return []
+    return [str(path.relative_to(base).as_posix()) for path in sorted(top.rglob("*"))
+            if path.is_file() and not path.is_symlink() and not any(p.is_symlink() for p in path.parents
+                                                                    if p.is_relative_to(top))]
+
+
+def _contents(root: Path, head: str | None, paths: list[str]) -> dict[str, bytes]:
+    if head is not None:
+        return blobs.files_at(root, head, paths, blobs.MAX_BYTES)
+    out = {}
+    for path in paths:
+        file = root / path
+        if file.stat().st_size <= blobs.MAX_BYTES:
+            out[path] = file.read_bytes()
+    return out
 
 
 def _targets(root: Path, head: str | None, links: Mapping[str, str]) -> dict[str, bytes]:
