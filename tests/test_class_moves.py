@@ -120,3 +120,19 @@ def test_a_link_to_more_fixtures_than_are_read_is_not_reviewed_and_says_so(cli: 
     assert code == 3 and report["decision"] == "incomplete", report["decision"]
     [unread] = [n for n in report["coverage"]["not_inspected"] if n["path"] == "app/cases"]
     assert "tests/fixtures/" in unread["reason"] and str(MAX_LINKED_FILES) in unread["reason"]
+
+
+def test_a_docs_link_to_many_examples_is_no_gap(cli: Any, repo: GitRepo) -> None:
+    """Docs that link the examples judge nothing stricter there: not a file more to review, and
+    not a link left unread however many examples there are."""
+    from review_gate.judging.class_moves import MAX_LINKED_FILES
+
+    for number in range(MAX_LINKED_FILES + 1):
+        repo.write(f"examples/demo_{number}.py", f"VALUE = {number}\n")
+    repo.write("docs/index.md", "# docs\n")
+    repo.commit("examples and docs")
+    (repo.root / "docs" / "examples").symlink_to("../examples")
+    repo.commit("show the examples in the docs")
+
+    code, report = review(cli)
+    assert code == 0 and report["decision"] in ("pass", "pass_with_warnings"), report["decision"]

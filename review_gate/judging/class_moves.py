@@ -11,8 +11,8 @@ passes for pre-existing (``refine`` only takes lines from files of the same clas
 A symbolic link the change adds or points elsewhere is the same move by other means
 (``ln -s ../tests/fixtures/evil.py app/ev.py``: Python imports the fixture as ``app.ev``): a link
 to a file of the repository in other classes is reviewed as that file's content, whole, at the
-link's path. A link to a directory the same: each file under it that stands in a class the
-link's path is not in (``ln -s ../tests/fixtures app/plugins``) is reviewed whole, as a file the
+link's path. A link to a directory the same: each file under it that stands in the classes of
+the link's path and more (``ln -s ../tests/fixtures app/plugins``) is reviewed whole, as a file the
 change adds at ``app/plugins/...``; a link that would bring more than ``MAX_LINKED_FILES`` such
 files, or one too large to read, leaves the link unread, which the gate counts as not reviewed.
 Links inside the linked directory are not followed.
@@ -66,9 +66,10 @@ def link_targets(facts: PRFacts, classifier: Classifier) -> dict[str, str]:
 
 
 def lenient_there(classifier: Classifier, real: str, seen_as: str) -> bool:
-    """Whether ``real`` stands in a class that ``seen_as`` is not in: a rule may pass over it where
-    it stands and not where it is reached."""
-    return bool(classifier.classes(real) - classifier.classes(seen_as))
+    """Whether ``real`` stands in every class ``seen_as`` is in, and more: a rule may pass over it
+    where it stands and not where it is reached (a fixture reached as application code). A docs
+    path that links examples is in another class, not in none: nothing there is judged stricter."""
+    return classifier.classes(seen_as) < classifier.classes(real)
 
 
 def as_new(change: FileChange, data: bytes) -> FileChange:
