@@ -136,3 +136,35 @@ def test_a_docs_link_to_many_examples_is_no_gap(cli: Any, repo: GitRepo) -> None
 
     code, report = review(cli)
     assert code == 0 and report["decision"] in ("pass", "pass_with_warnings"), report["decision"]
+
+
+def test_a_file_replaced_by_a_link_to_a_fixture_is_reviewed_as_the_fixture(cli: Any, repo: GitRepo) -> None:
+    """A trial: `git rm app/views.py; ln -s ../tests/fixtures/evil.py app/views.py` passed. git
+    shows the type change as a deletion and an addition, and the file was taken as deleted."""
+    repo.write("app/views.py", "def ping():\n    return 'ok'\n")
+    repo.write("tests/fixtures/evil.py", EVIL)
+    repo.commit("the application")
+    (repo.root / "app" / "views.py").unlink()
+    (repo.root / "app" / "views.py").symlink_to("../tests/fixtures/evil.py")
+    repo.commit("the view is the fixture now")
+
+    code, report = review(cli)
+    assert ("app/views.py", 5) in evals(report), report["findings"]
+    assert code == 1
+
+
+def test_a_link_replaced_by_a_script_is_reviewed_as_the_script(cli: Any, repo: GitRepo) -> None:
+    """The same type change the other way: a link made an executable Python script by its #! line
+    was taken as deleted, and its eval passed."""
+    repo.write("app/cli.py", "print('hello')\n")
+    (repo.root / "bin").mkdir()
+    (repo.root / "bin" / "tool").symlink_to("../app/cli.py")
+    repo.commit("a tool")
+    (repo.root / "bin" / "tool").unlink()
+    repo.write("bin/tool", "#!/usr/bin/env python3\nimport sys\nprint(eval(sys.argv[1]))\n")
+    (repo.root / "bin" / "tool").chmod(0o755)
+    repo.commit("the tool is a script now")
+
+    code, report = review(cli)
+    assert ("bin/tool", 3) in evals(report), report["findings"]
+    assert code == 1

@@ -175,6 +175,8 @@ def _merge(first: FileChange, later: FileChange) -> FileChange:
     status = first.status
     if first.binary or later.binary:
         status = "binary"
+    elif first.status == "deleted" and later.status == "added":
+        status = "modified"  # git shows a file that becomes a link (or a link a file) as both: it is there
     elif first.status != "added":
         status = later.status if later.status in ("deleted", "renamed") else first.status
     return FileChange.model_construct(
