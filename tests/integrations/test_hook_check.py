@@ -161,3 +161,71 @@ def test_settings_the_last_commit_has_and_the_tree_lost_are_a_problem(repo: GitR
     checked = run([*review_gate_bin, "hook", "check"], repo.root)
     assert checked.returncode == 1, checked.stdout + checked.stderr
     assert "claude-code" in checked.stdout and "settings.json" in checked.stdout and "deleted" in checked.stdout
+
+
+def _hooked(repo: GitRepo, command: str) -> None:
+    hook = {"type": "command", "command": command, "timeout": 60}
+    repo.write(".claude/settings.json", json.dumps({"hooks": {
+        "Stop": [{"hooks": [hook]}],
+        "PreToolUse": [{"matcher": "Bash|Write|Edit|MultiEdit|NotebookEdit", "hooks": [hook]}]}}))
+
+
+def test_a_shell_whose_exit_code_the_line_swallows_is_not_ok(repo: GitRepo, review_gate_bin: list[str]) -> None:
+    """A trial: `bash -c "review-gate hook ..." || exit 0` passed as ok: the `-c` script was read
+    and what followed the shell on the line was not."""
+    script = shlex.join(review_gate_bin) + " hook claude-code --budget 50"
+    _hooked(repo, f"bash -c {shlex.quote(script)} || exit 0")
+    checked = run([*review_gate_bin, "hook", "check", "claude-code"], repo.root)
+    assert checked.returncode == 1 and "its exit code is swallowed" in checked.stdout, checked.stdout
+
+
+@pytest.mark.parametrize("where", ["local", "user"])
+def test_hooks_the_host_is_told_to_skip_are_not_ok(repo: GitRepo, review_gate_bin: list[str], where: str) -> None:
+    """A trial: `"disableAllHooks": true` in settings.local.json or the user's settings passed as ok,
+    the check running the command itself where the host runs none."""
+    assert run([*review_gate_bin, "init", "--hooks", "claude-code"], repo.root).returncode == 0
+    settings = (repo.root / ".claude" / "settings.local.json" if where == "local"
+                else Path(os.environ["HOME"]) / ".claude" / "settings.json")
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"disableAllHooks": True}), encoding="utf-8")
+    checked = run([*review_gate_bin, "hook", "check", "claude-code"], repo.root)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert "disableAllHooks" in checked.stdout and str(settings) in checked.stdout
+
+
+def test_a_configuration_the_hosts_settings_point_at_is_the_one_checked(repo: GitRepo, review_gate_bin: list[str],
+                                                                        tmp_path: Path) -> None:
+    """A trial: REVIEW_GATE_CONFIG in the settings' `env` (which the host gives its hooks) naming a
+    configuration with fail_on never passed as ok."""
+    lax = _lax_config(tmp_path)
+    assert run([*review_gate_bin, "init", "--hooks", "claude-code"], repo.root).returncode == 0
+    repo.write(".claude/settings.local.json", json.dumps({"env": {"REVIEW_GATE_CONFIG": str(lax)}}))
+    checked = run([*review_gate_bin, "hook", "check", "claude-code"], repo.root)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert f"({lax}) has fail_on never" in checked.stdout
+
+
+def test_a_hook_that_exits_2_on_an_error_is_not_ok(repo: GitRepo, review_gate_bin: list[str]) -> None:
+    """A trial: a flag the hook does not know (exit 2, a usage error) was reported as ok, the
+    host then blocking every stop with that error for a reason."""
+    _configured(repo, shlex.join(review_gate_bin), " --exit-zero")
+    checked = run([*review_gate_bin, "hook", "check", "claude-code"], repo.root)
+    assert checked.returncode == 1 and "ok:" not in checked.stdout, checked.stdout
+    assert "exited 2" in checked.stdout and "unrecognized arguments: --exit-zero" in checked.stdout
+
+
+@pytest.mark.parametrize("form", ["exec {program} hook claude-code --budget 50",
+                                  "( {program} hook claude-code --budget 50 )"])
+def test_shell_forms_that_run_the_hook_last_are_ok(repo: GitRepo, review_gate_bin: list[str], form: str) -> None:
+    """A trial: `exec review-gate hook ...` was read as a program named `exec`, not on the PATH, and
+    `(review-gate hook ...)` as a program named `(review-gate`."""
+    _hooked(repo, form.format(program=shlex.join(review_gate_bin)))
+    checked = run([*review_gate_bin, "hook", "check", "claude-code"], repo.root)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_a_fail_on_flag_is_not_blamed_on_the_configuration(repo: GitRepo, review_gate_bin: list[str]) -> None:
+    _configured(repo, shlex.join(review_gate_bin), " --fail-on=never")
+    checked = run([*review_gate_bin, "hook", "check", "claude-code"], repo.root)
+    assert checked.returncode == 1 and "--fail-on never: the gate never fails" in checked.stdout
+    assert "the configuration the hook judges with" not in checked.stdout, checked.stdout

@@ -55,15 +55,16 @@ def hook_command(args: argparse.Namespace) -> int:
 
 
 def judged_with(payload: Payload, options: Options) -> dict[str, str | None]:
-    """What ``hook check`` asks the hook: the configuration it would load and the ``fail_on``
-    that decides (its --fail-on, else the configuration's)."""
+    """What ``hook check`` asks the hook: the configuration it would load, the ``fail_on`` that
+    decides (its --fail-on, else the configuration's) and the configuration's own."""
     from review_gate import api
     from review_gate.change import git
 
     cwd = Path(payload.cwd) if payload.cwd else Path.cwd()
     root = git.repo_root(cwd) if cwd.is_dir() else None
     config = api.load(options.config, root)
-    return {"config": config.directory, "fail_on": options.fail_on or config.settings.gate.fail_on}
+    return {"config": config.directory, "fail_on": options.fail_on or config.settings.gate.fail_on,
+            "configured_fail_on": config.settings.gate.fail_on}
 
 
 def _committed(root: Path, path: str) -> bool:

@@ -72,6 +72,10 @@ def check(host: Host, root: Path) -> Checked:
     if settings is None:
         found.problems.append((f"{path} has no hooks of review-gate: the gate never runs for {host.NAME}", fix_init))
         return found
+    for where in _disabling(root, host):
+        found.problems.append((f"{where} sets \"disableAllHooks\": true: the host runs no hook, review-gate's "
+                               "included", f"remove it from {where}"))
+    environment = {**os.environ, **_host_env(root, host)}
     wanted = marker(host.NAME)
     entries = {event: [(group.get("matcher"), hook) for group in groups if isinstance(group, dict)
                        for hook in group.get("hooks") or [] if isinstance(hook, dict)
@@ -103,16 +107,17 @@ def check(host: Host, root: Path) -> Checked:
     if found.problems and any(_unresolved(c, root) for c in commands):
         return found  # running it would only say so again
     if stop:
-        _probe(found, "Stop", str(stop[0][1].get("command")), _timeout(stop[0][1]), root, _stop_payload(root))
-        _settings_used(found, str(stop[0][1].get("command")), _timeout(stop[0][1]), root, path)
+        _probe(found, "Stop", str(stop[0][1].get("command")), _timeout(stop[0][1]), root, _stop_payload(root),
+               environment)
+        _settings_used(found, str(stop[0][1].get("command")), _timeout(stop[0][1]), root, path, environment)
     if tool:
         command, limit = str(tool[0][1].get("command")), _timeout(tool[0][1])
-        _probe(found, "git commit (Bash)", command, limit, root, _tool_payload(root, "Bash",
-                                                                                 {"command": "git commit -m wip"}))
+        _probe(found, "git commit (Bash)", command, limit, root,
+               _tool_payload(root, "Bash", {"command": "git commit -m wip"}), environment)
         if host.NAME == "claude-code":
             target = root / ".review-gate" / "review-rules.json"
             probe = _probe(found, "an edit of .review-gate/review-rules.json (Write)", command, limit, root,
-                           _tool_payload(root, "Write", {"file_path": str(target), "content": "{}"}))
+                           _tool_payload(root, "Write", {"file_path": str(target), "content": "{}"}), environment)
             if probe.ran and probe.answer != "deny":
                 found.problems.append(("an agent's write into the configuration was not denied",
                                        f"check the hook's flags (--config) in {path}, or {fix_init}"))
@@ -142,6 +147,39 @@ def _settings(root: Path, host: Host, found: Checked) -> dict[str, Any] | None:
     return merged if has_ours else None
 
 
+def _claude_settings(root: Path, host: Host) -> list[Path]:
+    """The settings files Claude Code reads, the later ones winning: the user's, the project's, the
+    local one."""
+    if host.NAME != "claude-code":
+        return []
+    return [Path.home() / ".claude" / "settings.json", root / ".claude" / "settings.json",
+            root / ".claude" / "settings.local.json"]
+
+
+def _read_object(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return {}  # a project file that cannot be read is said by _settings; the others are the user's
+    return data if isinstance(data, dict) else {}
+
+
+def _disabling(root: Path, host: Host) -> list[Path]:
+    """The settings files that switch every hook off (Claude Code's ``disableAllHooks``)."""
+    return [path for path in _claude_settings(root, host) if _read_object(path).get("disableAllHooks") is True]
+
+
+def _host_env(root: Path, host: Host) -> dict[str, str]:
+    """The environment the host's settings give every session (Claude Code's ``env``), which its
+    hooks run with: a ``REVIEW_GATE_CONFIG`` set there decides what the hook judges with."""
+    merged: dict[str, str] = {}
+    for path in _claude_settings(root, host):
+        given = _read_object(path).get("env")
+        if isinstance(given, dict):
+            merged.update({str(k): str(v) for k, v in given.items() if isinstance(v, (str, int, float, bool))})
+    return merged
+
+
 def _matches(matcher: object, tool: str) -> bool:
     """The hosts' matcher rule: empty or ``*`` matches every tool, else a regular expression."""
     if matcher in (None, "", "*"):
@@ -160,10 +198,14 @@ def _timeout(hook: dict[str, Any]) -> float:
 def _unresolved(command: str, root: Path) -> str | None:
     """Why the command's program cannot be started, or None."""
     try:
-        words = shlex.split(command)
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words = list(lexer)
     except ValueError as exc:
         return f"the hook command {command!r} cannot be read by a shell ({exc})"
-    while words and _ASSIGNMENT.match(words[0]):  # `VAR=value cmd`: the shell runs cmd with VAR set
+    # `VAR=value cmd` runs cmd with VAR set; `exec cmd` runs cmd in the shell's place; `(cmd; ...)`
+    # and `{ cmd; }` run cmd in a group
+    while words and (_ASSIGNMENT.match(words[0]) or words[0] in ("exec", "(", "{")):
         words = words[1:]
     if not words:
         return "the hook command is empty"
@@ -201,7 +243,11 @@ def never_blocks(command: str) -> list[tuple[str, str]]:
         return []  # _unresolved says it cannot be read
     for index, token in enumerate(tokens[:-1]):  # `sh -c 'review-gate hook ...; exit 0'`: the script is the command
         if token == "-c" and index and _SHELLS.match(tokens[index - 1]) and marker_any.search(tokens[index + 1]):
-            return never_blocks(tokens[index + 1])
+            inner = never_blocks(tokens[index + 1])
+            # and what follows that shell on the line: `sh -c '...' || exit 0` swallows its exit code too
+            if any(t in _SEPARATORS for t in tokens[index + 2:]) and _AFTER not in inner:
+                inner.append(_AFTER)
+            return inner
     found = []
     for index, token in enumerate(tokens):
         option, equals, value = token.partition("=")
@@ -217,11 +263,15 @@ def never_blocks(command: str) -> list[tuple[str, str]]:
                       "from it"))
     ours = next((i for i, t in enumerate(tokens) if t == "hook" and i and re.search(r"review[-_]gate", tokens[i - 1])),
                 0)
-    if any(token in ("||", ";", "|", "&") for token in tokens[ours:]):
-        found.append(("runs something after the hook (`|| true`, `; true`, a pipe): its exit code is swallowed, "
-                      "and a hook that fails (exit 2, which the host takes for a block) lets the agent go on",
-                      "make review-gate the command's last program, with nothing after it"))
+    if any(token in _SEPARATORS for token in tokens[ours:]):
+        found.append(_AFTER)
     return found
+
+
+_SEPARATORS = ("||", ";", "|", "&")
+_AFTER = ("runs something after the hook (`|| true`, `; true`, a pipe): its exit code is swallowed, and a hook "
+          "that fails (exit 2, which the host takes for a block) lets the agent go on",
+          "make review-gate the command's last program, with nothing after it")
 
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
@@ -242,12 +292,13 @@ def _tool_payload(root: Path, tool: str, given: dict[str, Any]) -> dict[str, Any
             "tool_use_id": "review-gate-hook-check"}
 
 
-def _probe(found: Checked, what: str, command: str, limit: float, root: Path, payload: dict[str, Any]) -> Probe:
+def _probe(found: Checked, what: str, command: str, limit: float, root: Path, payload: dict[str, Any],
+           environment: dict[str, str]) -> Probe:
     """Run ``command`` through the shell, as the host does, with ``payload`` on stdin."""
     started = time.monotonic()
     try:
         done = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(payload).encode(), cwd=root,
-                              capture_output=True, timeout=limit, check=False)
+                              capture_output=True, timeout=limit, check=False, env=environment)
     except subprocess.TimeoutExpired:
         probe = Probe(what, False, None, f"killed after its timeout of {limit:g} s", time.monotonic() - started,
                       problem="the host kills a hook that outlives its timeout, and a killed hook blocks nothing")
@@ -262,9 +313,10 @@ def _probe(found: Checked, what: str, command: str, limit: float, root: Path, pa
         probe = Probe(what, done.returncode == 2, done.returncode, f"exit {done.returncode}: {why}", seconds,
                       problem=f"the hook exited {done.returncode}, which the host {kind}")
         found.probes.append(probe)
-        if done.returncode != 2:
-            found.problems.append((f"{what}: {probe.problem} ({why})",
-                                   "run the command by hand to see why, or run `review-gate init --hooks` again"))
+        # review-gate's hook answers in JSON with exit 0; its exit 2 is an error (a flag it does not know, a
+        # configuration it cannot load): the host then blocks every stop with that error for a reason
+        found.problems.append((f"{what}: {probe.problem} ({why})",
+                               "run the command by hand to see why, or run `review-gate init --hooks` again"))
         return probe
     answer = _answer(done.stdout)
     probe = Probe(what, True, 0, answer, seconds)
@@ -272,7 +324,8 @@ def _probe(found: Checked, what: str, command: str, limit: float, root: Path, pa
     return probe
 
 
-def _settings_used(found: Checked, command: str, limit: float, root: Path, settings: Path) -> None:
+def _settings_used(found: Checked, command: str, limit: float, root: Path, settings: Path,
+                   environment: dict[str, str]) -> None:
     """Ask the hook, run as the host runs it, which configuration and ``fail_on`` it judges with:
     ``"fail_on": "never"`` in that configuration (the repository's, a --config, a
     $REVIEW_GATE_CONFIG the command or the host sets) is a hook that never blocks, which the
@@ -280,11 +333,11 @@ def _settings_used(found: Checked, command: str, limit: float, root: Path, setti
     payload = {**_stop_payload(root), "hook_event_name": PROBE_EVENT}
     try:
         done = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(payload).encode(), cwd=root,
-                              capture_output=True, timeout=limit, check=False)
+                              capture_output=True, timeout=limit, check=False, env=environment)
         data = json.loads(done.stdout.decode("utf-8", "replace")).get(PROBE_EVENT)
     except (subprocess.TimeoutExpired, json.JSONDecodeError, AttributeError, OSError):
         return  # the Stop probe says what is wrong with running it
-    if isinstance(data, dict) and data.get("fail_on") == "never":
+    if isinstance(data, dict) and data.get("configured_fail_on", data.get("fail_on")) == "never":
         where = str(data.get("config") or "the built-in configuration")
         found.problems.append((f"the configuration the hook judges with ({where}) has fail_on never: the gate never "
                                "fails, so it never blocks a stop or denies a commit",
