@@ -355,3 +355,38 @@ def test_a_pre_existing_finding_keeps_its_debt_item_open(cli: Any, repo: GitRepo
     assert passes(second) and [w["rule_id"] for w in second["waived"]] == ["sec-weak-hash-01"]
     assert [(i["rule_id"], i["status"]) for i in json.loads(cli("debt", "--format", "json").out)["items"]] == [
         ("sec-weak-hash-01", "open")]
+
+
+def test_new_copies_of_an_old_line_are_new(cli: Any, repo: GitRepo) -> None:
+    """A trial: a dead function with `eval(request.args["x"])` waived, as pre-existing, any number of
+    new routes that call eval the same way: one old line paid for every copy."""
+    old = 'def old():\n    return eval(request.args["x"])\n'
+    change(repo, {"app/legacy.py": old})
+    new_routes = "".join(f'\n@app.route("/{n}")\ndef exposed{n}():\n    return eval(request.args["x"])\n'
+                         for n in range(2))
+    change(repo, {"app/legacy.py": old + new_routes}, "two new routes")
+    report = review(cli)
+    assert found(report, "sec-py-eval-01") == [("app/legacy.py", 6, "major"), ("app/legacy.py", 10, "major")]
+    assert report["waived"] == []
+
+
+def test_a_moved_line_is_old_and_its_new_copy_is_new(cli: Any, repo: GitRepo) -> None:
+    body = "".join(f"def f{n}():\n    return {n}\n\n" for n in range(8))
+    line = "    return requests.get(url, verify=False, timeout=5)\n"
+    change(repo, {"app/net.py": f"def fetch(url):\n{line}\n{body}"})
+    change(repo, {"app/net.py": f"{body}def fetch(url):\n{line}\ndef fetch_again(url):\n{line}"}, "move, and copy")
+    report = review(cli)
+    assert len(found(report, "sec-tls-verify-01")) == 1, report["findings"]
+    assert [w["rule_id"] for w in report["waived"]] == ["sec-tls-verify-01"]
+
+
+def test_an_edit_elsewhere_on_a_line_leaves_its_old_finding_old(cli: Any, repo: GitRepo) -> None:
+    """A trial on unseen history: swapping a value on a line that already had the problem brought
+    its old finding back as new (four of five print warnings in one repository)."""
+    change(repo, {"app/net.py": "def fetch():\n    return requests.get(OLD_URL, verify=False, timeout=5)\n"})
+    edited = "def fetch():\n    return requests.get(settings.URL, verify=False, timeout=5)\n"
+    change(repo, {"app/net.py": edited}, "edit")
+    report = review(cli)
+    assert found(report, "sec-tls-verify-01") == [] and passes(report)
+    [waived] = report["waived"]
+    assert waived["waived"].startswith("pre-existing") and "edits" in waived["waived"]

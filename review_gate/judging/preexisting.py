@@ -1,12 +1,16 @@
-"""Findings that are not new: their rule fires on the same line text before the change. Pure.
+"""Findings that are not new: their rule fires on the same line before the change. Pure.
 
 Like Semgrep's ``--baseline-commit``: a reformat (black, prettier) or a move re-adds old lines,
-and every old finding would come back as new. A finding is pre-existing when its rule's pattern
-matches, in the base version of its file (or of the file it was renamed from), or among the
-lines the change removes anywhere (a move to another file), a line whose normalised text is
-the flagged line's. Normalised: without a trailing comment, whitespace or parentheses, quotes made
-one kind, a trailing comma or semicolon dropped, so ``x = (sha1(s)) ,  # ok`` and ``x = sha1(s)``
-are one line.
+and every old finding would come back as new. A finding on a line the change adds is
+pre-existing when an old occurrence pays for it, one for one (``paired``): a line the change
+removes, from the file or from a file in the same path classes (a move), whose normalised text
+is the flagged line's and on which the rule fires; for a new file that copies a file of its name,
+that file's lines; or, in the same hunk, a removed line on which the rule's match is the same
+words (an edit elsewhere on the line). One for one: a change that adds a copy of an old line
+beside it adds a new finding (an ``eval`` in a dead function does not excuse two new routes
+that call it). Normalised: without a trailing comment, whitespace or parentheses, quotes made
+one kind, a trailing comma or semicolon dropped, so ``x = (sha1(s)) ,  # ok`` and
+``x = sha1(s)`` are one line.
 Pre-existing findings are listed (as waived, with the reason), never counted.
 
 >>> normal("  r = (get(url,  verify=False)),  # why")
@@ -16,8 +20,10 @@ Pre-existing findings are listed (as waived, with the reason), never counted.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from typing import Any
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
 _SPACE = re.compile(r"\s+")
 _PARENS = re.compile(r"[()]")
@@ -46,17 +52,80 @@ def normal(line: str) -> str:
     return _PARENS.sub("", _SPACE.sub("", uncommented(line))).replace("'", '"').rstrip(",;")
 
 
-def fired_lines(regex: Any, texts: Iterable[str]) -> set[str]:
-    """The normalised text of each line of ``texts`` on which a match of ``regex`` (a compiled RE2
-    line pattern over bytes) starts."""
-    found: set[str] = set()
+def fired_counts(regex: Any, texts: Iterable[str]) -> Counter[str]:
+    """How many lines of ``texts`` of each normalised text a match of ``regex`` (a compiled RE2 line
+    pattern over bytes) is on; one line counts once."""
+    found: Counter[str] = Counter()
     for text in texts:
         data = text.encode("utf-8", "surrogateescape")
+        seen: set[int] = set()
         for match in regex.finditer(data):
             start = match.start()
             while start < match.end() - 1 and data[start:start + 1] == b"\n":
                 start += 1  # a match that begins with the newline before its line
             low = data.rfind(b"\n", 0, start) + 1
+            if low in seen:
+                continue
+            seen.add(low)
             high = data.find(b"\n", start)
-            found.add(normal(data[low:high if high >= 0 else len(data)].decode("utf-8", "replace")))
+            found[normal(data[low:high if high >= 0 else len(data)].decode("utf-8", "replace"))] += 1
     return found
+
+
+def first_match(regex: Any, line: str) -> str | None:
+    """The words of ``regex``'s first match on ``line``, or None."""
+    found = regex.search(line.encode("utf-8", "surrogateescape"))
+    return None if found is None else bytes(found.group(0)).decode("utf-8", "replace")
+
+
+@dataclass(frozen=True)
+class Added:
+    """A flagged line the change adds: its number, its hunk, its normalised text, the rule's match."""
+
+    number: int
+    hunk: int
+    text: str
+    match: str | None
+
+
+@dataclass(frozen=True)
+class Removed:
+    """A line the change removes from the same file, on which the rule fires."""
+
+    hunk: int
+    text: str
+    match: str
+
+
+Pairing = Literal["moved", "elsewhere", "edited"]
+
+
+def paired(added: Sequence[Added], removed: Sequence[Removed], elsewhere: Counter[str]) -> dict[int, Pairing]:
+    """Which added lines an old occurrence pays for, one for one, in line order: a removed line
+    of the same text (``moved``: a reformat, a move within the file), an occurrence ``elsewhere``
+    (removed from a file alike, or in the file a new one copies), or a removed line of the same
+    hunk with the same match (``edited``).
+
+    >>> old = [Removed(0, "r=geturl,verify=False", "verify=False")]
+    >>> paired([Added(5, 0, "r=geturl,verify=False", "verify=False"),
+    ...         Added(9, 1, "r=geturl,verify=False", "verify=False")], old, Counter())
+    {5: 'moved'}
+    """
+    used = [False] * len(removed)
+    left = Counter(elsewhere)
+    out: dict[int, Pairing] = {}
+    for line in sorted(added, key=lambda a: a.number):
+        same = next((i for i, r in enumerate(removed) if not used[i] and r.text == line.text), None)
+        if same is not None:
+            used[same] = True
+            out[line.number] = "moved"
+        elif left[line.text] > 0:
+            left[line.text] -= 1
+            out[line.number] = "elsewhere"
+        elif line.match is not None:
+            edit = next((i for i, r in enumerate(removed)
+                         if not used[i] and r.hunk == line.hunk and r.match == line.match), None)
+            if edit is not None:
+                used[edit] = True
+                out[line.number] = "edited"
+    return out

@@ -10,9 +10,10 @@ the rule's settings (review-rules.json, ``models.rule_context``), in this order:
    vendor documents as an example (AWS's ``AKIA...EXAMPLE``);
 3. contexts (``contexts``): the first that applies skips or lowers it (``review_gate.judging.rule_contexts``);
 4. ``once_per_file``: only the rule's first finding in a file stays, saying how many it stands for;
-5. pre-existing: a finding whose rule fires on the same line before the change (in the file, the
-   file it was renamed from or, for a new file, the file of its name it copies; or a line the
-   change removes) is listed as waived with the reason, never counted (``review_gate.judging.preexisting``).
+5. pre-existing: a finding on a line the change adds that an old occurrence pays for, one for
+   one (a line the change removes, here or in a file alike; for a new file, the file of its name
+   it copies; the same hunk's removed line with the same match), or on a line the change does not
+   add, is listed as waived with the reason, never counted (``review_gate.judging.preexisting``).
 
 A lowered finding says why in its message. Nothing here is read from the change's own
 configuration: the settings are the trusted configuration's, the ``.gitattributes`` is the base
@@ -26,14 +27,14 @@ have findings); with none (a diff file and no repository), the hunks are all the
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 from review_gate.judging.path_classes import HEAD_LINES, Classifier
 from review_gate.judging.placeholders import comment_line, documented_example, placeholder, reserved_host
-from review_gate.judging.preexisting import fired_lines, normal
+from review_gate.judging.preexisting import Added, Removed, fired_counts, first_match, normal, paired
 from review_gate.judging.rule_contexts import Lines, applies
 from review_gate.models import SEVERITY_RANK, AgentResult, FileChange, Finding, PRFacts, ReviewConfig, Rule
 from review_gate.models.findings import PREEXISTING
@@ -94,7 +95,6 @@ class _File:
     change: FileChange
     lines: Lines
     classes: frozenset[PathClass]
-    fired: dict[str, set[str]] = field(default_factory=dict)  # rule id -> normalised lines it fired on before
 
 
 def refine(results: list[AgentResult], facts: PRFacts, config: ReviewConfig, around: Surroundings | None = None,
@@ -129,14 +129,9 @@ def refine(results: list[AgentResult], facts: PRFacts, config: ReviewConfig, aro
             if judged is not None:
                 kept.append(judged)
         kept = _once_per_file(kept, rules)
-        for finding in kept:
-            rule = rules.get(finding.rule_id or "")
-            where = files.get(finding.file or "")
-            if preexisting and rule is not None and where is not None and rule.pattern and finding.line is not None:
-                reason = base.preexisting(rule, where, finding.line)
-                if reason is not None:
-                    waivers[finding.fingerprint] = reason
         out.append(result.model_copy(update={"findings": kept}) if kept != result.findings else result)
+    if preexisting:
+        waivers = base.preexisting([f for r in out for f in r.findings], rules, files)
     return out, waivers
 
 
@@ -264,7 +259,8 @@ def _once_per_file(findings: list[Finding], rules: Mapping[str, Rule]) -> list[F
 
 
 class _Base:
-    """What each rule fired on before the change, per file: read once, when first asked.
+    """What each rule fired on before the change: the lines it removes, and the file a new file
+    copies, read once, when first asked (``preexisting.paired`` pays for added lines with them).
 
     Only lines from where the file stood count: the file itself, or a file it was renamed from,
     copies, or took lines from, when that file is in the same path classes. A line from a test
@@ -280,7 +276,7 @@ class _Base:
         self.files = files
         self._removed: dict[frozenset[PathClass], str] | None = None
         self._texts: dict[str, tuple[str, str]] | None = None
-        self._fired_removed: dict[tuple[str, frozenset[PathClass]], set[str]] = {}
+        self._fired_removed: dict[tuple[str, frozenset[PathClass]], Counter[str]] = {}
 
     def removed(self) -> dict[frozenset[PathClass], str]:
         """The removed lines of the files alike (the same path classes), by where they stood (a
@@ -294,23 +290,71 @@ class _Base:
             self._removed = {group: "\n".join(lines) for group, lines in groups.items()}
         return self._removed
 
-    def preexisting(self, rule: Rule, where: _File, number: int) -> str | None:
-        line = where.lines.get(number)
-        if line is None or rule.pattern is None:
-            return None
-        if self._texts is None:
-            self._texts = self.around.base_texts(self.changes)
-        source, before = self._texts.get(where.change.path, (None, None))
-        here = self.classifier.classes(where.change.path)
-        if rule.id not in where.fired:
-            if source is not None and source != where.change.path and self.classifier.classes(source) != here:
-                before = None
-            where.fired[rule.id] = fired_lines(compile_pattern(rule.pattern), [before] if before else [])
+    def preexisting(self, findings: list[Finding], rules: Mapping[str, Rule],
+                    files: Mapping[str, _File]) -> dict[str, str]:
+        """Fingerprint -> why, for the findings an old occurrence pays for (``preexisting.paired``),
+        and those on lines the change does not add (they stood there before it)."""
+        groups: dict[tuple[str, str], list[Finding]] = defaultdict(list)
+        for finding in findings:
+            rule = rules.get(finding.rule_id or "")
+            if rule is not None and rule.pattern and finding.file in files and finding.line is not None:
+                groups[(rule.id, finding.file or "")].append(finding)
+        waivers: dict[str, str] = {}
+        for (rule_id, path), flagged in groups.items():
+            reasons = self._old(rules[rule_id], files[path], {f.line for f in flagged if f.line is not None})
+            waivers.update((f.fingerprint, reasons[f.line]) for f in flagged if f.line in reasons)
+        return waivers
+
+    def _old(self, rule: Rule, where: _File, numbers: set[int]) -> dict[int, str]:
+        regex = compile_pattern(rule.pattern or "")
+        change = where.change
+        here = self.classifier.classes(change.path)
+        hunk_of: dict[int, int] = {}
+        removed: list[Removed] = []
+        for index, hunk in enumerate(change.hunks):
+            hunk_of.update((number, index) for number in hunk.lines.added_numbers())
+            for text in hunk.removed_lines.texts():
+                match = first_match(regex, text)
+                if match is not None:
+                    removed.append(Removed(index, normal(text), match))
+        elsewhere = Counter(self._removed_counts(rule, here))
+        if self.classifier.classes(change.old_path or change.path) == here:
+            elsewhere.subtract(Counter(r.text for r in removed))  # its own removed lines are ``removed``
+        source = self._copied_from(change, here)
+        if source is not None:
+            elsewhere.update(fired_counts(regex, [source[1]]))
+        out: dict[int, str] = {}
+        added = []
+        for number in sorted(numbers):
+            line = where.lines.get(number)
+            if line is None:
+                continue
+            if number in hunk_of:
+                added.append(Added(number, hunk_of[number], normal(line), first_match(regex, line)))
+            else:
+                out[number] = f"{PREEXISTING}: the line stood there before this change"
+        what = {"moved": "a line the change removes",
+                "elsewhere": f"{source[0]} before it, or a line it removes" if source else "a line the change removes",
+                "edited": "the line it edits, which matched the same way"}
+        for number, how in paired(added, removed, +elsewhere).items():
+            out[number] = f"{PREEXISTING}: the rule fires on the same line before this change ({what[how]})"
+        return out
+
+    def _removed_counts(self, rule: Rule, here: frozenset[PathClass]) -> Counter[str]:
+        """The rule's removed lines in the files alike, by normalised text, counted once per rule."""
         key = (rule.id, here)
         if key not in self._fired_removed:
             text = self.removed().get(here)
-            self._fired_removed[key] = fired_lines(compile_pattern(rule.pattern), [text] if text else [])
-        if normal(line) not in where.fired[rule.id] and normal(line) not in self._fired_removed[key]:
+            self._fired_removed[key] = fired_counts(compile_pattern(rule.pattern or ""), [text] if text else [])
+        return self._fired_removed[key]
+
+    def _copied_from(self, change: FileChange, here: frozenset[PathClass]) -> tuple[str, str] | None:
+        """For a new file, the file of its name in the same path classes it copies, with its content."""
+        if change.status != "added":
             return None
-        what = f"{source} before it, or a line it removes" if source else "a line the change removes"
-        return f"{PREEXISTING}: the rule fires on the same line before this change ({what})"
+        if self._texts is None:
+            self._texts = self.around.base_texts(self.changes)
+        source = self._texts.get(change.path)
+        if source is None or source[0] == change.path or self.classifier.classes(source[0]) != here:
+            return None
+        return source
