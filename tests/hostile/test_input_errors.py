@@ -393,3 +393,29 @@ def test_explain_of_a_directory_names_it_and_the_fix(cli, repo: GitRepo, given: 
     repo.write("src/app.py", "x = 1\n")
     result = cli("explain", given)
     assert_clean_error(result, f"explain {given}: a directory", "src/app.py")
+
+
+@pytest.mark.parametrize("argv, said, fix", [
+    (["--format", "nosuch"], "invalid choice: 'nosuch'", "review-gate run --help"),
+    (["--fail-on", "nosuch"], "invalid choice: 'nosuch'", "review-gate run --help"),
+    (["accepted", "--revoke", "abc"], "invalid int value: 'abc'", "review-gate accepted --help"),
+    (["--config", ".", "plan"], "unrecognized arguments: plan", "name the command first"),
+])
+def test_a_flag_argparse_refuses_is_two_lines(repo: GitRepo, review_gate_bin: list[str], argv: list[str], said: str,
+                                              fix: str) -> None:
+    """A trial: a wrong choice printed the command's whole usage (14 lines) above the error, and no fix."""
+    done = subprocess.run([*review_gate_bin, *argv], cwd=repo.root, capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert done.returncode == 2
+    lines = done.stderr.splitlines()
+    assert len(lines) == 2 and said in lines[0] and lines[1].startswith("  fix:") and fix in lines[1], done.stderr
+    assert "usage:" not in done.stderr
+
+
+@pytest.mark.parametrize("argv, name", [
+    (["--base", ""], "--base is empty"), (["--shard", ""], "--shard is empty"), (["--diff", ""], "--diff is empty"),
+    (["plan", "--head", ""], "--head is empty")])
+def test_an_empty_value_is_refused_not_read_as_not_given(cli, repo: GitRepo, argv: list[str], name: str) -> None:
+    """A trial: `--shard ""` (a CI matrix variable left unset) reviewed everything, `--base ""` the
+    default branch, and `--diff ""` said it was a directory."""
+    assert_clean_error(cli(*argv, "--offline", "--no-state") if argv[0] != "plan" else cli(*argv), name)

@@ -99,12 +99,24 @@ def _given_paths(args: argparse.Namespace) -> list[tuple[str, str]]:
     return found
 
 
+# Options whose empty value would otherwise read as not given: `--shard ""` from a CI matrix
+# variable left unset reviewed everything in every job, `--base ""` the default branch.
+VALUE_ARGUMENTS = {"base": "--base", "head": "--head", "since": "--since", "shard": "--shard"}
+
+
 def _check_paths(args: argparse.Namespace) -> None:
-    """Refuse a path the OS would refuse (too long, a NUL byte) before anything reads it."""
+    """Refuse a path the OS would refuse (too long, a NUL byte) and an empty value before
+    anything reads them."""
+    from review_gate.errors import UsageError
     from review_gate.pipeline.arguments import path_size
 
     for name, value in _given_paths(args):
+        if not value:
+            raise UsageError(f"{name} is empty", fix=f"give {name} a path, or leave it out")
         path_size(name, value)
+    for dest, flag in VALUE_ARGUMENTS.items():
+        if getattr(args, dest, None) == "":
+            raise UsageError(f"{flag} is empty", fix=f"give {flag} a value, or leave it out")
 
 
 def _path_argument(exc: BaseException, args: argparse.Namespace) -> tuple[str, str] | None:

@@ -6,7 +6,7 @@ that review in ``review_parsers.py``, those over the run state in ``state_parser
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from review_gate import __version__
 from review_gate.surfaces.cli.options import DECISIONS, HOOK_HOSTS
@@ -130,8 +130,20 @@ def add_mcp(sub: Subparsers) -> None:
                      help="let a review call skip the llm reviewers that can run (offline: true)")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's, with its errors in review-gate's two lines (what is wrong, then the fix), not
+    the whole usage block above them: a wrong value is found at a glance, as every other error is."""
+
+    def error(self, message: str) -> NoReturn:
+        fix = f"see `{self.prog} --help` for what it takes"
+        late = [word for word in message.partition("unrecognized arguments:")[2].split() if word in COMMANDS]
+        if late:  # `review-gate --config DIR plan`: the options before it went to the default command, run
+            fix = f"name the command first, then its options: `review-gate {late[0]} ...`"
+        self.exit(2, f"{self.prog}: error: {message}\n  fix: {fix}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="review-gate",
         description="Review a diff with the agents your policies choose, and gate on severity.",
         epilog="exit codes: 0 pass / pass_with_warnings, 1 fail / needs_fixes, 2 usage, config or "
