@@ -6,7 +6,7 @@ that review in ``review_parsers.py``, those over the run state in ``state_parser
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, NoReturn, cast
 
 from review_gate import __version__
 from review_gate.surfaces.cli.options import DECISIONS, HOOK_HOSTS
@@ -150,7 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
                "input error, 3 incomplete (a required reviewer produced nothing usable), 4 the loop is "
                "waiting for a person")
     parser.add_argument("--version", action="version", version=f"review-gate {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # every command's parser is a _Parser too (argparse makes subparsers of the parent's class)
+    sub = cast("Subparsers", parser.add_subparsers(dest="command", metavar="COMMAND"))
     for add in (add_run, add_plan, add_config, add_explain, add_agents, add_baseline, add_replay, add_state, add_ack,
                 add_gaps, add_meta, add_loop, add_hook, add_mcp, add_sweep, add_batch, add_merge, add_rule):
         add(sub)
