@@ -134,6 +134,8 @@ async def review_async(
     target = Path(bundle_dir) if bundle_dir is not None else None
     if target is not None:
         bundles.check_target(target)  # before any agent runs
+    if state:
+        setup.keep_state_ignored()
     facts = await runner.read_change(setup.request)
     how = recorded_run.How(fail_on=fail_on, filter_mode=filter_mode, listener=listener, shard=shard,
                            requests=tuple(requests), accepted_before=accepted_before,

@@ -20,7 +20,7 @@ from review_gate.models import CommandAgent, LlmAgent, Packing, PRFacts, ReviewC
 from review_gate.models.config import AGENTS_FILE, COMPOSITION_FILE, DOMAINS_FILE, RULES_FILE
 from review_gate.pipeline.normalize import DiffRequest
 from review_gate.pipeline.options import DispatchOptions
-from review_gate.state.location import companions, state_file, state_link, state_location
+from review_gate.state.location import companions, keep_out_of_git, state_file, state_link, state_location
 from review_gate.state.store import open_store
 from review_gate.text.globs import literal_glob
 
@@ -64,6 +64,14 @@ class Setup:
             return frozenset(os.fsdecode(path) for _, _, path in git.index_files(root))
 
         return lambda path: path in tracked()
+
+    def keep_state_ignored(self) -> None:
+        """Write the run state's .gitignore again when it is gone and the state is still there:
+        ``git clean -fd`` or ``git stash -u`` removes an uncommitted one, and the state then reads
+        as an untracked file the change brings (no history, acceptances ignored, the reports the
+        gate wrote reviewed as code). Called before the change is read."""
+        if self.state_link is None and self.root is not None and self.state_path.is_file():
+            keep_out_of_git(self.state_path)
 
     def state_trusted(self, facts: PRFacts) -> bool:
         """The run state is ours unless its path passes through a link, or the change itself
