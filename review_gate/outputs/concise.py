@@ -118,8 +118,14 @@ def _finding(out: Writer, finding: Finding, short: str, *, merged: bool, quoted:
             and message.endswith(": " + own):
         # too wide for the terminal: the quoted code goes (file:line:col leads to it), the problem stays
         message = message[: -len(own) - 2]
-    head.append(sanitize(message))
-    out.cut(head + tail)
+    if out.wraps and head.cell_len + len(message) + tail.cell_len > out.console.width:
+        # still too wide (a long path, a long rule id): the message on lines of its own, never cut away
+        head.rstrip()
+        out.cut(head + tail)
+        out.hanging(4 if merged else 2, Text(""), Text(sanitize(message)))
+    else:
+        head.append(sanitize(message))
+        out.cut(head + tail)
     if finding.recommendation:
         out.hanging(4 if merged else 2, Text("fix: "), Text(sanitize(finding.recommendation)))
 
@@ -135,8 +141,13 @@ def _in_change(out: Writer, report: ReviewReport, ids: dict[str, str]) -> None:
         waiver = finding.inline_waiver
         head = Text(f"{location(finding)}: ", style="bold")
         head.append(f"{sanitize(finding_name(finding))} [{ids[finding.fingerprint]}] ")
-        head.append(sanitize(waiver.reason if waiver is not None else finding.waived or ""), style="yellow")
-        out.cut(head)
+        reason = Text(sanitize(waiver.reason if waiver is not None else finding.waived or ""), style="yellow")
+        if out.wraps and head.cell_len + reason.cell_len > out.console.width:
+            head.rstrip()
+            out.cut(head)  # the reason is what this list is for: on lines of its own, whole
+            out.hanging(2, Text("why: "), reason)
+        else:
+            out.cut(head + reason)
 
 
 def _rest(out: Writer, report: ReviewReport) -> None:
