@@ -66,11 +66,19 @@ def find(config: ReviewConfig, wanted: str) -> Rule:
         return starting[0]
     ids = [r.id for r in rules]
     # close enough to be the id meant: a trial's `rule NOSUCH` was offered three unrelated ids
-    close = [r.id for r in starting[:5]] or difflib.get_close_matches(given, ids, n=3, cutoff=0.6)
+    close = [r.id for r in starting[:5]] or _closest(given, ids)
     hint = (f"closest: {', '.join(close)}" if close else "`review-gate rule` lists them" if ids
             else "this configuration has no rules")
     raise UsageError(f"no rule {wanted!r} in the configuration" + (" (several start so)" if starting else ""),
                      fix=f"give a rule id as a report shows it ({hint})")
+
+
+def _closest(given: str, ids: list[str]) -> list[str]:
+    """The ids close to ``given`` and nearly as close as the closest: rule ids share their shape
+    (``sec-...-01``), so a typo of one was also offered the ids that merely share it."""
+    scored = sorted(((difflib.SequenceMatcher(None, given, i).ratio(), i) for i in ids), reverse=True)
+    best = scored[0][0] if scored else 0.0
+    return [i for score, i in scored[:3] if score >= max(0.6, best - 0.1)]
 
 
 def card(config: ReviewConfig, rule: Rule) -> RuleCard:

@@ -44,6 +44,8 @@ def test_rule_as_json(cli: Any, repo: GitRepo) -> None:
 def test_an_unknown_rule_is_exit_2_with_the_closest_ids(cli: Any, repo: GitRepo) -> None:
     result = cli("rule", "sec-tls-verify-1")
     assert result.code == 2 and "closest: sec-tls-verify-01" in result.err and "Traceback" not in result.err
+    typo = cli("rule", "sec-tls-verfy-01")  # a trial: also offered sec-jwt-verify-off-01 and sec-aws-key-01
+    assert typo.code == 2 and typo.err.rstrip().endswith("(closest: sec-tls-verify-01)"), typo.err
     nothing_close = cli("rule", "NOSUCH")
     assert nothing_close.code == 2 and "closest" not in nothing_close.err, nothing_close.err
     assert "`review-gate rule` lists them" in nothing_close.err
