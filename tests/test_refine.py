@@ -380,13 +380,22 @@ def test_a_moved_line_is_old_and_its_new_copy_is_new(cli: Any, repo: GitRepo) ->
     assert [w["rule_id"] for w in report["waived"]] == ["sec-tls-verify-01"]
 
 
-def test_an_edit_elsewhere_on_a_line_leaves_its_old_finding_old(cli: Any, repo: GitRepo) -> None:
+def test_an_edit_elsewhere_on_a_line_leaves_its_old_warning_old(cli: Any, repo: GitRepo) -> None:
     """A trial on unseen history: swapping a value on a line that already had the problem brought
     its old finding back as new (four of five print warnings in one repository)."""
-    change(repo, {"app/net.py": "def fetch():\n    return requests.get(OLD_URL, verify=False, timeout=5)\n"})
-    edited = "def fetch():\n    return requests.get(settings.URL, verify=False, timeout=5)\n"
-    change(repo, {"app/net.py": edited}, "edit")
+    change(repo, {"app/ui.js": "function show(x) {\n  console.log('value', x);\n}\n"})
+    change(repo, {"app/ui.js": "function show(x) {\n  console.log('the value', x);\n}\n"}, "edit")
     report = review(cli)
-    assert found(report, "sec-tls-verify-01") == [] and passes(report)
+    assert found(report, "hyg-console-log-01") == [] and passes(report)
     [waived] = report["waived"]
     assert waived["waived"].startswith("pre-existing") and "edits" in waived["waived"]
+
+
+def test_an_edit_on_a_line_with_a_blocking_finding_is_judged_as_new(cli: Any, repo: GitRepo) -> None:
+    """The same for a finding that blocks would pass a new argument to an old `verify=False` or
+    `shell=True`, or a new address to a submodule's `url =`: only the whole line before makes it old."""
+    change(repo, {"app/net.py": "def fetch():\n    return requests.get(OLD_URL, verify=False, timeout=5)\n"})
+    edited = "def fetch():\n    return requests.get(request.args['u'], verify=False, timeout=5)\n"
+    change(repo, {"app/net.py": edited}, "edit")
+    report = review(cli)
+    assert found(report, "sec-tls-verify-01") == [("app/net.py", 2, "major")] and report["waived"] == []

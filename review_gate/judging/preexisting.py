@@ -1,16 +1,18 @@
 """Findings that are not new: their rule fires on the same line before the change. Pure.
 
-Like Semgrep's ``--baseline-commit``: a reformat (black, prettier) or a move re-adds old lines,
-and every old finding would come back as new. A finding on a line the change adds is
-pre-existing when an old occurrence pays for it, one for one (``paired``): a line the change
-removes, from the file or from a file in the same path classes (a move), whose normalised text
-is the flagged line's and on which the rule fires; for a new file that copies a file of its name,
-that file's lines; or, in the same hunk, a removed line on which the rule's match is the same
-words (an edit elsewhere on the line). One for one: a change that adds a copy of an old line
-beside it adds a new finding (an ``eval`` in a dead function does not excuse two new routes
-that call it). Normalised: without a trailing comment, whitespace or parentheses, quotes made
-one kind, a trailing comma or semicolon dropped, so ``x = (sha1(s)) ,  # ok`` and
-``x = sha1(s)`` are one line.
+Like Semgrep's ``--baseline-commit``: a reformat (black, prettier) or a move re-adds old lines, and
+every old finding would come back as new. A finding on a line the change adds is pre-existing when
+an old occurrence pays for it, one for one (``paired``): a line the change removes, from the file
+or from a file in the same path classes (a move), whose normalised text is the flagged line's and
+on which the rule fires; for a new file that copies a file of its name, that file's lines; or, for
+a finding that does not block (a warning, info), a removed line of the same hunk on which the
+rule's match is the same words (an edit elsewhere on the line). A blocking finding's match may be
+only part of what matters (``shell=True`` with a new argument, a submodule's ``url =`` with a new
+address): only its whole line before makes it old. One for one: a change that adds a copy of an old
+line beside it adds a new finding (an ``eval`` in a dead function does not excuse two new routes
+that call it). Normalised: without a trailing comment, whitespace or parentheses, quotes made one
+kind, a trailing comma or semicolon dropped, so ``x = (sha1(s)) , # ok`` and ``x = sha1(s)`` are
+one line.
 Pre-existing findings are listed (as waived, with the reason), never counted.
 
 >>> normal("  r = (get(url,  verify=False)),  # why")
@@ -86,6 +88,7 @@ class Added:
     hunk: int
     text: str
     match: str | None
+    blocks: bool = False  # its finding is major or critical: only its whole line before makes it old
 
 
 @dataclass(frozen=True)
@@ -103,8 +106,8 @@ Pairing = Literal["moved", "elsewhere", "edited"]
 def paired(added: Sequence[Added], removed: Sequence[Removed], elsewhere: Counter[str]) -> dict[int, Pairing]:
     """Which added lines an old occurrence pays for, one for one, in line order: a removed line
     of the same text (``moved``: a reformat, a move within the file), an occurrence ``elsewhere``
-    (removed from a file alike, or in the file a new one copies), or a removed line of the same
-    hunk with the same match (``edited``).
+    (removed from a file alike, or in the file a new one copies), or, for a line whose finding does
+    not block, a removed line of the same hunk with the same match (``edited``).
 
     >>> old = [Removed(0, "r=geturl,verify=False", "verify=False")]
     >>> paired([Added(5, 0, "r=geturl,verify=False", "verify=False"),
@@ -122,7 +125,7 @@ def paired(added: Sequence[Added], removed: Sequence[Removed], elsewhere: Counte
         elif left[line.text] > 0:
             left[line.text] -= 1
             out[line.number] = "elsewhere"
-        elif line.match is not None:
+        elif line.match is not None and not line.blocks:
             edit = next((i for i, r in enumerate(removed)
                          if not used[i] and r.hunk == line.hunk and r.match == line.match), None)
             if edit is not None:

@@ -36,7 +36,7 @@ from review_gate.judging.path_classes import HEAD_LINES, Classifier
 from review_gate.judging.placeholders import comment_line, documented_example, placeholder, reserved_host
 from review_gate.judging.preexisting import Added, Removed, fired_counts, first_match, normal, paired
 from review_gate.judging.rule_contexts import Lines, applies
-from review_gate.models import SEVERITY_RANK, AgentResult, FileChange, Finding, PRFacts, ReviewConfig, Rule
+from review_gate.models import BLOCKING, SEVERITY_RANK, AgentResult, FileChange, Finding, PRFacts, ReviewConfig, Rule
 from review_gate.models.findings import PREEXISTING
 from review_gate.models.rule_context import SECRETS, Action, PathClass
 from review_gate.text.regex import compile_pattern
@@ -301,11 +301,12 @@ class _Base:
                 groups[(rule.id, finding.file or "")].append(finding)
         waivers: dict[str, str] = {}
         for (rule_id, path), flagged in groups.items():
-            reasons = self._old(rules[rule_id], files[path], {f.line for f in flagged if f.line is not None})
+            blocking = {f.line for f in flagged if f.line is not None and f.severity in BLOCKING}
+            reasons = self._old(rules[rule_id], files[path], {f.line for f in flagged if f.line is not None}, blocking)
             waivers.update((f.fingerprint, reasons[f.line]) for f in flagged if f.line in reasons)
         return waivers
 
-    def _old(self, rule: Rule, where: _File, numbers: set[int]) -> dict[int, str]:
+    def _old(self, rule: Rule, where: _File, numbers: set[int], blocking: set[int]) -> dict[int, str]:
         regex = compile_pattern(rule.pattern or "")
         change = where.change
         here = self.classifier.classes(change.path)
@@ -330,7 +331,8 @@ class _Base:
             if line is None:
                 continue
             if number in hunk_of:
-                added.append(Added(number, hunk_of[number], normal(line), first_match(regex, line)))
+                added.append(Added(number, hunk_of[number], normal(line), first_match(regex, line),
+                                   blocks=number in blocking))
             else:
                 out[number] = f"{PREEXISTING}: the line stood there before this change"
         what = {"moved": "a line the change removes",

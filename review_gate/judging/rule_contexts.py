@@ -73,6 +73,31 @@ def branch_conditions(lines: Lines, number: int) -> list[str]:
     return found
 
 
+def enclosing(lines: Lines, number: int) -> list[str]:
+    """The lines that open the blocks around line ``number``, innermost first: each line above it
+    that is indented less than everything between them (``def down`` around a Rails migration's
+    rollback). Stops at a line it does not know.
+
+    >>> enclosing(Lines({1: "class M:", 2: "  def down", 3: "    drop(x)"}), 3)
+    ['def down', 'class M:']
+    """
+    line = lines.get(number)
+    if line is None:
+        return []
+    level = _indent(line)
+    found: list[str] = []
+    for at in range(number - 1, max(0, number - MAX_UP), -1):
+        if level == 0:
+            break
+        above = lines.get(at)
+        if above is None:
+            break
+        if above.strip() and _indent(above) < level:
+            level = _indent(above)
+            found.append(above.strip())
+    return found
+
+
 def _chain(lines: Lines, number: int, level: int) -> list[str]:
     """The if/elif headers of the chain an ``else`` at line ``number`` ends: the lines above at its
     indentation, up to the ``if`` that starts it."""
@@ -124,6 +149,8 @@ def applies(context: RuleContext, lines: Lines, number: int, owner: str | None, 
         return search(context.pattern, statement(lines, number)) is not None
     if context.when == "branch":
         return any(search(context.pattern, header) is not None for header in branch_conditions(lines, number))
+    if context.when == "block":
+        return any(search(context.pattern, header) is not None for header in enclosing(lines, number))
     if context.when == "same_owner":
         named = search(context.pattern, line)
         return owner is not None and named is not None and named.lower() == owner.lower()

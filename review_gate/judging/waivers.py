@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from review_gate.judging.fingerprint import fingerprint
 from review_gate.models.config import Rule
-from review_gate.models.config_values import InlineWaivers
+from review_gate.models.config_values import BLOCKING, InlineWaivers
 from review_gate.models.facts import Line, PRFacts
 from review_gate.models.findings import Finding, InlineWaiver
 from review_gate.models.lines import Lines
@@ -59,7 +59,7 @@ _PEERS: tuple[tuple[str, re.Pattern[str], bool, bool], ...] = (
     ("zizmor", re.compile(r"#[ \t]*zizmor:[ \t]*ignore\[([^\]\n]*)\]"), True, False),
     ("semgrep", re.compile(r"(?:#|//|/\*|--)[ \t]*nosemgrep\b" + _CODES), True, True),
 )
-BARE_SPARES = ("critical", "major")  # what a peer's suppression naming no code never waives
+BARE_SPARES = BLOCKING  # what a peer's suppression naming no code never waives
 MARKERS = ("review-gate", "noqa", "nosec", "eslint-disable", "zizmor", "nosemgrep")
 _ANY_MARKER = re.compile("|".join(re.escape(m) for m in MARKERS))  # one pass over a line, not six
 

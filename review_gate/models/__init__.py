@@ -25,6 +25,7 @@ from review_gate.models.config import (
     Trigger,
 )
 from review_gate.models.config_values import (
+    BLOCKING,
     SEVERITIES,
     SEVERITY_RANK,
     Decision,
@@ -57,6 +58,7 @@ from review_gate.models.report import (
 from review_gate.models.settings import Gate, GateCondition, Price, SettingsFile
 
 __all__ = [
+    "BLOCKING",
     "SEVERITIES",
     "SEVERITY_RANK",
     "Absent",

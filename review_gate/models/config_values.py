@@ -13,6 +13,9 @@ Severity = Literal["critical", "major", "warning", "info"]
 SEVERITIES: tuple[Severity, ...] = get_args(Severity)
 """Most severe first: the order reports list findings in and the gate counts them."""
 SEVERITY_RANK: dict[str, int] = {severity: rank for rank, severity in enumerate(SEVERITIES)}
+BLOCKING: tuple[Severity, ...] = SEVERITIES[:2]
+"""critical and major: what the built-in gate fails on (needs_fixes or worse), and so what asks
+more before it is waived (a peer's bare suppression, a pre-existing match on part of a line)."""
 Decision = Literal["fail", "incomplete", "needs_fixes", "pass_with_warnings", "pass"]
 FilterMode = Literal["added", "diff_context", "file", "nofilter"]
 Packing = Literal["per_agent", "agent_packed"]

@@ -21,10 +21,11 @@ PATH_CLASSES: tuple[PathClass, ...] = get_args(PathClass)
 Action = Literal["skip", "keep", "critical", "major", "warning", "info"]
 """What a finding becomes: dropped (skip), unchanged (keep), or the severity named (never above the rule's)."""
 
-ContextKind = Literal["branch", "replaces", "adds", "same_owner", "line", "statement"]
+ContextKind = Literal["branch", "block", "replaces", "adds", "same_owner", "line", "statement"]
 
 _TEST = ["**/tests/**", "**/test/**", "**/__tests__/**", "**/spec/**", "**/specs/**", "**/src/test/**",
-         "**/e2e/**", "test_*.py", "*_test.py", "tests.py", "conftest.py", "*_test.go", "*.test.*", "*.spec.*",
+         "**/e2e/**", "**/unittests/**", "test_*.py", "*_test.py", "tests.py", "conftest.py", "*_test.go", "*.test.*",
+         "*.spec.*", "*_test.yaml", "*_test.yml",
          "*_spec.rb", "*_test.rb", "*Test.java", "*Tests.java", "*Test.kt", "*Tests.kt", "*Tests.cs",
          "*Test.cs", "*Tests.swift", "*Test.php", "*_test.cc", "*_test.cpp", "*_unittest.cc"]
 _FIXTURE = ["**/fixtures/**", "**/fixture/**", "**/__fixtures__/**", "**/testdata/**", "**/test-data/**",
@@ -119,6 +120,8 @@ class RuleContext(Frozen):
 
     - ``branch``: the flagged line sits inside an ``if``/``elif``/``else`` block whose condition matches
       ``pattern`` (a library's own opt-out: ``elif verify is False:``), found by indentation above it;
+    - ``block``: a line that opens a block around the flagged line (by indentation: a ``def``, a
+      ``class``, any statement) matches ``pattern`` (``def down`` around a migration's rollback);
     - ``replaces``: a line the same hunk removes has the same key (``pattern``'s first group) as the
       flagged line: a version bump, not a new use;
     - ``adds``: no removed line of the hunk has that key: a new line, not a changed one;
