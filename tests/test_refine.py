@@ -399,3 +399,23 @@ def test_an_edit_on_a_line_with_a_blocking_finding_is_judged_as_new(cli: Any, re
     change(repo, {"app/net.py": edited}, "edit")
     report = review(cli)
     assert found(report, "sec-tls-verify-01") == [("app/net.py", 2, "major")] and report["waived"] == []
+
+
+def test_a_migrations_rollback_is_not_a_drop(cli: Any, repo: GitRepo) -> None:
+    """A trial on unseen history (a Rails application): every `remove_column` of a migration's
+    `def down`, which only undoes the columns its `def up` adds, blocked the change."""
+    rails = ("class AddBalances < ActiveRecord::Migration[7.2]\n  def up\n    add_column :balances, :start, :decimal\n"
+             "  end\n\n  def down\n    remove_column :balances, :start\n  end\nend\n")
+    alembic = ("def upgrade():\n    op.add_column('t', sa.Column('c', sa.Integer()))\n\n\n"
+               "def downgrade():\n    op.drop_column('t', 'c')\n    op.execute('ALTER TABLE t DROP COLUMN c')\n")
+    dropping = ("class DropStart < ActiveRecord::Migration[7.2]\n  def up\n    remove_column :balances, :start\n"
+                "  end\nend\n")
+    change(repo, {"db/migrate/20250719_add_balances.rb": rails, "alembic/versions/0042_add_c.py": alembic,
+                  "db/migrate/20250720_drop_start.rb": dropping})
+    assert found(review(cli), "mig-drop-column-01") == [("db/migrate/20250720_drop_start.rb", 3, "major")]
+
+
+def test_a_helm_unittest_suite_is_test_code(cli: Any, repo: GitRepo) -> None:
+    suite = "suite: persistence\ntests:\n  - it: runs on the host network\n    set:\n      hostNetwork: true\n"
+    change(repo, {"charts/app/unittests/persistence_test.yaml": suite, "charts/app/values_test.yml": suite})
+    assert found(review(cli), "infra-privileged-01") == []
