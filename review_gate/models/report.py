@@ -376,6 +376,12 @@ class ReviewReport(Frozen):
         return [f for f in self.waived if f.inline_waiver is not None and f.inline_waiver.added]
 
     @property
+    def waived_by_people(self) -> list[Finding]:
+        """The findings a person accepted (for themselves or the team) or a committed baseline
+        lists: waived from outside the change, not by a comment in it, and not merely old."""
+        return [f for f in self.waived if f.inline_waiver is None and not f.preexisting]
+
+    @property
     def verdict(self) -> str:
         """Seed 000's verdict: PASS exactly when the run exits 0, else FAIL."""
         return "PASS" if self.exit_code == 0 else "FAIL"

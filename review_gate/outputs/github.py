@@ -77,6 +77,15 @@ def waived_annotation(finding: Finding) -> str:
     return f"::notice {','.join(props)}::{data(f'{finding.message}{chr(10)}Waived in this change: {why}')}"
 
 
+def accepted_annotation(finding: Finding) -> str:
+    """A finding a person accepted or a baseline lists: a notice on its line with who and why, so
+    the reviewer of the pull request sees what is waived there and by whom."""
+    props = [f"file={prop(finding.file or '')}", *([f"line={finding.line}"] if finding.line else [])]
+    props.append(f"title={prop(f'waived · {finding.rule_id or finding.category}')}")
+    why = finding.waived or "waived"
+    return f"::notice {','.join(props)}::{data(f'{finding.message}{chr(10)}Waived: {why}')}"
+
+
 def gap_annotation(gap: Gap) -> str:
     """A gap as a notice: the configuration's business, with no line of code to point at."""
     message = f"{gap.subject}: {gap.reason}\nFix: {gap.suggestion}"
@@ -91,6 +100,8 @@ def render(report: ReviewReport) -> str:
     items: list[tuple[str, str, str]] = [(LEVELS[f.severity], f.severity, annotation(f)) for f in ordered]
     items += [("notice", "waived", waived_annotation(f)) for f in report.waived_in_change]
     items += [("notice", "gap", gap_annotation(g)) for g in report.gaps]
+    # last: a long baseline must not crowd the change's own waivers and the gaps out of the notices
+    items += [("notice", "waived", accepted_annotation(f)) for f in report.waived_by_people if f.file]
     wanted = {kind: sum(1 for k, _, _ in items if k == kind) for kind in ("error", "warning", "notice")}
     overflow = any(n > PER_KIND for n in wanted.values())
     # The notice about what was left out is itself a notice: keep a place for it.

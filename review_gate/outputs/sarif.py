@@ -74,7 +74,7 @@ def sarif_log(report: ReviewReport) -> dict[str, Any]:
     rules, index = _rules(report)
     located = [f for f in report.findings if f.file]
     inline = [f for f in report.waived if f.file and f.inline_waiver is not None]
-    external = [f for f in _waived_by_people(report) if f.file]
+    external = [f for f in report.waived_by_people if f.file]
     run: dict[str, Any] = {
         "tool": {"driver": {
             "name": "review-gate",
@@ -98,7 +98,7 @@ def _rules(report: ReviewReport) -> tuple[list[dict[str, Any]], dict[str, int]]:
     configured = {r.id: r for r in report.rules}
     fired: dict[str, Finding] = {}  # per rule, its most severe finding: order does not matter
     shown = [*report.findings, *(f for f in report.waived if f.file and f.inline_waiver is not None),
-             *(f for f in _waived_by_people(report) if f.file)]
+             *(f for f in report.waived_by_people if f.file)]
     for finding in sorted(shown, key=lambda f: SEVERITY_RANK[f.severity]):
         fired.setdefault(rule_id_of(finding), finding)
     order = [r.id for r in report.rules if r.id in fired]
@@ -183,12 +183,6 @@ def _suppressed(finding: Finding, index: dict[str, int]) -> dict[str, Any]:
                                "justification": _plain(waiver.said())}]
     result["properties"]["waived"] = "in this change" if waiver.added else "by a comment the base already has"
     return result
-
-
-def _waived_by_people(report: ReviewReport) -> list[Finding]:
-    """The findings a person accepted (for themselves or the team) or a committed baseline lists:
-    waived from outside the change, not by a comment in it, and not merely old (pre-existing)."""
-    return [f for f in report.waived if f.inline_waiver is None and not f.preexisting]
 
 
 def _accepted(finding: Finding, index: dict[str, int]) -> dict[str, Any]:

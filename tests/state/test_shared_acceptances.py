@@ -56,6 +56,10 @@ def test_a_shared_acceptance_counts_once_it_is_on_the_base_branch(repo: GitRepo,
     [result] = sarif.json()["runs"][0]["results"]
     assert result["ruleId"] == "sec-tls-verify-01"
     assert result["suppressions"] == [{"kind": "external", "status": "accepted", "justification": waived["waived"]}]
+    # and on the pull request's diff: a notice on the line, with who and why
+    github = cli("--offline", "--no-state", "--base", "main", "--format", "github")
+    [notice] = [line for line in github.out.splitlines() if line.startswith("::notice file=app.py")]
+    assert "line=2" in notice and "sec-tls-verify-01" in notice and entry["who"] in notice, notice
 
 
 def test_accept_without_shared_says_it_counts_on_this_machine_only(repo: GitRepo, cli: Any) -> None:
