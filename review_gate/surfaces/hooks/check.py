@@ -308,7 +308,8 @@ def _probe(found: Checked, what: str, command: str, limit: float, root: Path, pa
     seconds = time.monotonic() - started
     if done.returncode != 0:
         error = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        why = error[-1] if error else "no message"
+        # review-gate's own errors end with a `fix:` line: the error is the line that says what went wrong
+        why = next((line.strip() for line in reversed(error) if "error:" in line), error[-1] if error else "no message")
         kind = "takes for a block" if done.returncode == 2 else "takes for a non-blocking error: nothing is gated"
         probe = Probe(what, done.returncode == 2, done.returncode, f"exit {done.returncode}: {why}", seconds,
                       problem=f"the hook exited {done.returncode}, which the host {kind}")
