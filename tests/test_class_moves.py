@@ -168,3 +168,39 @@ def test_a_link_replaced_by_a_script_is_reviewed_as_the_script(cli: Any, repo: G
     code, report = review(cli)
     assert ("bin/tool", 3) in evals(report), report["findings"]
     assert code == 1
+
+
+@pytest.mark.parametrize("shape", ["link to a link", "file through a linked directory"])
+def test_a_link_is_followed_through_the_links_on_its_way(cli: Any, repo: GitRepo, shape: str) -> None:
+    """A trial: `app/t2 -> t` with `app/t -> ../tests/fixtures`, and `app/ev.py -> fx/evil.py` with
+    `app/fx -> ../tests/fixtures`, passed: the target was read as written (`app/t`,
+    `app/fx/evil.py`), in the application's classes, not where the links lead. (A path reached
+    through a link that still names a class, `app/t/fixtures/evil.py`, is in that class by name.)"""
+    repo.write("app/__init__.py", "")
+    repo.write("tests/fixtures/evil.py", EVIL)
+    repo.commit("the application")
+    if shape == "link to a link":
+        (repo.root / "app" / "t").symlink_to("../tests/fixtures")
+        (repo.root / "app" / "t2").symlink_to("t")
+        expected = "app/t2/evil.py"
+    else:
+        (repo.root / "app" / "fx").symlink_to("../tests/fixtures")
+        (repo.root / "app" / "ev.py").symlink_to("fx/evil.py")
+        expected = "app/ev.py"
+    repo.commit("links")
+
+    code, report = review(cli)
+    assert (expected, 5) in evals(report), report["findings"]
+    assert code == 1
+
+
+def test_a_link_in_the_working_tree_is_followed_through_links_too(cli: Any, repo: GitRepo) -> None:
+    repo.write("app/__init__.py", "")
+    repo.write("tests/fixtures/evil.py", EVIL)
+    repo.commit("the application")
+    (repo.root / "app" / "fx").symlink_to("../tests/fixtures")
+    (repo.root / "app" / "ev.py").symlink_to("fx/evil.py")
+    repo.git("add", "-A")
+    result = cli("--offline", "--no-state", "--format", "json")
+    assert result.code == 1, result.err
+    assert ("app/ev.py", 5) in evals(json.loads(result.out))

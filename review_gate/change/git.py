@@ -24,6 +24,7 @@ DIFF_OPTIONS = ("--no-color", "--no-ext-diff", "--no-textconv", "--full-index", 
 WORKTREE_FIX = ("run `git status` in the repository to see what git says about the working tree; or review what "
                 "is committed instead (--head HEAD) or the staged changes (--staged)")
 OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1, SHA-256
+LINK_MODE = "120000"  # the mode git gives a symbolic link
 CHUNK = 1 << 20  # bytes of a diff read from git at a time
 
 

@@ -15,7 +15,9 @@ link's path. A link to a directory the same: each file under it that stands in t
 the link's path and more (``ln -s ../tests/fixtures app/plugins``) is reviewed whole, as a file the
 change adds at ``app/plugins/...``; a link that would bring more than ``MAX_LINKED_FILES`` such
 files, or one too large to read, leaves the link unread, which the gate counts as not reviewed.
-Links inside the linked directory are not followed.
+A link's target is where it really points, every link on the way followed (``app/t2 -> t``,
+``app/t -> ../tests/fixtures``: ``change.left_tree``); links inside a linked directory are not
+followed.
 """
 
 from __future__ import annotations
@@ -24,15 +26,16 @@ import posixpath
 from collections.abc import Mapping
 from pathlib import Path
 
-from review_gate.change import blobs, git, text_or_binary, whole_file_diff
+from review_gate.change import blobs, text_or_binary, whole_file_diff
 from review_gate.change.diff_parser import parse_diff
+from review_gate.change.git import LINK_MODE
+from review_gate.change.left_tree import LeftTree
 from review_gate.errors import GitError
 from review_gate.judging.path_classes import Classifier
 from review_gate.judging.surroundings import GitSurroundings
 from review_gate.models import FileChange, PRFacts, ReviewConfig, Unread
 
 MOVES = ("renamed", "copied")
-LINK_MODE = "120000"  # git's mode of a symbolic link
 MAX_LINKED_FILES = 200  # files of a linked directory reviewed at the link's path; more are not read
 
 
@@ -57,12 +60,6 @@ def links(facts: PRFacts) -> dict[str, str]:
             continue
         targets[change.path] = target
     return targets
-
-
-def link_targets(facts: PRFacts, classifier: Classifier) -> dict[str, str]:
-    """``links`` whose target is a path of other classes than the link's."""
-    return {link: target for link, target in links(facts).items()
-            if classifier.classes(target) != classifier.classes(link)}
 
 
 def lenient_there(classifier: Classifier, real: str, seen_as: str) -> bool:
@@ -116,7 +113,6 @@ def read_moves(facts: PRFacts, config: ReviewConfig, root: Path | None) -> PRFac
     around = GitSurroundings(root, facts.base)
     classifier = Classifier(config.rules.path_classes, around.gitattributes())
     moves = crossing(facts, classifier)
-    to_files = link_targets(facts, classifier)
     every_link = links(facts)
     if not moves and not every_link:
         return facts
@@ -129,28 +125,36 @@ def read_moves(facts: PRFacts, config: ReviewConfig, root: Path | None) -> PRFac
         if unchanged and facts.base is not None:
             found = blobs.files_at(root, facts.base, list(unchanged), blobs.MAX_BYTES)
             moved.update((unchanged[old], data) for old, data in found.items())
-        moved.update(_targets(root, facts.head, to_files))
-        directories = {link: target for link, target in every_link.items() if link not in moved}
-        linked, unread = _linked_directories(root, facts.head, directories, classifier)
+        if every_link:
+            tree = LeftTree(root, facts.head)
+            # where each link really points, every link on the way followed
+            real = {link: points for link, target in every_link.items()
+                    if (points := tree.resolve(target)) is not None and points != link}
+            to_files = {link: target for link, target in real.items()
+                        if classifier.classes(target) != classifier.classes(link)}
+            files = tree.contents(list(to_files.values()))
+            moved.update((link, files[target]) for link, target in to_files.items() if target in files)
+            directories = {link: target for link, target in real.items() if link not in moved}
+            linked, unread = _linked_directories(tree, directories, classifier)
     except (GitError, OSError):
         pass  # what could be read is reviewed whole; the rest as the diff shows it
     return with_linked(reviewed_whole(facts, moved), linked, unread)
 
 
-def _linked_directories(root: Path, head: str | None, directories: Mapping[str, str],
+def _linked_directories(tree: LeftTree, directories: Mapping[str, str],
                         classifier: Classifier) -> tuple[dict[str, bytes], dict[str, Unread]]:
-    """For each link to a directory, its files that stand in a class the link's path is not in,
+    """For each link to a directory, its files that stand in the link path's classes and more,
     by the path they are reached at, with their content (as the change leaves them); and the
     links whose files are too many or too large to read, unread."""
     linked: dict[str, bytes] = {}
     unread: dict[str, Unread] = {}
     for link, target in directories.items():
-        inside = _files_under(root, head, target)
+        inside = tree.files_under(target)
         reached = {f"{link}/{real[len(target) + 1:]}": real for real in inside}
         lenient = {at: real for at, real in reached.items() if lenient_there(classifier, real, at)}
         if not lenient:
             continue
-        contents = _contents(root, head, sorted(lenient.values())) if len(lenient) <= MAX_LINKED_FILES else {}
+        contents = tree.contents(sorted(lenient.values())) if len(lenient) <= MAX_LINKED_FILES else {}
         missing = [real for real in lenient.values() if real not in contents]
         if missing:
             unread[link] = Unread(
@@ -165,51 +169,3 @@ def _linked_directories(root: Path, head: str | None, directories: Mapping[str, 
             if data:  # binary, or empty: no line to review
                 linked[at] = data
     return linked, unread
-
-
-def _files_under(root: Path, head: str | None, target: str) -> list[str]:
-    """The files (not links, not submodules) under directory ``target`` as the change leaves it;
-    empty when it is not a directory."""
-    if head is not None:
-        listed = git.run(["ls-tree", "-r", "-z", "--full-tree", head, "--", target + "/"], root, check=False).stdout
-        out = []
-        for entry in listed.split(b"\0"):
-            meta, _, name = entry.partition(b"\t")
-            if meta.startswith((b"100644 blob", b"100755 blob")):
-                out.append(name.decode("utf-8", "surrogateescape"))
-        return out
-    base = root.resolve()
-    top = (root / target).resolve()
-    if not top.is_relative_to(base) or not top.is_dir():
-        return []
-    return [str(path.relative_to(base).as_posix()) for path in sorted(top.rglob("*"))
-            if path.is_file() and not path.is_symlink() and not any(p.is_symlink() for p in path.parents
-                                                                    if p.is_relative_to(top))]
-
-
-def _contents(root: Path, head: str | None, paths: list[str]) -> dict[str, bytes]:
-    if head is not None:
-        return blobs.files_at(root, head, paths, blobs.MAX_BYTES)
-    out = {}
-    for path in paths:
-        file = root / path
-        if file.stat().st_size <= blobs.MAX_BYTES:
-            out[path] = file.read_bytes()
-    return out
-
-
-def _targets(root: Path, head: str | None, links: Mapping[str, str]) -> dict[str, bytes]:
-    """Each link's target content as the change leaves it: in ``head``, else in the working tree
-    (a regular file inside ``root``, reached through no link out of it)."""
-    if not links:
-        return {}
-    if head is not None:
-        found = blobs.files_at(root, head, sorted(set(links.values())), blobs.MAX_BYTES)
-        return {link: found[target] for link, target in links.items() if target in found}
-    inside = root.resolve()
-    out = {}
-    for link, target in links.items():
-        path = (root / target).resolve()
-        if path.is_relative_to(inside) and path.is_file() and path.stat().st_size <= blobs.MAX_BYTES:
-            out[link] = path.read_bytes()
-    return out

@@ -117,7 +117,7 @@ class Files:
                     yield path, _entry(mode, kind, oid, size)
         elif self.revision.index:
             listed = [(mode, oid, _decoded(raw)) for mode, oid, raw in git.index_files(self.root)]
-            sizes = blobs.sizes(self.root, [oid for mode, oid, _ in listed if mode not in ("120000", "160000")])
+            sizes = blobs.sizes(self.root, [oid for mode, oid, _ in listed if mode not in (git.LINK_MODE, "160000")])
             for mode, oid, path in listed:
                 if path is not None:
                     yield path, _entry(mode, "blob" if mode != "160000" else "commit", oid, sizes.get(oid))
@@ -199,7 +199,9 @@ def _decoded(raw: bytes) -> str | None:
 
 
 def _entry(mode: str, kind: str, oid: str, size: int | None) -> Entry:
-    if mode == "120000":
+    from review_gate.change.git import LINK_MODE
+
+    if mode == LINK_MODE:
         return Entry("link", oid, size)
     if mode == "160000" or kind == "commit":
         return Entry("submodule", oid, None)

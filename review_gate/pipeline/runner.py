@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 import anyio.to_thread
 
 from review_gate import __version__
+from review_gate.change.git import LINK_MODE
 from review_gate.change.own_files import OwnFiles, sealed, secret_scope, split
 from review_gate.change.shebang import annotate
 from review_gate.models import (
@@ -90,7 +91,7 @@ async def plan(facts: PRFacts, config: ReviewConfig, *, own: OwnFiles | None = N
 def _moves_whole(facts: PRFacts, config: ReviewConfig, root: Path | None) -> PRFacts:
     from review_gate.judging.class_moves import read_moves  # only a change that renames reads it
 
-    moving = any(f.status in ("renamed", "copied") or f.new_mode == "120000" for f in facts.files)
+    moving = any(f.status in ("renamed", "copied") or f.new_mode == LINK_MODE for f in facts.files)
     return read_moves(facts, config, root) if moving else facts
 
 

@@ -96,7 +96,7 @@ def _section(root: Path, raw: bytes, max_bytes: int, sha256: bool, gaps: list[Ga
     except OSError:
         return None  # deleted in the working tree, or unreadable: nothing there to review
     if stat.S_ISLNK(info.st_mode):
-        data, mode = os.readlink(path).encode("utf-8", "surrogateescape"), "120000"
+        data, mode = os.readlink(path).encode("utf-8", "surrogateescape"), git.LINK_MODE
     elif stat.S_ISREG(info.st_mode):
         mode = "100755" if info.st_mode & stat.S_IXUSR else "100644"
         if open_databases.in_use(path):  # the run state this process has open: reading (and closing) it drops its locks
