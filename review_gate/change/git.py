@@ -60,12 +60,22 @@ def repo_root(cwd: Path) -> Path | None:
     return Path(result.stdout.decode().strip())
 
 
+def bare_repository(cwd: Path) -> bool:
+    """Whether ``cwd`` is inside a bare repository (one with no working tree)."""
+    result = subprocess.run(["git", "rev-parse", "--is-bare-repository"], cwd=cwd,
+                            capture_output=True, check=False) if shutil.which("git") else None
+    return result is not None and result.returncode == 0 and result.stdout.strip() == b"true"
+
+
 def resolve(root: Path, ref: str) -> str:
     """The commit id of ``ref``, or a GitError naming it."""
     if ref.startswith("-"):
         raise GitError(f"unknown git ref {ref!r}", fix="refs cannot start with '-'")
     result = run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
                  root, check=False)
+    if result.returncode != 0 and ref == "HEAD" and not has_head(root):
+        raise GitError("the repository has no commit yet: there is no HEAD to compare with",
+                       fix="review the working tree without --base or --head (every file is new), or commit first")
     if result.returncode != 0:
         raise GitError(f"unknown git ref {ref!r}",
                        fix="name a branch, tag or commit that exists (see `git branch -a`), "

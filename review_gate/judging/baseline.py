@@ -117,7 +117,7 @@ def candidates(explicit: str | None, disabled: bool, config_dir: str | None, rep
     if explicit is not None:
         path = Path(explicit)
         if not path.is_file():
-            raise UsageError(f"--baseline {explicit}: no such file",
+            raise UsageError(f"--baseline {explicit}: {'a directory' if path.is_dir() else 'no such file'}",
                              fix="write one with `review-gate baseline --output FILE`")
         # Checked now, as named: the run may never read it (nothing to review, or a file inside
         # the repository that is read as the base commit has it), and a broken file named on

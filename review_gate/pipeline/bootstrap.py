@@ -227,7 +227,7 @@ def standards(config: ReviewConfig, root: Path | None, constitution: str | None)
     if constitution:
         path = Path(constitution)
         if not path.is_file():
-            raise UsageError(f"--constitution {constitution}: no such file",
+            raise UsageError(f"--constitution {constitution}: {'a directory' if path.is_dir() else 'no such file'}",
                              fix="name a Markdown file with a '## Standards' section")
     elif config.settings.constitution:
         path = Path(config.directory or root or ".") / config.settings.constitution

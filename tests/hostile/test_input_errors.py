@@ -419,3 +419,26 @@ def test_an_empty_value_is_refused_not_read_as_not_given(cli, repo: GitRepo, arg
     """A trial: `--shard ""` (a CI matrix variable left unset) reviewed everything, `--base ""` the
     default branch, and `--diff ""` said it was a directory."""
     assert_clean_error(cli(*argv, "--offline", "--no-state") if argv[0] != "plan" else cli(*argv), name)
+
+
+def test_errors_name_what_was_given(cli, repo: GitRepo, tmp_path: Path) -> None:
+    """A trial: `--baseline DIR` and `--constitution DIR` said "no such file" of a directory, and
+    `--timeout 1e400` echoed the `inf` it became, not what was typed."""
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    assert_clean_error(cli("--baseline", str(folder), "--offline", "--no-state"), f"--baseline {folder}: a directory")
+    assert_clean_error(cli("--constitution", str(folder), "--offline", "--no-state"),
+                       f"--constitution {folder}: a directory")
+    assert_clean_error(cli("--timeout", "1e400", "--offline", "--no-state"), "'1e400' is not a finite number")
+
+
+def test_a_repository_with_no_commit_and_a_bare_one_say_so(cli, tmp_path: Path) -> None:
+    """A trial: `--base main` in a repository with no commit said "unknown git ref 'HEAD'", and a
+    bare clone "not inside a git repository"."""
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    subprocess.run(["git", "init", "-q", str(fresh)], check=True)
+    assert_clean_error(cli("--base", "main", "--offline", "--no-state", cwd=fresh), "no commit yet")
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    assert_clean_error(cli("--offline", "--no-state", cwd=bare), "a bare repository has no working tree")

@@ -16,6 +16,14 @@ FILTER_MODES = ("added", "diff_context", "file", "nofilter")
 HOOK_HOSTS = ("claude-code", "codex")  # review_gate.surfaces.hooks.HOSTS, named here so that --help imports nothing
 
 
+def seconds(text: str) -> float:
+    """A number of seconds as typed: `1e400` is refused as written, not checked later as `inf`."""
+    value = float(text)  # ValueError: argparse says "invalid seconds value: ..."
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number of seconds")
+    return value
+
+
 class FormatAction(argparse.Action):
     """``--format F [--output FILE]``, repeatable: each --output belongs to the --format before it."""
 
@@ -94,7 +102,7 @@ def review_flags(parser: argparse.ArgumentParser, *, outputs: bool = True) -> No
                         help="least severe decision that exits 1 (default: needs_fixes)")
     parser.add_argument("--filter-mode", choices=FILTER_MODES, help="which findings count (as for run)")
     parser.add_argument("--concurrency", type=int, metavar="N", help="agents running at once")
-    parser.add_argument("--timeout", type=float, metavar="S", help="deadline of every agent, retries included")
+    parser.add_argument("--timeout", type=seconds, metavar="S", help="deadline of every agent, retries included")
     parser.add_argument("--packing", choices=("per_agent", "agent_packed"),
                         help="llm agents of one endpoint: each in its own requests, or packed (as for run)")
     parser.add_argument("--constitution", metavar="FILE", help="Markdown file whose Standards section LLM agents get")

@@ -9,7 +9,7 @@ import argparse
 from typing import TYPE_CHECKING, NoReturn, cast
 
 from review_gate import __version__
-from review_gate.surfaces.cli.options import DECISIONS, HOOK_HOSTS
+from review_gate.surfaces.cli.options import DECISIONS, HOOK_HOSTS, seconds
 from review_gate.surfaces.cli.review_parsers import (
     add_baseline,
     add_batch,
@@ -62,7 +62,7 @@ def add_agents(sub: Subparsers) -> None:
                     "request fails, 2 on a usage error (unknown agent, not an llm agent, key not set).")
     check.add_argument("agent", metavar="ID")
     check.add_argument("--config", metavar="DIR")
-    check.add_argument("--timeout", type=float, default=60, metavar="SECONDS", help="give up after this long")
+    check.add_argument("--timeout", type=seconds, default=60, metavar="SECONDS", help="give up after this long")
 
 
 def add_meta(sub: Subparsers) -> None:
@@ -92,7 +92,7 @@ def add_hook(sub: Subparsers) -> None:
                       help="with check: the host whose settings to check (default: every host with settings here)")
     hook.add_argument("--max-blocks", type=int, default=3, metavar="N",
                       help="stops blocked in a row before the agent is let stop with a hand-off (default 3)")
-    hook.add_argument("--budget", type=float, default=50, metavar="S",
+    hook.add_argument("--budget", type=seconds, default=50, metavar="S",
                       help="seconds the whole review may take, below the host's hook timeout (default 50); "
                            "LLM reviewers run only when their deadline fits")
     hook.add_argument("--base", metavar="REF", help="compare against the merge-base with REF (default: the default "

@@ -15,6 +15,7 @@ from review_gate.surfaces.cli.options import (
     FormatAction,
     input_options,
     review_flags,
+    seconds,
     shard_option,
     verbose_option,
 )
@@ -32,7 +33,7 @@ def add_run(sub: Subparsers) -> None:
     run.add_argument("--filter-mode", choices=FILTER_MODES,
                      help="which findings count: on added lines (default), in hunks, in changed files, all")
     run.add_argument("--concurrency", type=int, metavar="N", help="agents running at once")
-    run.add_argument("--timeout", type=float, metavar="S", help="deadline of every agent, retries included")
+    run.add_argument("--timeout", type=seconds, metavar="S", help="deadline of every agent, retries included")
     run.add_argument("--offline", action="store_true", help="run only agents that need no network")
     run.add_argument("--packing", choices=("per_agent", "agent_packed"),
                      help="llm agents of one provider, model and endpoint: each in its own requests, or "
@@ -163,9 +164,9 @@ def add_batch(sub: Subparsers) -> None:
                          help=f"output format, repeatable: {', '.join(FORMATS)}")
     collect.add_argument("--output", "-o", dest="outputs", action=FormatAction, metavar="FILE",
                          help="write the format before it to FILE instead of standard output")
-    collect.add_argument("--wait", type=float, metavar="SECONDS",
+    collect.add_argument("--wait", type=seconds, metavar="SECONDS",
                          help="while a batch runs, check again every --poll seconds, for at most SECONDS")
-    collect.add_argument("--poll", type=float, metavar="SECONDS", default=30.0,
+    collect.add_argument("--poll", type=seconds, metavar="SECONDS", default=30.0,
                          help="seconds between checks with --wait (default 30)")
     collect.add_argument("--bundle", metavar="DIR", help="write the replay bundle to DIR (default: submit's --bundle)")
     verbose_option(collect)

@@ -68,6 +68,10 @@ def diff_request(args: argparse.Namespace, root: Path | None) -> DiffRequest:
             raise InputError(f"--diff {sanitize(args.diff)}: {what}",
                              fix="pass the path of a unified diff file, or - for standard input")
         return DiffRequest(mode="file", path=args.diff, repo_root=str(root) if root else None)
+    if root is None and git.bare_repository(Path.cwd()):
+        raise GitError("a bare repository has no working tree to review",
+                       fix="review a clone with a working tree, or pass a diff: git diff BASE HEAD | review-gate "
+                           "--diff -")
     if root is None:
         raise GitError("not inside a git repository",
                        fix="run review-gate inside a git repository, or pass --diff FILE (- for stdin)")
