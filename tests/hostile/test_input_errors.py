@@ -248,7 +248,9 @@ def test_an_unreadable_config_directory_is_a_config_error(tmp_path: Path, review
 def test_a_timeout_that_is_not_a_finite_positive_number_is_refused(cli, tmp_path: Path, value: str) -> None:
     result = cli(f"--timeout={value}", "--config", str(quiet_config(tmp_path)), "--diff", "-", "--no-state",
                  stdin=DIFF.encode())
-    assert_clean_error(result, "--timeout", "at most 3600 seconds")
+    # not a number at all is refused as typed; a number out of range says the range
+    said = f"{value!r} is not a finite number" if value in ("nan", "inf", "-inf", "1e999") else "at most 3600 seconds"
+    assert_clean_error(result, "--timeout", said)
     assert_clean_error(cli("agents", "check", "anything", f"--timeout={value}"), "--timeout")
 
 
