@@ -419,3 +419,19 @@ def test_a_helm_unittest_suite_is_test_code(cli: Any, repo: GitRepo) -> None:
     suite = "suite: persistence\ntests:\n  - it: runs on the host network\n    set:\n      hostNetwork: true\n"
     change(repo, {"charts/app/unittests/persistence_test.yaml": suite, "charts/app/values_test.yml": suite})
     assert found(review(cli), "infra-privileged-01") == []
+
+
+def test_a_migration_on_a_table_the_same_change_creates_is_no_risk(cli: Any, repo: GitRepo) -> None:
+    """A trial on unseen history: a change that created `api_keys` in one migration and removed a
+    column of it in the next was blocked: the table held no data, and nothing read it yet."""
+    created = ("class CreateApiKeys < ActiveRecord::Migration[7.2]\n  def change\n"
+               "    create_table :api_keys do |t|\n      t.string :key\n    end\n  end\nend\n")
+    removed = ("class RemoveKey < ActiveRecord::Migration[7.2]\n  def change\n"
+               "    remove_column :api_keys, :key, :string\n    remove_column :users, :legacy_token, :string\n"
+               "  end\nend\n")
+    sql = ("CREATE TABLE audit (id int, note text);\nALTER TABLE audit DROP COLUMN note;\n"
+           "ALTER TABLE orders DROP COLUMN total;\n")
+    change(repo, {"db/migrate/20250612_create_api_keys.rb": created, "db/migrate/20250613_remove_key.rb": removed,
+                  "migrations/0042_audit.sql": sql})
+    assert found(review(cli), "mig-drop-column-01") == [("db/migrate/20250613_remove_key.rb", 4, "major"),
+                                                       ("migrations/0042_audit.sql", 3, "major")]

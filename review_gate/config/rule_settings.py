@@ -44,7 +44,7 @@ def check_rule(rule: Rule, at: str, add: Add) -> None:
         _pattern(checks.host, f"{at}/placeholders/host", add, group=True)
     for index, context in enumerate(rule.contexts):
         where = f"{at}/contexts/{index}"
-        _pattern(context.pattern, f"{where}/pattern", add, group=context.when == "same_owner")
+        _pattern(context.pattern, f"{where}/pattern", add, group=context.when in ("same_owner", "created"))
         _pattern(context.only, f"{where}/only", add)
         if context.action not in ("skip", "keep") and SEVERITY_RANK[context.action] < SEVERITY_RANK[rule.severity]:
             add(f"{where}/action", f"{show(context.action)} is more severe than the rule itself ({rule.severity}): "

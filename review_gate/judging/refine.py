@@ -27,11 +27,14 @@ have findings); with none (a diff file and no repository), the hunks are all the
 
 from __future__ import annotations
 
+import functools
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Protocol
 
+from review_gate.judging.created_tables import change_creates
 from review_gate.judging.path_classes import HEAD_LINES, Classifier
 from review_gate.judging.placeholders import comment_line, documented_example, placeholder, reserved_host
 from review_gate.judging.preexisting import Added, Removed, fired_counts, first_match, normal, paired
@@ -115,6 +118,7 @@ def refine(results: list[AgentResult], facts: PRFacts, config: ReviewConfig, aro
     files = {c.path: _file(c, texts.get(c.path), classifier) for c in unique}
     base = _Base(around, unique, facts.files, classifier)
     owner = around.owner() if any(ctx.when == "same_owner" for r in rules.values() for ctx in r.contexts) else None
+    created = functools.cache(lambda: change_creates(facts))  # read only when a `created` context asks
     waivers: dict[str, str] = {}
     out = []
     for result in results:
@@ -125,7 +129,7 @@ def refine(results: list[AgentResult], facts: PRFacts, config: ReviewConfig, aro
             if rule is None or where is None:
                 kept.append(finding)
                 continue
-            judged = _judge(finding, rule, where, config, owner)
+            judged = _judge(finding, rule, where, config, owner, created)
             if judged is not None:
                 kept.append(judged)
         kept = _once_per_file(kept, rules)
@@ -184,7 +188,8 @@ def _lowered(finding: Finding, action: Action, why: str) -> Finding | None:
     return finding.model_copy(update={"severity": action, "message": f"{finding.message} [{action}: {why}]"})
 
 
-def _judge(finding: Finding, rule: Rule, where: _File, config: ReviewConfig, owner: str | None) -> Finding | None:
+def _judge(finding: Finding, rule: Rule, where: _File, config: ReviewConfig, owner: str | None,
+           created: Callable[[], AbstractSet[str]]) -> Finding | None:
     chosen = _action(rule, where.classes, config)
     judged: Finding | None = finding
     if chosen is not None:
@@ -196,7 +201,7 @@ def _judge(finding: Finding, rule: Rule, where: _File, config: ReviewConfig, own
     if rule.category == SECRETS and rule.pattern and _documented(rule, where.lines, finding):
         return None
     for context in rule.contexts:
-        if applies(context, where.lines, finding.line, owner, search):
+        if applies(context, where.lines, finding.line, owner, search, created):
             return _lowered(judged, context.action, context.reason)
     return judged
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from review_gate.models.rule_context import RuleContext
@@ -135,9 +136,11 @@ def statement(lines: Lines, number: int) -> str:
     return "\n".join(taken)
 
 
-def applies(context: RuleContext, lines: Lines, number: int, owner: str | None, search: SearchFn) -> bool:
+def applies(context: RuleContext, lines: Lines, number: int, owner: str | None, search: SearchFn,
+            created: Callable[[], AbstractSet[str]] = frozenset) -> bool:
     """Whether ``context`` holds for a finding at line ``number``; ``search(pattern, text)`` is the
-    first group (or the whole match) of an RE2 search, None when it does not match."""
+    first group (or the whole match) of an RE2 search, None when it does not match; ``created()``,
+    the tables the change creates (``judging.created_tables``), asked only by a ``created`` context."""
     line = lines.get(number)
     if line is None:
         return False
@@ -151,6 +154,11 @@ def applies(context: RuleContext, lines: Lines, number: int, owner: str | None, 
         return any(search(context.pattern, header) is not None for header in branch_conditions(lines, number))
     if context.when == "block":
         return any(search(context.pattern, header) is not None for header in enclosing(lines, number))
+    if context.when == "created":
+        from review_gate.judging.created_tables import table_name
+
+        named = search(context.pattern, line)
+        return named is not None and table_name(named) in created()
     if context.when == "same_owner":
         named = search(context.pattern, line)
         return owner is not None and named is not None and named.lower() == owner.lower()

@@ -21,7 +21,7 @@ PATH_CLASSES: tuple[PathClass, ...] = get_args(PathClass)
 Action = Literal["skip", "keep", "critical", "major", "warning", "info"]
 """What a finding becomes: dropped (skip), unchanged (keep), or the severity named (never above the rule's)."""
 
-ContextKind = Literal["branch", "block", "replaces", "adds", "same_owner", "line", "statement"]
+ContextKind = Literal["branch", "block", "created", "replaces", "adds", "same_owner", "line", "statement"]
 
 _TEST = ["**/tests/**", "**/test/**", "**/__tests__/**", "**/spec/**", "**/specs/**", "**/src/test/**",
          "**/e2e/**", "**/unittests/**", "test_*.py", "*_test.py", "tests.py", "conftest.py", "*_test.go", "*.test.*",
@@ -122,6 +122,8 @@ class RuleContext(Frozen):
       ``pattern`` (a library's own opt-out: ``elif verify is False:``), found by indentation above it;
     - ``block``: a line that opens a block around the flagged line (by indentation: a ``def``, a
       ``class``, any statement) matches ``pattern`` (``def down`` around a migration's rollback);
+    - ``created``: ``pattern``'s first group names a table that a line the change adds creates
+      (``create_table``, ``CREATE TABLE``, ``CreateModel``: a table with no data yet);
     - ``replaces``: a line the same hunk removes has the same key (``pattern``'s first group) as the
       flagged line: a version bump, not a new use;
     - ``adds``: no removed line of the hunk has that key: a new line, not a changed one;
