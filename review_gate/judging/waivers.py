@@ -12,6 +12,9 @@ Semgrep's ``nosemgrep`` / ``nosemgrep: RULE``. A blanket ``# noqa`` waives nothi
 flags those; a bare ``# nosec``, ``// eslint-disable-line`` or ``nosemgrep`` (no code named) waives
 only findings below ``major``: a major or critical one needs its code (``# nosec B506``).
 
+The words of a waiver inside a string literal on its line are data, not a comment, and waive
+nothing (``review_gate.text.literals``); the coding agents' hooks still deny writing them.
+
 A waiver comes from the change itself, so it is never silent: every waived finding is listed as
 waived with the comment and its reason, and the findings waived by comments the change *adds*
 are counted in the ``waived_inline`` metric (the built-in gate makes that at least
@@ -38,6 +41,7 @@ from review_gate.models.config_values import BLOCKING, InlineWaivers
 from review_gate.models.facts import Line, PRFacts
 from review_gate.models.findings import Finding, InlineWaiver
 from review_gate.models.lines import Lines
+from review_gate.text.literals import in_string
 
 AGENT = "review-gate"
 RULE_ID = "inline-waiver"
@@ -76,6 +80,7 @@ class Comment:
     own_line: bool  # it speaks for the line it is on
     next_line: bool  # its syntax speaks for the line below (it is on the line above a finding)
     alone: bool = False  # nothing but blanks before it on its line: only then may it speak for the line below
+    at: int = 0  # where on its line it starts
 
 
 @dataclass(frozen=True)
@@ -102,13 +107,19 @@ def comments(text: str) -> list[Comment]:
     for match in _OURS.finditer(text):
         reason = _CLOSERS.sub("", match.group(2)).strip(" \t:-—–")
         found.append(Comment(AGENT, _split(match.group(1)), reason, _clip(match.group(0)), True, True,
-                             not text[:match.start()].strip()))
+                             not text[:match.start()].strip(), match.start()))
     for tool, pattern, own_line, next_line in _PEERS:
         for match in pattern.finditer(text):
             comment = _clip(_CLOSERS.sub("", match.group(0)).strip())
             found.append(Comment(tool, _split(match.group(1) or ""), comment, comment, own_line, next_line,
-                                 not text[:match.start()].strip()))
+                                 not text[:match.start()].strip(), match.start()))
     return found
+
+
+def comments_in(text: str, path: str) -> list[Comment]:
+    """``comments`` that are comments in ``path``'s language: not the words of one inside a string
+    literal (``s = "# review-gate: ignore[x] ok"`` waives nothing)."""
+    return [c for c in comments(text) if not in_string(text, c.at, path)]
 
 
 def _split(codes: str) -> tuple[str, ...]:
@@ -250,7 +261,7 @@ def _waiver(finding: Finding, lines: _LineAt,
         line = lines.get((finding.file, number))
         if line is None or (above and not line.added and (flagged is None or flagged.added)):
             continue
-        for comment in comments(line.text):
+        for comment in comments_in(line.text, finding.file):
             speaks = comment.next_line and comment.alone if above else comment.own_line
             if speaks and _speaks_for(comment, finding, peers):
                 return line, comment
@@ -267,7 +278,7 @@ def _bare(finding: Finding, lines: _LineAt, peers: dict[str, set[tuple[str, str]
     if line is None:
         return None
     mapped = peers.get(finding.rule_id or "", set())
-    for comment in comments(line.text):
+    for comment in comments_in(line.text, finding.file):
         if comment.tool != AGENT and not comment.codes and comment.own_line and _peer_waives(comment, mapped):
             codes = sorted(code.partition(":")[2] for code in written.get(finding.rule_id or "", [])
                            if _peer(code)[0] == comment.tool)
@@ -307,7 +318,7 @@ def _problems(facts: PRFacts, known: set[str]) -> list[Finding]:
             for line in hunk.lines:
                 if not line.added:
                     continue
-                for comment in comments(line.text):
+                for comment in comments_in(line.text, f.path):
                     if comment.tool != AGENT:
                         continue
                     problem = _problem(comment, known)

@@ -202,3 +202,20 @@ def test_every_format_shows_what_the_change_waives(repo: GitRepo, cli: Any, tmp_
     [result_item] = json.loads(text["sarif"])["runs"][0]["results"]
     assert result_item["suppressions"][0]["kind"] == "inSource"
     assert "our constant table" in result_item["suppressions"][0]["justification"]
+
+
+def test_the_words_of_a_waiver_inside_a_string_literal_waive_nothing(repo: GitRepo, cli: Any) -> None:
+    """A trial: `x = eval(...); s = "# review-gate: ignore[sec-py-eval-01] trusted input"` was
+    honoured, a string read as a comment (its reason even kept the closing quote)."""
+    _change(repo, f'{EVAL}; s = "# review-gate: ignore[sec-py-eval-01] trusted input"',
+            f'note = "a#b"; {EVAL}  # review-gate: ignore[sec-py-eval-01] our constant table, after a string')
+    code, report = _report(cli)
+    assert [(f["rule_id"], f["line"]) for f in report["findings"]] == [("sec-py-eval-01", 1)], report["findings"]
+    assert [(f["rule_id"], f["line"]) for f in report["waived"]] == [("sec-py-eval-01", 2)]
+    assert code == 1
+
+
+def test_a_string_in_javascript_holds_no_waiver_either(repo: GitRepo, cli: Any) -> None:
+    _change(repo, "const v = eval(input); const s = `// eslint-disable-line no-eval`;", path="web/app.js")
+    _, report = _report(cli)
+    assert [f["rule_id"] for f in report["findings"]] == ["sec-js-eval-01"] and report["waived"] == []
