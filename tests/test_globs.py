@@ -10,7 +10,7 @@ from collections.abc import Iterable
 import pytest
 
 from review_gate.config.locations import builtin_dir
-from review_gate.text.globs import Globs, _compile, _one_regex
+from review_gate.text.globs import GlobError, Globs, _compile, _one_regex, selections
 
 PATHS = ["a.tar.gz", "b.gz", "x.tar.gz/in.txt",
          "a.py", "src/a.py", "x.py/y.txt", "a.pyw", ".py", "py", "app/migrations/0001_init.py",
@@ -80,3 +80,27 @@ def test_every_builtin_glob_list_selects_what_pathspec_selects() -> None:
 def test_globs_with_their_own_brackets_and_escapes_select_what_pathspec_selects(glob: str) -> None:
     paths = [*_paths_for([glob]), "src/a1.py", "src/c1.py", "ay/z", "xy/z", "a[1].py", "abc/d", "b/q/r.md"]
     assert [p for p in paths if Globs([glob]).match(p)] == [p for p in paths if _compile((glob,)).match_file(p)]
+
+
+def test_all_lists_asked_at_once_select_what_each_selects_alone() -> None:
+    # selections puts every list into one RE2 set: *.EXT lists as the components they end, a list
+    # with a negation as its selecting globs, then asked of pathspec for the paths those select
+    lists = [*LISTS, *_builtin_glob_lists(), ("*.py", "!*.py"), ("!docs/**",), ("src/[ab]*.py",), ("x\nname.py",),
+             ("*.md", "!docs/", "docs/keep.md")]
+    paths = [*_paths_for(p for patterns in lists for p in patterns), "dir\nwith/a.py", "docs/keep.md", "docs/x.md"]
+    together = selections(lists, paths)
+    for patterns, picked in zip(lists, together, strict=True):
+        assert sorted(picked) == [i for i, path in enumerate(paths) if Globs(patterns).match(path)], patterns
+
+
+def test_a_list_that_is_no_glob_is_refused_when_asked_with_others() -> None:
+    with pytest.raises(GlobError):
+        selections([("*.py",), ("[z-a]",)], ["a.py"])
+
+
+@pytest.mark.parametrize("patterns", [("*.py",), ("*.py", "Dockerfile"), ("src/**",), ("**/x.py",)])
+def test_a_name_with_a_newline_is_selected_as_git_selects_it(patterns: tuple[str, ...]) -> None:
+    # git's * and ** cross a newline like any character; a list of *.py alone always did, a list
+    # mixing *.py with another glob did not, so a rule for both skipped "src/a\nb/x.py"
+    assert Globs(patterns).match("src/a\nb/x.py")
+    assert selections([patterns], ["src/a\nb/x.py"]) == [{0}]

@@ -8,7 +8,7 @@ import re
 from review_gate.models import Domain, FileChange, FileDomains, PRClassification, PRFacts, PrType, RiskLevel
 from review_gate.models.config import script_names
 from review_gate.pipeline.boundary import checked
-from review_gate.text.globs import Globs
+from review_gate.text.globs import Globs, selections
 
 _CONVENTIONAL = re.compile(r"^(feat|fix|refactor|docs|test|chore|build|ci|perf|deps)(\(.+\))?!?:", re.I)
 _COMMIT_TYPES: dict[str, PrType] = {
@@ -57,13 +57,22 @@ def pr_type(facts: PRFacts, files: list[FileDomains], domains: dict[str, Domain]
     return "mixed"
 
 
-def _file(change: FileChange, specs: list[tuple[Domain, Globs]]) -> FileDomains:
-    names = script_names(change.path, change.interpreter, [d for d, _ in specs])
-    if not names and change.interpreter is None:  # the common case, kept lean: a large change has thousands
-        return FileDomains(path=change.path, domains=[d.id for d, spec in specs if spec.match(change.path)])
-    ids = [d.id for d, spec in specs
-           if d.claims(change.interpreter) or spec.match(change.path) or any(spec.match(n) for n in names)]
-    return FileDomains(path=change.path, domains=ids, names=names)
+def _files(changes: list[FileChange], domains: list[Domain]) -> list[FileDomains]:
+    """Each file's domains: every domain's globs asked about every path at once (``selections``),
+    then a script's interpreter and the other names it goes by."""
+    chosen = selections([d.paths for d in domains], [f.path for f in changes])
+    specs = [(d, Globs(d.paths)) for d in domains]
+    out = []
+    for i, change in enumerate(changes):
+        names = script_names(change.path, change.interpreter, domains)
+        ids = [d.id for d, picked in zip(domains, chosen, strict=True) if i in picked]
+        if not names and change.interpreter is None:  # the common case, kept lean: a large change has thousands
+            out.append(FileDomains(path=change.path, domains=ids))
+            continue
+        ids = [d.id for (d, spec), picked in zip(specs, chosen, strict=True)
+               if d.claims(change.interpreter) or i in picked or any(spec.match(n) for n in names)]
+        out.append(FileDomains(path=change.path, domains=ids, names=names))
+    return out
 
 
 def classify(facts: PRFacts, domains: list[Domain]) -> PRClassification:
@@ -79,8 +88,7 @@ def classify(facts: PRFacts, domains: list[Domain]) -> PRClassification:
     'docs'
     """
     facts = checked("classify", facts)
-    specs = [(d, Globs(d.paths)) for d in domains]
-    files = [_file(f, specs) for f in facts.files]
+    files = _files(facts.files, domains)
     touched_ids = sorted({d for f in files for d in f.domains})
     by_id = {d.id: d for d in domains}
     score = risk_score(facts, [by_id[d] for d in touched_ids])

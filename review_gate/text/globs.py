@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -85,6 +85,8 @@ def _re2_options() -> Any:
     options = re2.Options()
     options.log_errors = False
     options.never_capture = True
+    # git's * and ** cross a newline in a name as any other character: "a\nb/x.py" is a .py file
+    options.dot_nl = True
     return options
 
 
@@ -116,7 +118,7 @@ def _one_regex(patterns: tuple[str, ...]) -> Any | None:
         except re2.error:
             pass  # stdlib re below says what is wrong in its own words, or reads it
     try:
-        return re.compile(joined)
+        return re.compile(joined, re.DOTALL)
     except re.error as exc:  # a bracket range such as [z-a]
         raise GlobError(exc.msg) from exc
 
@@ -175,26 +177,69 @@ class Globs:
 
 def selections(lists: Sequence[Sequence[str]], paths: Sequence[str]) -> list[set[int]]:
     """For each glob list, the indices of the ``paths`` it selects: what ``Globs(l).select`` says,
-    asked at once. The lists RE2 reads go into one RE2 set, so each path is matched once for all
-    of them, not once per list (a pattern agent's rules ask about every file of the change)."""
+    asked at once (a pattern agent's rules and the domains ask about every file of the change).
+    A list's ``*.EXT`` globs are looked up by the endings of each path's components (one dict for
+    every list), its other selecting globs go into one RE2 set, so each path is matched once for
+    all of them; a list with a negation is then asked itself about the paths those select (a
+    negation only ever takes a path back). A list RE2 cannot read as ``re`` does is asked path by
+    path."""
     import re2
 
     out: list[set[int]] = [set() for _ in lists]
+    by_ending: dict[str, list[int]] = {}  # ".py" -> the lists whose *.EXT globs name it
     together = re2.Set.MatchSet(_re2_options())
-    members: list[int] = []  # the set's entry -> the list it stands for
+    in_set: list[int] = []  # the set's entry -> the list it stands for
+    narrowing: dict[int, Callable[[str], bool]] = {}  # list -> its own test, for a list with a negation
     for index, patterns in enumerate(lists):
         key = tuple(patterns)
-        joined = _alternation(key) if key and _suffixes(key) is None else None
-        if joined is not None and _for_re2(joined):
-            _one_regex(key)  # raises GlobError as Globs would
-            together.Add(joined)
-            members.append(index)
-        else:
+        entry = _entry(key) if key else None
+        if entry is None:
             match = _matcher(key)
             out[index].update(i for i, path in enumerate(paths) if match(path))
-    if members:
+            continue
+        suffixes, expression, narrows = entry
+        for suffix in suffixes:
+            by_ending.setdefault(suffix, []).append(index)
+        if expression is not None:
+            together.Add(expression)
+            in_set.append(index)
+        if narrows:
+            narrowing[index] = _matcher(key)
+    if in_set:
         together.Compile()
-        for i, path in enumerate(paths):
-            for entry in together.Match(path) or ():
-                out[members[entry]].add(i)
+    for i, path in enumerate(paths):
+        if by_ending:
+            for ending in _endings(path):
+                for index in by_ending.get(ending, ()):
+                    out[index].add(i)
+        if in_set:
+            for found in together.Match(path) or ():
+                out[in_set[found]].add(i)
+    for index, match in narrowing.items():
+        out[index] = {i for i in out[index] if match(paths[i])}
     return out
+
+
+def _endings(path: str) -> Iterator[str]:
+    """What each component of ``path`` ends in from each of its dots: ``*.EXT`` selects the path
+    when ``.EXT`` is one of them (``a.tar.gz``: ``.tar.gz`` and ``.gz``)."""
+    for part in path.split("/"):
+        dot = part.find(".")
+        while dot >= 0:
+            yield part[dot:]
+            dot = part.find(".", dot + 1)
+
+
+@lru_cache(maxsize=1024)
+def _entry(patterns: tuple[str, ...]) -> tuple[tuple[str, ...], str | None, bool] | None:
+    """A list as ``selections`` asks it: the suffixes of its selecting ``*.EXT`` globs, the
+    alternation of its other selecting globs, and whether it holds a negation; None for a list
+    whose alternation RE2 cannot read as ``re`` does."""
+    _matcher(patterns)  # raises GlobError as Globs would
+    selecting = [p for p in patterns if not p.startswith("!")]
+    found = [_SUFFIX.fullmatch(p) for p in selecting]
+    others = tuple(p for p, m in zip(selecting, found, strict=True) if m is None)
+    expression = _alternation(others) if others else None
+    if expression is not None and not _for_re2(expression):
+        return None
+    return tuple(m.group(1) for m in found if m), expression, len(selecting) < len(patterns)
