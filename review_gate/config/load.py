@@ -14,9 +14,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from review_gate.config import snapshot
 from review_gate.config.locations import builtin_dir
 from review_gate.config.messages import describe, pointer, shown_errors
-from review_gate.config.validate import check_references
+from review_gate.config.validate import check_references, file_problems
 from review_gate.errors import ConfigError, ConfigProblem, ProblemsError, UsageError
 from review_gate.models import ReviewConfig
 from review_gate.models.config_values import ConfigFile
@@ -87,7 +88,11 @@ def read_json(path: Path, display: str, *, limit: int = FILE_LIMIT, error: type[
     ``/dev/zero`` would fill the memory. Opening does not block (O_NONBLOCK), so a FIFO swapped
     in after the check cannot hang the run either.
     """
-    raw = _read_regular(path, display, limit, error)
+    return parse_json(_read_regular(path, display, limit, error), display, error=error)
+
+
+def parse_json(raw: bytes, display: str, *, error: type[ProblemsError] = ConfigError) -> Any:
+    """``read_json`` of bytes already read."""
     try:
         text = raw.decode("utf-8-sig")  # tolerate the byte order mark some editors write
     except UnicodeDecodeError as exc:
@@ -184,6 +189,8 @@ def load_config(directory: Path | None, *, listed_by: str | None = None,
     sources: dict[str, str] = {}
     problems: list[ConfigProblem] = []
     raw: dict[str, Any] = {}
+    files: dict[str, tuple[str, bytes]] = {}  # name -> (display, bytes) of the files read
+    unreadable: dict[str, list[ConfigProblem]] = {}
     for name in CONFIG_FILES:
         # a broken symlink or a directory in the way is reported, not silently replaced
         if directory is not None and name in present:
@@ -193,9 +200,26 @@ def load_config(directory: Path | None, *, listed_by: str | None = None,
         if replaced is not None and name in replaced and directory is not None:
             display = str(directory / name)
         sources[name] = display
+        if replaced is None or name not in replaced:
+            try:
+                files[name] = display, _read_regular(path, display, CONFIG_LIMIT, ConfigError)
+            except ConfigError as exc:
+                unreadable[name] = exc.problems
+    # checked before, byte for byte, by this code: kept (config.snapshot); only what the files
+    # name may have gone since
+    held = snapshot.key(directory, files) if replaced is None and not one_pass and not unreadable else None
+    if held is not None and (known := snapshot.read(held)) is not None:
+        if problems := file_problems(known):
+            raise ConfigError(problems, listed_by=listed_by)
+        return known
+    for name in CONFIG_FILES:
+        display = sources[name]
+        if name in unreadable:
+            problems.extend(unreadable[name])
+            continue
         try:
-            data = replaced[name] if replaced is not None and name in replaced else read_json(
-                path, display, limit=CONFIG_LIMIT)
+            data = replaced[name] if replaced is not None and name in replaced else parse_json(
+                files[name][1], display)
             _characters(data, display)
             raw[name] = data  # what a one-pass check may salvage: read, and whole characters
             parsed[name] = parse_file(name, data, display)
@@ -227,6 +251,8 @@ def load_config(directory: Path | None, *, listed_by: str | None = None,
     problems = check_references(config)
     if problems:
         raise ConfigError(problems, listed_by=listed_by)
+    if held is not None:
+        snapshot.write(held, config)
     return config
 
 

@@ -36,6 +36,17 @@ def check_references(config: ReviewConfig) -> list[ConfigProblem]:
     return found.problems
 
 
+def file_problems(config: ReviewConfig) -> list[ConfigProblem]:
+    """The checks of ``check_references`` that look past the five files, at the files they name:
+    what a configuration checked before (``config.snapshot``) is checked for again."""
+    found = _Problems(config)
+    for i, agent in enumerate(config.agents.agents):
+        if isinstance(agent, LlmAgent):
+            _instructions(config, found, i, agent)
+    _constitution(config, found)
+    return found.problems
+
+
 class _Problems:
     """The problems found so far, and the checks every file shares."""
 
@@ -106,14 +117,18 @@ def _llm_agent(config: ReviewConfig, found: _Problems, i: int, agent: LlmAgent) 
     if agent.provider == "anthropic" and not agent.api_key_env:
         found.add(AGENTS_FILE, f"{at}/api_key_env", "an anthropic agent needs 'api_key_env'",
                   'name the environment variable that holds the key, e.g. "api_key_env": "ANTHROPIC_API_KEY"')
+    _instructions(config, found, i, agent)
+    for key, message, fix in request_problems(agent):
+        found.add(AGENTS_FILE, f"{at}/{key}", message, fix)
+
+
+def _instructions(config: ReviewConfig, found: _Problems, i: int, agent: LlmAgent) -> None:
     if find_config_file(agent.instructions, config.directory) is None:
         where = f"{config.directory}" if config.directory else "the built-in config directory"
-        found.add(AGENTS_FILE, f"{at}/instructions",
+        found.add(AGENTS_FILE, f"/agents/{i}/instructions",
                   f"instructions file {show(agent.instructions)} not found in {where}",
                   "write the agent's instructions in a Markdown file and give its path relative to the "
                   "config directory")
-    for key, message, fix in request_problems(agent):
-        found.add(AGENTS_FILE, f"{at}/{key}", message, fix)
 
 
 def _policies(config: ReviewConfig, found: _Problems) -> set[str]:
@@ -192,13 +207,17 @@ def _rule_pattern(found: _Problems, at: str, rule: Rule, owner: Agent | None) ->
                   "assign the rule to a pattern agent, or drop the pattern")
 
 
-def _settings(config: ReviewConfig, found: _Problems) -> None:
+def _constitution(config: ReviewConfig, found: _Problems) -> None:
     constitution = config.settings.constitution
     if constitution is not None and config.directory is not None \
             and not (Path(config.directory) / constitution).is_file():
         found.add(SETTINGS_FILE, "/constitution",
                   f"constitution file {show(constitution)} not found in {config.directory}",
                   "give the path of a Markdown file relative to the config directory, or remove 'constitution'")
+
+
+def _settings(config: ReviewConfig, found: _Problems) -> None:
+    _constitution(config, found)
     found.globs(SETTINGS_FILE, "/private_paths", config.settings.private_paths)
     gap_detector = config.settings.gap_detector
     if gap_detector is None:

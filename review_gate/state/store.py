@@ -18,6 +18,7 @@ from pathlib import Path
 
 from review_gate.errors import StateError
 from review_gate.state import open_databases
+from review_gate.state.cache_dir import cache_dir
 from review_gate.state.location import GITIGNORE, SIDE_FILES, keep_out_of_git
 from review_gate.state.migrations import MIGRATIONS, SCHEMA_VERSION
 
@@ -192,7 +193,9 @@ def _make_directory(directory: Path, name: str) -> None:
         raise StateError(f"cannot create {directory} for the state database: {exc.strerror}",
                          fix=_FIX_PATH) from exc
     ignore = directory / ".gitignore"
-    if created and not ignore.exists():
+    # review-gate's own cache directory is ours to mark even when something else of ours made it
+    # first (a checked configuration kept there): a home kept in git must not list the state
+    if (created or directory == cache_dir()) and not ignore.exists():
         with contextlib.suppress(OSError):  # only a convenience
             ignore.write_text(GITIGNORE.format(name=name), encoding="utf-8")
 

@@ -1,0 +1,116 @@
+"""A configuration that passed every check, kept for the next process that reads the same files.
+
+Checking the five files costs more than reading the change they judge on a small one: the
+models' validators are built, every glob and pattern compiled, every cross-file reference
+resolved (some 60 ms of CPU for the built-in configuration, a fifth of ``plan``). The outcome
+depends only on the files' bytes and on the code that checks them, so a checked configuration
+is kept under a digest of both (``key``) in the user's cache directory, beside the run state,
+and read back instead of checked again. What the files do not say, the files they name (an llm
+agent's instructions, the constitution), is looked at on every load (``validate.file_problems``).
+
+A configuration with a problem is never kept: its errors are found and reported afresh. An
+entry that cannot be read, or that this code did not write, is a miss; one that cannot be
+written is no error (a read-only home works as before, only slower).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import pickle
+import sys
+import tempfile
+from pathlib import Path
+
+from review_gate.models import ReviewConfig
+from review_gate.state.cache_dir import cache_dir
+
+KEPT = 16  # snapshots kept: a few configurations a user switches between, each about 200 KB
+_PACKAGE = Path(__file__).resolve().parent.parent
+
+
+def key(directory: Path | None, files: dict[str, tuple[str, bytes]]) -> str:
+    """The digest of what a checked configuration depends on: the directory it names, each file's
+    origin and bytes (``files``: name -> (display, bytes)), this code and the libraries it
+    pickles with."""
+    digest = hashlib.sha256(_code_identity())
+    digest.update(repr(str(directory) if directory is not None else None).encode())
+    for name in sorted(files):
+        display, data = files[name]
+        digest.update(f"\0{name}\0{display}\0{len(data)}\0".encode())
+        digest.update(data)
+    return digest.hexdigest()
+
+
+def read(snapshot: str) -> ReviewConfig | None:
+    """The configuration kept under ``snapshot``; None when there is none or it is unusable."""
+    path = _path(snapshot)
+    try:
+        with open(path, "rb") as handle:
+            loaded = pickle.load(handle)
+    except FileNotFoundError:
+        return None
+    except Exception:  # a truncated or foreign file is a miss, never a crash; it is replaced
+        return None
+    if not isinstance(loaded, ReviewConfig):
+        return None
+    with contextlib.suppress(OSError):
+        os.utime(path)  # recently used: the last to be pruned
+    return loaded
+
+
+def write(snapshot: str, config: ReviewConfig) -> None:
+    """Keep ``config`` under ``snapshot`` (atomically: a reader sees the whole file or none)."""
+    folder = _path(snapshot).parent
+    try:
+        if not folder.is_dir():
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            (folder / ".gitignore").write_text("# review-gate's checked configurations: per machine\n*\n",
+                                               encoding="utf-8")
+        data = pickle.dumps(config, protocol=pickle.HIGHEST_PROTOCOL)
+        fd, temporary = tempfile.mkstemp(dir=folder, prefix=".snapshot-")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            os.replace(temporary, _path(snapshot))
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+        _prune(folder)
+    except (OSError, pickle.PicklingError):
+        return
+
+
+def _path(snapshot: str) -> Path:
+    return cache_dir() / "config" / f"{snapshot}.pickle"
+
+
+def _prune(folder: Path) -> None:
+    entries = []
+    with os.scandir(folder) as found:
+        for entry in found:
+            if entry.name.endswith(".pickle"):
+                with contextlib.suppress(OSError):
+                    entries.append((entry.stat().st_mtime_ns, entry.path))
+    for _, path in sorted(entries, reverse=True)[KEPT:]:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+def _code_identity() -> bytes:
+    """This package's files (path, size, time of change) and the versions of Python and pydantic:
+    a snapshot is read only by the code that wrote it, an edited checkout included."""
+    import pydantic
+    import pydantic_core
+
+    from review_gate import __version__
+
+    parts = [__version__, sys.version, pydantic.VERSION, pydantic_core.__version__]
+    for folder, _, names in sorted(os.walk(_PACKAGE)):
+        for name in sorted(names):
+            if name.endswith(".py"):
+                info = os.stat(os.path.join(folder, name))
+                parts.append(f"{folder}/{name}:{info.st_size}:{info.st_mtime_ns}")
+    return "\n".join(parts).encode()
