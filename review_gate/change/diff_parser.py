@@ -9,64 +9,26 @@ reviewed as if whole would hide changes from the reviewers.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from itertools import accumulate
 
+from review_gate.change.diff_headers import has_prefixes, header_line, header_names, name
 from review_gate.errors import DiffError
 from review_gate.models import FileChange, Hunk, Unread
 from review_gate.models.facts import FileStatus
 from review_gate.models.lines import EMPTY_REMOVED, Lines, RemovedLines
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
-_GIT_HEADER = re.compile(rb'^diff --git ("(?:[^"\\]|\\.)*"|\S+) ("(?:[^"\\]|\\.)*"|\S+)$')
-_OCTAL = re.compile(rb"[0-7]{1,3}")
+# where a run of ' ', '+', '-' and blank lines ends: a hunk's body, when its tags add up (a
+# "\ No newline" line among them ends it too, and the hunk is read line by line: it is rare)
+_NOT_BODY = re.compile(rb"\n[^ +\-\n\r]")
 GITLINK = "160000"  # the mode of a submodule's entry
 _SUBPROJECT = "Subproject commit "
-_ESCAPES = {b"n": b"\n", b"t": b"\t", b'"': b'"', b"\\": b"\\", b"a": b"\a", b"b": b"\b",
-            b"f": b"\f", b"r": b"\r", b"v": b"\v"}
-
-
-def _unquote(raw: bytes) -> bytes:
-    """Undo git's C-style quoting of unusual path names.
-
-    Escapes git never writes (``\\9``, an octal value over ``\\377``, an unknown letter) stay
-    the literal text they are, so a hand-made diff cannot crash the parser.
-    """
-    if not (raw.startswith(b'"') and raw.endswith(b'"') and len(raw) >= 2):
-        return raw
-    body, out, i = raw[1:-1], bytearray(), 0
-    while i < len(body):
-        if body[i:i + 1] == b"\\" and i + 1 < len(body):
-            octal = _OCTAL.match(body, i + 1)
-            if octal and int(octal.group(), 8) <= 0xFF:
-                out.append(int(octal.group(), 8))
-                i = octal.end()
-                continue
-            nxt = body[i + 1:i + 2]
-            out += _ESCAPES.get(nxt, b"\\" + nxt)
-            i += 2
-            continue
-        out += body[i:i + 1]
-        i += 1
-    return bytes(out)
-
-
-def _path(raw: bytes, prefix: bytes | None) -> str | None:
-    # git ends a ---/+++ name holding whitespace with a tab (diff -u puts the date after one); a
-    # name's own trailing spaces are part of it ("trail.py " is not "trail.py")
-    raw = raw.rstrip(b"\r")
-    raw = _unquote(raw.split(b"\t", 1)[0] if b"\t" in raw else raw)
-    if raw == b"/dev/null":
-        return None
-    if prefix is not None and raw.startswith(prefix):
-        raw = raw[len(prefix):]
-    return raw.decode("utf-8", "replace")
 
 
 @dataclass
 class _FileBuilder:
-    start_line: int
+    start: int  # where its section starts in the piece
     git_paths: tuple[str | None, str | None] = (None, None)
     old_path: str | None = None
     new_path: str | None = None
@@ -83,10 +45,10 @@ class _FileBuilder:
     removed: int = 0
     hunks: list[Hunk] = field(default_factory=list)
     # hunks read but not made yet: (header, old_start, old_count, new_start, new_count, removed,
-    # first and end line of the body in the piece); made once the section's text exists
+    # where the body starts and ends in the piece); made once the section's text exists
     bodies: list[tuple[str, int, int, int, int, int, int, int]] = field(default_factory=list)
 
-    def build(self, patch: str) -> FileChange:
+    def build(self, patch: str, line: Callable[[int], int]) -> FileChange:
         status: FileStatus
         old = self.old_path if self.saw_minus else self.git_paths[0]
         new = self.new_path if self.saw_plus else self.git_paths[1]
@@ -104,25 +66,25 @@ class _FileBuilder:
             old = None
         path = new if new is not None else old
         if path is None:
-            raise DiffError(f"diff line {self.start_line}: a file section names no path",
+            raise DiffError(f"diff line {line(self.start)}: a file section names no path",
                             fix="pass the diff exactly as git or diff -u wrote it")
+        # every field given: model_construct would copy each default it fills in
         return FileChange.model_construct(
             path=path, old_path=old, status=status, old_mode=self.old_mode,
             new_mode=self.new_mode, added=self.added, removed=self.removed, hunks=self.hunks,
             content_sha=self.content_sha, binary=self.binary, non_utf8=self.non_utf8,
-            unread=self._submodule(path, status), patch=patch,
+            unread=self._submodule(path, status), interpreter=None, secrets_only=False, binary_text="",
+            patch=patch,
         )
 
-    def make_hunks(self, patch: str, section: bytes, lines: list[bytes], first: int) -> None:
+    def make_hunks(self, patch: str, section: bytes) -> None:
         """The hunks read, as views of their bodies in ``patch`` (the section's text): no copy."""
         if not self.bodies:
             return
         raw = b"\r" in section or (not patch.isascii() and not _utf8(section))
-        # where each line starts: the lengths before it, and a newline after each (C loops, no Python one)
-        sums = list(accumulate(map(len, lines[first:self.bodies[-1][7]]), initial=0))
         at = _Offsets(section)
-        for header, old_start, old_count, new_start, new_count, removed, start, end in self.bodies:
-            begin, stop = sums[start - first] + start - first, sums[end - first] + end - first
+        for header, old_start, old_count, new_start, new_count, removed, begin, stop in self.bodies:
+            begin, stop = begin - self.start, stop - self.start
             low, high = at(begin), at(stop)
             if raw:
                 self.non_utf8 = self.non_utf8 or not _utf8(section[begin:stop])
@@ -168,7 +130,7 @@ class _Offsets:
         return self.char
 
 
-PIECE = 1 << 20  # bytes of the diff split into lines at a time: what parsing holds beyond the models
+PIECE = 1 << 20  # bytes of the diff parsed at a time: what parsing holds beyond the models
 
 
 def _pieces(data: bytes) -> Iterator[bytes]:
@@ -210,8 +172,8 @@ def parse_diff(data: bytes) -> list[FileChange]:
 
 
 def parse_stream(chunks: Iterable[bytes]) -> list[FileChange]:
-    """``parse_diff`` of a diff read in chunks (a pipe, a file): a piece of it at a time is held
-    as lines, never the whole diff."""
+    """``parse_diff`` of a diff read in chunks (a pipe, a file): a piece of it at a time is held,
+    never the whole diff."""
     return _parse(_streamed(chunks))
 
 
@@ -220,172 +182,144 @@ def _parse(pieces: Iterable[bytes]) -> list[FileChange]:
     base = 0  # lines of the pieces before this one, for the diff line numbers of errors
     text = False
     for piece in pieces:
-        lines = piece.split(b"\n")
-        if lines and lines[-1] == b"":
-            lines.pop()
-        text = text or any(ln.strip() for ln in lines)
-        _parse_piece(lines, base, files)
-        base += len(lines)
+        if not piece.endswith(b"\n"):
+            piece += b"\n"  # the last line ends as every other does: its section gets a newline, as git's have
+        text = text or bool(piece.strip())
+        _Piece(piece, base, files).parse()
+        base += piece.count(b"\n")
     if not files and text:
         raise DiffError("the input has no file headers (diff --git, ---/+++): it is not a unified diff",
                         fix="produce it with `git diff` or `diff -u`")
     return files
 
 
-def _parse_piece(lines: list[bytes], base: int, files: list[FileChange]) -> None:
-    current: _FileBuilder | None = None
-    i, n = 0, len(lines)
+class _Piece:
+    """One piece of the diff, read by offsets into its bytes: header lines one at a time, a hunk's
+    body by counting its tags in C (``_hunk``), never split into lines."""
 
-    def finish() -> None:
-        nonlocal current
+    def __init__(self, data: bytes, base: int, files: list[FileChange]) -> None:
+        self.data = data
+        self.base = base
+        self.files = files
+        self.current: _FileBuilder | None = None
+
+    def line(self, offset: int) -> int:
+        """The diff line number of the line at ``offset`` (for an error: counted only then)."""
+        return self.base + self.data.count(b"\n", 0, offset) + 1
+
+    def finish(self, end: int) -> None:
+        current = self.current
         if current is not None:
-            first = current.start_line - 1 - base
-            section = b"\n".join(lines[first:i]) + b"\n"
+            section = self.data[current.start:end]
             patch = section.decode("utf-8", "surrogateescape")
-            current.make_hunks(patch, section, lines, first)
-            files.append(current.build(patch))
-            current = None
+            current.make_hunks(patch, section)
+            self.files.append(current.build(patch, self.line))
+            self.current = None
 
-    while i < n:
-        line = lines[i].rstrip(b"\r")
-        if line.startswith(b"diff --git "):
-            finish()
-            current = _FileBuilder(start_line=base + i + 1)
-            names = _header_names(line)
-            if names is not None:
-                current.git_paths = (_path(names[0], b"a/"), _path(names[1], b"b/"))
-            i += 1
-            continue
-        if line.startswith(b"--- ") and i + 1 < n and lines[i + 1].startswith(b"+++ "):
-            if current is None or current.saw_minus or current.bodies:
-                finish()
-                current = _FileBuilder(start_line=base + i + 1)
-            minus, plus = line[4:], lines[i + 1].rstrip(b"\r")[4:]
-            strip = current.git_paths != (None, None) or _has_prefixes(minus, plus)
-            current.old_path = _path(minus, b"a/" if strip else None)
-            current.new_path = _path(plus, b"b/" if strip else None)
-            current.saw_minus = current.saw_plus = True
-            i += 2
-            continue
-        if line.startswith(b"@@"):
-            if current is None or not (current.saw_plus or current.git_paths != (None, None)):
-                raise DiffError(f"diff line {base + i + 1}: hunk header before any file header",
-                                fix="pass a complete unified diff, including its ---/+++ lines")
-            i = _parse_hunk(lines, i, current, base)
-            continue
-        if current is not None and not current.bodies:
-            _header_line(line, current)
-        i += 1
-    finish()
+    def parse(self) -> None:
+        data, at, n = self.data, 0, len(self.data)
+        while at < n:
+            eol = data.find(b"\n", at)
+            line = data[at:eol].rstrip(b"\r")
+            if line.startswith(b"diff --git "):
+                self._git_header(at, line)
+            elif line.startswith(b"--- ") and data.startswith(b"+++ ", eol + 1):
+                eol = self._names(at, eol, line)
+            elif line.startswith(b"@@"):
+                current = self.current
+                if current is None or not (current.saw_plus or current.git_paths != (None, None)):
+                    raise DiffError(f"diff line {self.line(at)}: hunk header before any file header",
+                                    fix="pass a complete unified diff, including its ---/+++ lines")
+                at = self._hunk(at, eol, line, current)
+                continue
+            elif self.current is not None and not self.current.bodies:
+                header_line(line, self.current)
+            at = eol + 1
+        self.finish(n)
 
+    def _git_header(self, at: int, line: bytes) -> None:
+        self.finish(at)
+        self.current = current = _FileBuilder(start=at)
+        names = header_names(line)
+        if names is not None:
+            current.git_paths = (name(names[0], b"a/"), name(names[1], b"b/"))
 
-def _header_names(line: bytes) -> tuple[bytes, bytes] | None:
-    """The two names of a ``diff --git`` line, still quoted and prefixed.
+    def _names(self, at: int, eol: int, line: bytes) -> int:
+        """The ---/+++ pair at ``at`` (a new file's section unless the current one awaits it);
+        return where the +++ line ends."""
+        current = self.current
+        if current is None or current.saw_minus or current.bodies:
+            self.finish(at)
+            self.current = current = _FileBuilder(start=at)
+        after = self.data.find(b"\n", eol + 1)
+        minus, plus = line[4:], self.data[eol + 1:after].rstrip(b"\r")[4:]
+        strip = current.git_paths != (None, None) or has_prefixes(minus, plus)
+        current.old_path = name(minus, b"a/" if strip else None)
+        current.new_path = name(plus, b"b/" if strip else None)
+        current.saw_minus = current.saw_plus = True
+        return after
 
-    Names with a space are not quoted, so ``diff --git a/my file b/my file`` splits only the way
-    git itself splits it: where both halves name the same path behind their prefixes (a rename,
-    whose names differ, has ``rename from``/``rename to`` lines that name them instead). None
-    when no split works; the ---/+++ or rename lines then give the names.
-    """
-    match = _GIT_HEADER.match(line)
-    if match:
-        return match.group(1), match.group(2)
-    rest = line[len(b"diff --git "):]
-    for at in range(len(rest)):
-        if rest[at:at + 1] != b" ":
-            continue
-        first, second = rest[:at], rest[at + 1:]
-        if first and _unprefixed(first) == _unprefixed(second):
-            return first, second
-    return None
+    def _hunk(self, at: int, eol: int, header: bytes, current: _FileBuilder) -> int:
+        """Read the hunk whose header is the line at ``at``; return where the next line starts."""
+        match = _HUNK.match(header)
+        if match is None:
+            raise DiffError(f"diff line {self.line(at)}: malformed hunk header {header[:80]!r}",
+                            fix="hunk headers look like '@@ -12,5 +12,7 @@'")
+        old_start, new_start = int(match.group(1)), int(match.group(3))
+        old_count = int(match.group(2)) if match.group(2) is not None else 1
+        new_count = int(match.group(4)) if match.group(4) is not None else 1
+        start = eol + 1
+        end, added = self._counted(start, old_count, new_count)
+        if end < 0:
+            end, added = self._walked(at, start, old_count, new_count, header, current)
+        data = self.data
+        while end < len(data) and data.startswith(b"\\", end):  # "\ No newline at end of file"
+            end = data.find(b"\n", end) + 1
+        removed = old_count - (new_count - added)
+        current.added += added
+        current.removed += removed
+        current.bodies.append((header.decode("utf-8", "replace"), old_start, old_count, new_start, new_count, removed,
+                               start, end))
+        return end
 
+    def _counted(self, start: int, old_count: int, new_count: int) -> tuple[int, int]:
+        """(end, added) of a body that is every line up to the first no body holds, when its tags
+        add up to the header's counts exactly (nearly every hunk git writes); (-1, 0) otherwise,
+        for ``_walked`` to read it line by line (a plain ``diff -u``'s next ---/+++, a cut diff, a
+        "No newline at end of file" line before the hunk's last line)."""
+        data = self.data
+        found = _NOT_BODY.search(data, start - 1)
+        end = found.start() + 1 if found is not None else len(data)
+        lines = data.count(b"\n", start, end)
+        plus, minus = data.count(b"\n+", start - 1, end), data.count(b"\n-", start - 1, end)
+        context = lines - plus - minus  # ' ' and blank lines
+        if context + minus == old_count and context + plus == new_count:
+            return end, plus
+        return -1, 0
 
-def _unprefixed(name: bytes) -> bytes:
-    """A name without its prefix (git's a/, b/, or --src-prefix=x/): what follows the first slash."""
-    return name.split(b"/", 1)[1] if b"/" in name else name
-
-
-def _has_prefixes(minus: bytes, plus: bytes) -> bool:
-    """True when ---/+++ carry git's a/ and b/ prefixes (either side may be /dev/null)."""
-    old = _unquote(minus.split(b"\t", 1)[0].strip())
-    new = _unquote(plus.split(b"\t", 1)[0].strip())
-    return (old == b"/dev/null" or old.startswith(b"a/")) and (new == b"/dev/null" or new.startswith(b"b/"))
-
-
-def _header_line(line: bytes, current: _FileBuilder) -> None:
-    # modes are octal digits in what git writes; a hand-made diff may hold any bytes there
-    if line.startswith(b"new file mode "):
-        current.status, current.new_mode = "added", _mode(line[14:])
-    elif line.startswith(b"deleted file mode "):
-        current.status, current.old_mode = "deleted", _mode(line[18:])
-    elif line.startswith(b"old mode "):
-        current.old_mode = _mode(line[9:])
-    elif line.startswith(b"new mode "):
-        current.new_mode = _mode(line[9:])
-    elif line.startswith(b"rename from "):
-        current.status = "renamed"
-        current.git_paths = (_path(line[12:], None), current.git_paths[1])
-    elif line.startswith(b"rename to "):
-        current.git_paths = (current.git_paths[0], _path(line[10:], None))
-    elif line.startswith(b"copy from "):
-        current.status = "copied"
-        current.git_paths = (_path(line[10:], None), current.git_paths[1])
-    elif line.startswith(b"copy to "):
-        current.git_paths = (current.git_paths[0], _path(line[8:], None))
-    elif line.startswith(b"index "):
-        fields = line[6:].split(b" ")
-        ids = fields[0].split(b"..")
-        if len(ids) == 2 and ids[1].strip(b"0"):
-            current.content_sha = ids[1].decode("ascii", "replace")
-        if len(fields) > 1:
-            current.index_mode = _mode(fields[1])
-    elif line.startswith((b"Binary files ", b"GIT binary patch")):
-        current.binary = True
-
-
-def _mode(raw: bytes) -> str:
-    return raw.decode("utf-8", "replace").strip()
-
-
-def _parse_hunk(lines: list[bytes], i: int, current: _FileBuilder, base: int = 0) -> int:
-    header = lines[i].rstrip(b"\r")
-    match = _HUNK.match(header)
-    if match is None:
-        raise DiffError(f"diff line {base + i + 1}: malformed hunk header {header[:80]!r}",
-                        fix="hunk headers look like '@@ -12,5 +12,7 @@'")
-    old_start, new_start = int(match.group(1)), int(match.group(3))
-    old_count = int(match.group(2)) if match.group(2) is not None else 1
-    new_count = int(match.group(4)) if match.group(4) is not None else 1
-    old_left, new_left = old_count, new_count
-    added = 0
-    start = i
-    i += 1
-    n = len(lines)
-    while (old_left > 0 or new_left > 0) and i < n:
-        tag = lines[i][:1]
-        if tag == b"+":
-            added += 1
-            new_left -= 1
-        elif tag == b"-":
-            old_left -= 1
-        elif tag == b" " or tag == b"" or tag == b"\r":
-            old_left -= 1
-            new_left -= 1
-        elif tag != b"\\":  # "\ No newline at end of file"
-            break
-        i += 1
-    if old_left > 0 or new_left > 0 or old_left < 0 or new_left < 0:
-        where = "at the end of the diff" if i >= n else f"at diff line {base + i + 1}"
-        raise DiffError(
-            f"diff line {base + start + 1}: hunk {header[:60].decode('utf-8', 'replace')!r} of "
-            f"{current.new_path or current.git_paths[1]} is truncated or malformed: "
-            f"{max(old_left, 0)} old and {max(new_left, 0)} new lines missing {where}",
-            fix="pass the whole diff; a cut or hand-edited diff cannot be reviewed safely")
-    while i < n and lines[i].startswith(b"\\"):
-        i += 1
-    removed = old_count - (new_count - added)
-    current.added += added
-    current.removed += removed
-    current.bodies.append((header.decode("utf-8", "replace"), old_start, old_count, new_start, new_count, removed,
-                           start + 1, i))
-    return i
+    def _walked(self, at: int, start: int, old_count: int, new_count: int, header: bytes,
+                current: _FileBuilder) -> tuple[int, int]:
+        """(end, added) of a body read line by line as far as the header's counts go."""
+        data, n = self.data, len(self.data)
+        old_left, new_left, added, i = old_count, new_count, 0, start
+        while (old_left > 0 or new_left > 0) and i < n:
+            tag = data[i:i + 1]
+            if tag == b"+":
+                added += 1
+                new_left -= 1
+            elif tag == b"-":
+                old_left -= 1
+            elif tag in (b" ", b"\n", b"\r"):
+                old_left -= 1
+                new_left -= 1
+            elif tag != b"\\":  # "\ No newline at end of file"
+                break
+            i = data.find(b"\n", i) + 1
+        if old_left > 0 or new_left > 0 or old_left < 0 or new_left < 0:
+            where = "at the end of the diff" if i >= n else f"at diff line {self.line(i)}"
+            raise DiffError(
+                f"diff line {self.line(at)}: hunk {header[:60].decode('utf-8', 'replace')!r} of "
+                f"{current.new_path or current.git_paths[1]} is truncated or malformed: "
+                f"{max(old_left, 0)} old and {max(new_left, 0)} new lines missing {where}",
+                fix="pass the whole diff; a cut or hand-edited diff cannot be reviewed safely")
+        return i, added
