@@ -41,12 +41,13 @@ import contextlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib import import_module
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from review_gate.change import git
 from review_gate.change import intent as purpose
 from review_gate.errors import UsageError
-from review_gate.judging.accept import Accepted, Acknowledged, accept, ack, person
 from review_gate.models import FailOn, FilterMode, Packing, Plan, PRFacts, ReviewReport
 from review_gate.pipeline import arguments, recorded_run, review_request, runner
 from review_gate.pipeline.gap_detect import check_requests
@@ -54,21 +55,44 @@ from review_gate.pipeline.normalize import DiffRequest
 from review_gate.pipeline.options import Listener
 from review_gate.pipeline.recorded_run import Render, load, write_file
 from review_gate.pipeline.review_request import MAX_REASON, agent_requests, change
-from review_gate.scale import bundles
-from review_gate.scale.batch.runs import (
-    BatchCollected,
-    BatchInfo,
-    BatchStatus,
-    BatchSubmitted,
-    batch_collect,
-    batch_collect_async,
-    batch_status,
-    batch_status_async,
-    batch_submit,
-    batch_submit_async,
-)
-from review_gate.scale.merge import merge
-from review_gate.scale.sweep import sweep, sweep_async
+
+if TYPE_CHECKING:
+    from review_gate.judging.accept import Accepted, Acknowledged, accept, ack, person
+    from review_gate.scale.batch.runs import (
+        BatchCollected,
+        BatchInfo,
+        BatchStatus,
+        BatchSubmitted,
+        batch_collect,
+        batch_collect_async,
+        batch_status,
+        batch_status_async,
+        batch_submit,
+        batch_submit_async,
+    )
+    from review_gate.scale.merge import merge
+    from review_gate.scale.sweep import sweep, sweep_async
+
+# The entry points that live with their concern, imported when first asked for: ``plan`` and a
+# review never load the batch runs, the merge, the sweep or the acceptances (their run state).
+_ELSEWHERE = {
+    **dict.fromkeys(("Accepted", "Acknowledged", "accept", "ack", "person"), "review_gate.judging.accept"),
+    **dict.fromkeys(("BatchCollected", "BatchInfo", "BatchStatus", "BatchSubmitted", "batch_collect",
+                     "batch_collect_async", "batch_status", "batch_status_async", "batch_submit",
+                     "batch_submit_async"), "review_gate.scale.batch.runs"),
+    "merge": "review_gate.scale.merge",
+    **dict.fromkeys(("sweep", "sweep_async"), "review_gate.scale.sweep"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _ELSEWHERE.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(home), name)
+    globals()[name] = value
+    return value
+
 
 # With the entry points, what their callers use beside them: the configuration as a command
 # loads it, a report file written, who is at the keyboard, the agents a caller adds, and what a
@@ -133,6 +157,8 @@ async def review_async(
     check_requests(requests, setup.config)  # before the change is read or any agent runs
     target = Path(bundle_dir) if bundle_dir is not None else None
     if target is not None:
+        from review_gate.scale import bundles
+
         bundles.check_target(target)  # before any agent runs
     if state:
         setup.keep_state_ignored()
@@ -242,6 +268,7 @@ def replay(directory: str | Path, *, config: str | Path | None = None, fail_on: 
     from review_gate.config.load import load_config
     from review_gate.judging import rejudge
     from review_gate.pipeline.aggregate import aggregate
+    from review_gate.scale import bundles
 
     review_request.run_options(fail_on=fail_on, filter_mode=filter_mode)
     review_request.typed(paths={"directory": directory, "config": config})

@@ -16,7 +16,7 @@ from pathlib import Path
 from review_gate.agents.base import AgentContext, AgentOutput, AgentSpec, AgentTask
 from review_gate.config.locations import find_config_file
 from review_gate.errors import AgentFault
-from review_gate.llm import client
+from review_gate.llm import keys
 from review_gate.llm import review as lens_review
 from review_gate.llm.tool_files import Revision
 from review_gate.llm.tools import ToolBox
@@ -27,7 +27,7 @@ needs_network = True
 
 def unavailable(spec: AgentSpec) -> str | None:
     """Why the agent cannot run at all: its key variable is not set."""
-    return client.missing_key(spec) if isinstance(spec, LlmAgent) else None
+    return keys.missing_key(spec) if isinstance(spec, LlmAgent) else None
 
 
 def instructions_path(spec: LlmAgent, config_dir: str | None) -> Path | None:

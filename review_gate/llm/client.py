@@ -73,13 +73,6 @@ def api_key(spec: LlmAgent) -> str | None:
     return key
 
 
-def missing_key(spec: LlmAgent) -> str | None:
-    """Why the agent cannot run at all: its key variable is not set."""
-    if spec.api_key_env and not os.environ.get(spec.api_key_env):
-        return f"{spec.api_key_env} is not set"
-    return None
-
-
 def scrub(text: str, key: str | None) -> str:
     return text.replace(key, "[redacted]") if key and len(key) >= 4 else text
 

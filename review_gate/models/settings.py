@@ -32,20 +32,18 @@ class GateCondition(Frozen):
     decision: Decision
 
 
-DEFAULT_CONDITIONS = (
-    GateCondition(metric="critical", op=">", value=0, decision="fail"),
-    GateCondition(metric="missing_inputs", op=">", value=0, decision="incomplete"),
-    GateCondition(metric="agents_failed", op=">", value=0, decision="incomplete"),
-    GateCondition(metric="major", op=">", value=0, decision="needs_fixes"),
-    GateCondition(metric="warning", op=">", value=0, decision="pass_with_warnings"),
-    GateCondition(metric="agents_skipped", op=">", value=0, decision="pass_with_warnings"),
-    GateCondition(metric="waived_inline", op=">", value=0, decision="pass_with_warnings"),
-)
+def default_conditions() -> list[GateCondition]:
+    """The gate's conditions when review-gate.json names none. Made when asked: a model built at
+    import would build its validator at every start, and pydantic's plugin loader with it."""
+    return [GateCondition(metric=metric, op=">", value=0, decision=decision) for metric, decision in (
+        ("critical", "fail"), ("missing_inputs", "incomplete"), ("agents_failed", "incomplete"),
+        ("major", "needs_fixes"), ("warning", "pass_with_warnings"), ("agents_skipped", "pass_with_warnings"),
+        ("waived_inline", "pass_with_warnings"))]
 
 
 class Gate(Frozen):
     conditions: list[GateCondition] = Field(
-        default_factory=lambda: list(DEFAULT_CONDITIONS),
+        default_factory=default_conditions,
         description="Evaluated in order, first match wins; no match means pass.",
     )
     fail_on: FailOn = Field(

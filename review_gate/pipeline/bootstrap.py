@@ -21,7 +21,6 @@ from review_gate.models.config import AGENTS_FILE, COMPOSITION_FILE, DOMAINS_FIL
 from review_gate.pipeline.normalize import DiffRequest
 from review_gate.pipeline.options import DispatchOptions
 from review_gate.state.location import companions, keep_out_of_git, state_file, state_link, state_location
-from review_gate.state.store import open_store
 from review_gate.text.globs import literal_glob
 
 PER_AGENT_FILES = (RULES_FILE, AGENTS_FILE, DOMAINS_FILE, COMPOSITION_FILE)
@@ -84,6 +83,7 @@ class Setup:
         if not self.state_trusted(facts):
             return {}
         from review_gate.state import written
+        from review_gate.state.store import open_store  # SQLite: only when a run may have written
 
         store = open_store(self.state_path, create=False)
         if store is None:
@@ -116,7 +116,7 @@ class Setup:
         set) or a gap detector. Otherwise no HTTP client is made (nor httpx imported)."""
         if self.options.offline:
             return False
-        from review_gate.llm.client import missing_key
+        from review_gate.llm.keys import missing_key
 
         settings = self.config.settings
         return any(isinstance(a, LlmAgent) and a.enabled and (missing_key(a) is None or a.id == settings.gap_detector)

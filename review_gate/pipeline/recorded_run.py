@@ -36,11 +36,11 @@ from review_gate.models import (
 from review_gate.pipeline import bootstrap, runner
 from review_gate.pipeline.normalize import DiffRequest
 from review_gate.pipeline.options import Listener
-from review_gate.scale import bundles
-from review_gate.state.session import NoState, run_state
 
 if TYPE_CHECKING:
     import httpx
+
+    from review_gate.state.session import NoState
 
 Render = Callable[[ReviewReport], str]
 """A format's ``render``, for a format whose options its caller sets (``--max-chars`` of ``agent``)."""
@@ -94,6 +94,8 @@ class How:
 
 async def review(setup: bootstrap.Setup, facts: PRFacts, how: How, *, state: bool, cache: bool,
                  outputs: Sequence[tuple[str | Render, str | Path]], target: Path | None) -> ReviewReport:
+    from review_gate.state.session import run_state  # the state's modules: not imported by what only plans
+
     # The run state is opened only once the change is known not to bring its own.
     run = run_state(setup.config, setup.root, enabled=state and setup.state_trusted(facts), use_cache=cache)
     # One HTTP client for the run (the gap detector and every llm agent), when it may use one.
@@ -167,6 +169,8 @@ def write(root: Path | None, config: ReviewConfig, report: ReviewReport, the_pla
 
     written: list[tuple[Path, bytes, str]] = []
     if target is not None:
+        from review_gate.scale import bundles
+
         info = bundles.BundleInfo(tool_version=report.tool_version, run_id=report.run_id, filter_mode=filter_mode,
                                   fail_on=fail_on, own_file_findings=the_plan.own_file_findings,
                                   waivers={**waivers, **{f.fingerprint: f.waived for f in report.waived if f.waived}})

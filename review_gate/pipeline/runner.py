@@ -28,7 +28,6 @@ from review_gate.models import (
     ReviewReport,
 )
 from review_gate.models.plan import Plan
-from review_gate.pipeline.aggregate import aggregate
 from review_gate.pipeline.classify import classify
 from review_gate.pipeline.compose import compose
 from review_gate.pipeline.gap_detect import gap_detect
@@ -137,6 +136,7 @@ async def review(
     findings where their lines live (``refine``: pre-existing ones become waivers, except in a
     ``sweep``, which reviews files as they are) and aggregate. ``change``: the whole change when the
     plan is one shard of it (a line moved from a file of another shard is still a move)."""
+    from review_gate.pipeline.aggregate import aggregate  # the judging of findings: not imported by what only plans
     from review_gate.pipeline.dispatch import dispatch  # every agent kind: not imported by what only plans
 
     if reuse is None:

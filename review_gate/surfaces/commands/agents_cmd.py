@@ -68,7 +68,7 @@ def check_command(args: argparse.Namespace) -> int:
     import anyio
 
     from review_gate.errors import UsageError
-    from review_gate.llm import client
+    from review_gate.llm import client, keys
     from review_gate.models import LlmAgent
 
     check_timeout(args.timeout)
@@ -79,7 +79,7 @@ def check_command(args: argparse.Namespace) -> int:
         raise UsageError(f"unknown agent {args.agent!r}", fix=f"use an llm agent id from review-agents.json ({known})")
     if not isinstance(spec, LlmAgent):
         raise UsageError(f"agent {spec.id!r} is a {spec.kind} agent; check sends a request to an llm agent's API")
-    reason = client.missing_key(spec)
+    reason = keys.missing_key(spec)
     if reason:
         raise UsageError(reason, fix=f"export {spec.api_key_env}=... before running review-gate")
 

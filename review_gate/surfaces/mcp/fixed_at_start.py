@@ -128,7 +128,7 @@ class Fixed:
             return offline
         from review_gate.change import git
         from review_gate.errors import UsageError
-        from review_gate.llm.client import missing_key
+        from review_gate.llm.keys import missing_key
         from review_gate.models import LlmAgent
 
         config = api.load(directory, git.repo_root(arguments.workdir(cwd)))
