@@ -12,15 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from review_gate.agents.base import AgentContext, AgentOutput, AgentSpec, AgentTask
 from review_gate.config.locations import find_config_file
 from review_gate.errors import AgentFault
 from review_gate.llm import keys
-from review_gate.llm import review as lens_review
-from review_gate.llm.tool_files import Revision
-from review_gate.llm.tools import ToolBox
 from review_gate.models import LlmAgent
+
+if TYPE_CHECKING:  # the reviewing machinery is imported when an agent of this kind reviews, not to skip it
+    from review_gate.llm import review as lens_review
+    from review_gate.llm.tool_files import Revision
+    from review_gate.llm.tools import ToolBox
 
 needs_network = True
 
@@ -38,6 +41,8 @@ def instructions_path(spec: LlmAgent, config_dir: str | None) -> Path | None:
 def lens(spec: AgentSpec, task: AgentTask, config_dir: str | None, revision: Revision | None = None,
          ) -> lens_review.Lens:
     """The agent as a lens; ``revision``: the files its tools read, when there is a repository."""
+    from review_gate.llm import review as lens_review
+
     assert isinstance(spec, LlmAgent)
     path = instructions_path(spec, config_dir)
     if path is None:
@@ -53,6 +58,8 @@ def estimate(spec: AgentSpec, task: AgentTask, context: AgentContext) -> tuple[i
         one = lens(spec, task, context.config_dir, context.revision)
     except AgentFault:
         return 0, 0.0
+    from review_gate.llm import review as lens_review
+
     return lens_review.estimate([one], context.standards, task.repo_root, context.prices, context.intent)
 
 
@@ -77,6 +84,8 @@ async def review_pack(specs: list[AgentSpec], tasks: list[AgentTask], context: A
     if context.client is None:
         raise AgentFault("no HTTP client (the run is offline)")
     deadlines = [t.deadline for t in tasks if t.deadline is not None]
+    from review_gate.llm import review as lens_review
+
     lenses = [lens(spec, task, context.config_dir, context.revision) for spec, task in zip(specs, tasks, strict=True)]
     box = _toolbox(lenses, context.revision)
     try:
@@ -105,6 +114,8 @@ def _toolbox(lenses: list[lens_review.Lens], revision: Revision | None) -> ToolB
     """The tools of a lone agent that has some, over the reviewed revision."""
     if len(lenses) != 1 or not lenses[0].tools or revision is None:
         return None
+    from review_gate.llm.tools import ToolBox
+
     spec = lenses[0].spec
     return ToolBox(revision, list(spec.tools), spec.max_tool_calls, spec.max_tool_bytes)
 

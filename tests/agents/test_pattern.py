@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from review_gate.agents.base import AgentTask
 from review_gate.agents.pattern import scan
 from review_gate.change.diff_parser import parse_diff
@@ -60,3 +62,37 @@ def test_a_match_may_span_consecutive_added_lines_of_one_file() -> None:
 def test_a_match_that_runs_into_another_file_does_not_hide_a_real_one() -> None:
     diff = make_diff("a.py", ["a"]) + make_diff("b.py", ["a b"])
     assert flagged(diff, rule(r"a[^z]*b")) == [("b.py", 1)]
+
+
+def _mixed_diff(files: int) -> str:
+    # files with several hunks each: runs of added lines between context and removed lines
+    out = []
+    for f in range(files):
+        body = "".join(f" keep {i}\n-old {i}\n+new {i} print({f})\n+more {i}\n" for i in range(3))
+        out.append(f"diff --git a/m{f}.py b/m{f}.py\n--- a/m{f}.py\n+++ b/m{f}.py\n@@ -1,6 +1,9 @@\n{body}")
+    return "".join(out)
+
+
+def test_the_added_text_kept_for_the_next_agent_finds_what_a_fresh_one_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    # pattern agents share each file's joined added lines (pattern_matching._added); kept or not,
+    # bounded or evicted, every agent finds the same lines
+    from review_gate.agents import pattern_matching
+
+    files = parse_diff(_mixed_diff(30).encode())
+    task = AgentTask(files=files, rules=[rule(r"print\(\d+\)")], repo_root=None, config_dir=None)
+    fresh = [(f.file, f.line) for f in scan(task).findings]
+    assert len(fresh) == 90 and fresh[:3] == [("m0.py", 2), ("m0.py", 5), ("m0.py", 8)]
+    assert [(f.file, f.line) for f in scan(task).findings] == fresh  # read from what was kept
+    small = pattern_matching._Kept(4 * 70)  # a file or so at a time
+    monkeypatch.setattr(pattern_matching, "KEPT", small)
+    assert [(f.file, f.line) for f in scan(task).findings] == fresh
+    assert 0 < small.size <= small.limit
+
+
+def test_a_new_change_is_never_read_as_a_kept_one_of_the_same_identity() -> None:
+    # the kept text is found by the file's id and must be that very file: ids are reused
+    for line in ("print(1)", "x = 2", "print(3)"):
+        files = parse_diff(make_diff("a.py", [line]).encode())
+        task = AgentTask(files=files, rules=[rule(r"print\(")], repo_root=None, config_dir=None)
+        assert [(f.file, f.line) for f in scan(task).findings] == ([("a.py", 1)] if "print" in line else [])
+        del files, task
