@@ -34,8 +34,6 @@ from tenacity.wait import wait_exponential, wait_random
 from review_gate.agents import KINDS, AgentContext, AgentKind, AgentOutput, AgentSpec, AgentTask
 from review_gate.errors import AgentFault, AgentSkipped, TransientAgentFault
 from review_gate.judging.fingerprint import fingerprint, message_anchor
-from review_gate.llm.governor import Governors
-from review_gate.llm.tool_files import Revision
 from review_gate.models import (
     AgentManifest,
     AgentResult,
@@ -60,6 +58,9 @@ from review_gate.pipeline.options import Listener as Listener
 
 if TYPE_CHECKING:
     import httpx
+
+    from review_gate.llm.governor import Governors
+    from review_gate.llm.tool_files import Revision
 
 _backoff = wait_exponential(multiplier=0.5, max=10) + wait_random(0, 0.5)
 
@@ -106,7 +107,7 @@ async def dispatch(
         context = AgentContext(client=client, offline=options.offline, config_dir=options.config_dir,
                                repo_root=options.repo_root, prices=config.settings.prices,
                                standards=options.standards, intent=options.intent,
-                               governors=Governors(config.agents.agents) if client is not None else None,
+                               governors=_governors(config) if client is not None else None,
                                revision=revision(facts, options))
 
         async def run(unit: list[_Member]) -> None:
@@ -120,11 +121,18 @@ async def dispatch(
     return checked_all("dispatch", [results[e.agent] for e in manifest.entries])
 
 
+def _governors(config: ReviewConfig) -> Governors:
+    from review_gate.llm.governor import Governors  # the model endpoints' pacing: only a run that talks to one
+
+    return Governors(config.agents.agents)
+
+
 def revision(facts: PRFacts, options: DispatchOptions) -> Revision | None:
     """The files an llm agent's tools read: the head commit's of a range, the index's of staged
     changes, else the working tree's; None without a repository."""
     if options.repo_root is None:
         return None
+    from review_gate.llm.tool_files import Revision
     return Revision(root=options.repo_root, commit=facts.head, index=options.staged and facts.head is None,
                     private=options.private_paths)
 

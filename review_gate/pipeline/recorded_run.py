@@ -32,6 +32,7 @@ from review_gate.models import (
     PRFacts,
     ReviewConfig,
     ReviewReport,
+    ShardInfo,
 )
 from review_gate.pipeline import bootstrap, runner
 from review_gate.pipeline.normalize import DiffRequest
@@ -40,7 +41,7 @@ from review_gate.pipeline.options import Listener
 if TYPE_CHECKING:
     import httpx
 
-    from review_gate.state.session import NoState
+    from review_gate.state.no_state import NoState
 
 Render = Callable[[ReviewReport], str]
 """A format's ``render``, for a format whose options its caller sets (``--max-chars`` of ``agent``)."""
@@ -94,7 +95,7 @@ class How:
 
 async def review(setup: bootstrap.Setup, facts: PRFacts, how: How, *, state: bool, cache: bool,
                  outputs: Sequence[tuple[str | Render, str | Path]], target: Path | None) -> ReviewReport:
-    from review_gate.state.session import run_state  # the state's modules: not imported by what only plans
+    from review_gate.state.no_state import run_state  # the state's modules: not imported by what only plans
 
     # The run state is opened only once the change is known not to bring its own.
     run = run_state(setup.config, setup.root, enabled=state and setup.state_trusted(facts), use_cache=cache)
@@ -125,15 +126,13 @@ async def _added_waivers(setup: bootstrap.Setup, how: How) -> tuple[bool, dict[s
 
 async def _plan_and_review(setup: bootstrap.Setup, facts: PRFacts, run: NoState, http: httpx.AsyncClient | None,
                            how: How) -> tuple[Plan, ReviewReport, dict[str, str]]:
-    from review_gate.scale import shards
-
     the_plan = await runner.plan(facts, setup.config, own=setup.own_files(run.written()),
                                  offline=setup.options.offline, http=http, requests=how.requests, root=setup.root,
                                  committed=setup.committed())
     if how.gaps or how.left_out:
         the_plan = the_plan.model_copy(update={"gaps": [*how.gaps, *the_plan.gaps],
                                                "left_out": the_plan.left_out + how.left_out})
-    work, info = shards.share(the_plan, setup.config, *how.shard) if how.shard else (the_plan, None)
+    work, info = _share(the_plan, setup.config, how.shard) if how.shard else (the_plan, None)
     waivers = setup.waivers(facts)
     run_id = runner.new_run_id()
     extras = await anyio.to_thread.run_sync(setup.extras, {e.agent for e in work.manifest.entries})
@@ -150,6 +149,12 @@ async def _plan_and_review(setup: bootstrap.Setup, facts: PRFacts, run: NoState,
         report = report.model_copy(update={"manifest": the_plan.manifest.entries, "shard": info})
     await anyio.to_thread.run_sync(run.finish, report)
     return work, report, waivers
+
+
+def _share(the_plan: Plan, config: ReviewConfig, shard: tuple[int, int]) -> tuple[Plan, ShardInfo]:
+    from review_gate.scale import shards  # a run that is one of N shards
+
+    return shards.share(the_plan, config, *shard)
 
 
 def _models(setup: bootstrap.Setup, the_plan: Plan) -> str:

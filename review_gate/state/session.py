@@ -1,8 +1,8 @@
 """The run command's use of the store, in one place: open, begin, plan reuse, finish or fail.
 
 Every method is synchronous; the run command calls the ones inside its event loop through
-``anyio.to_thread`` (one at a time). ``NoState`` (--no-state) has the same methods and
-touches no file.
+``anyio.to_thread`` (one at a time). ``state.no_state.NoState`` (--no-state) has the same
+methods and touches no file.
 """
 
 from __future__ import annotations
@@ -19,37 +19,9 @@ from review_gate.models import AgentResult, Plan, PRFacts, ReviewConfig, ReviewR
 from review_gate.state import acceptance, batches, debt, pairs, runs, written
 from review_gate.state.freshness import CacheSplit, config_sha, plan_reuse
 from review_gate.state.location import state_file
+from review_gate.state.no_state import NoState
 from review_gate.state.pairs import ReviewKind
 from review_gate.state.store import Store, open_store
-
-
-class NoState:
-    """No store: nothing waived, nothing reused, nothing recorded."""
-
-    def __init__(self) -> None:
-        self.waivers: dict[str, str] = {}
-
-    def __enter__(self) -> NoState:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        return None
-
-    def written(self) -> dict[str, list[str]]:
-        return {}
-
-    def start(self, plan: Plan, run_id: str, extras: Mapping[str, str] | None = None,
-              packing: str = "per_agent", *, kind: ReviewKind = "live", runner: str = "live",
-              model: str = "", commit: str | None = None, accepted_before: str | None = None,
-              reuse_only: Collection[str] | None = None) -> CacheSplit | None:
-        return None
-
-    def finish(self, report: ReviewReport, raw_output: str | None = None) -> None:
-        return None
-
-    def record_written(self, run_id: str, files: list[tuple[str, list[str], str]]) -> None:
-        return None
 
 
 class RunState(NoState):
@@ -171,7 +143,3 @@ def debug_log(run_id: str, exc: BaseException) -> Path | None:
     except OSError:
         return None
     return path
-
-
-def run_state(config: ReviewConfig, root: Path | None, *, enabled: bool, use_cache: bool) -> NoState:
-    return RunState(config, root, use_cache=use_cache) if enabled else NoState()
