@@ -19,11 +19,11 @@ and a fixture).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from review_gate.models.rule_context import PATH_CLASSES, PathClass, PathClasses
-from review_gate.text.globs import GlobError, Globs
+from review_gate.text.globs import GlobError, Globs, selections
 
 HEAD_LINES = 10  # a generated file says so in its first lines
 GENERATED_HEADER = re.compile(
@@ -95,13 +95,28 @@ class Classifier:
             found.add("minified")
         return frozenset(found)
 
+    def know(self, paths: Sequence[str]) -> None:
+        """Learn what the globs say of many paths at once (``selections``: one pass of every
+        path, not one glob match a class and path): every path of a change is asked about."""
+        paths = [p for p in dict.fromkeys(paths) if p not in self._named]
+        if not paths:
+            return
+        names = list(self._globs)
+        picked = selections([self._globs[name].patterns for name in names], paths)
+        for i, path in enumerate(paths):
+            self._named[path] = self._attributed(path, {name for name, chosen in zip(names, picked, strict=True)
+                                                       if i in chosen})
+
     def _by_name(self, path: str) -> frozenset[PathClass]:
         named = self._named.get(path)
         if named is None:
             found = {name for name, globs in self._globs.items() if globs.match(path)}
-            for attribute in self._attributes:
-                if attribute.globs.match(path):
-                    for name, on in attribute.values.items():
-                        (found.add if on else found.discard)(name)
-            named = self._named[path] = frozenset(found)
+            named = self._named[path] = self._attributed(path, found)
         return named
+
+    def _attributed(self, path: str, found: set[PathClass]) -> frozenset[PathClass]:
+        for attribute in self._attributes:
+            if attribute.globs.match(path):
+                for name, on in attribute.values.items():
+                    (found.add if on else found.discard)(name)
+        return frozenset(found)

@@ -22,9 +22,11 @@ Pre-existing findings are listed (as waived, with the reason), never counted.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any, Literal
 
 _SPACE = re.compile(r"\s+")
@@ -72,6 +74,25 @@ def fired_counts(regex: Any, texts: Iterable[str]) -> Counter[str]:
             high = data.find(b"\n", start)
             found[normal(data[low:high if high >= 0 else len(data)].decode("utf-8", "replace"))] += 1
     return found
+
+
+def lines_touched(regex: Any, lines: Sequence[str]) -> list[int]:
+    """The indices of ``lines`` that a match of ``regex`` over them, joined, starts on or runs
+    over, in order: one RE2 call for them all, not one a line. Every line on which the regex
+    alone matches is among them: the scan reaches it, or a match that runs over it.
+
+    >>> import re2
+    >>> lines_touched(re2.compile(rb"eval\\("), ["x = 1", "eval(a)", "y", "z = eval(b)"])
+    [1, 3]
+    """
+    data = "\n".join(lines).encode("utf-8", "surrogateescape")
+    starts = list(accumulate((len(line.encode("utf-8", "surrogateescape")) + 1 for line in lines), initial=0))
+    touched: dict[int, None] = {}
+    for match in regex.finditer(data):
+        first = bisect_right(starts, match.start()) - 1
+        last = bisect_right(starts, max(match.start(), match.end() - 1)) - 1
+        touched.update(dict.fromkeys(range(first, min(last, len(lines) - 1) + 1)))
+    return sorted(touched)
 
 
 def first_match(regex: Any, line: str) -> str | None:

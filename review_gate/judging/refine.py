@@ -37,7 +37,7 @@ from typing import Protocol
 from review_gate.judging.created_tables import change_creates
 from review_gate.judging.path_classes import HEAD_LINES, Classifier
 from review_gate.judging.placeholders import comment_line, documented_example, placeholder, reserved_host
-from review_gate.judging.preexisting import Added, Removed, fired_counts, first_match, normal, paired
+from review_gate.judging.preexisting import Added, Removed, fired_counts, first_match, lines_touched, normal, paired
 from review_gate.judging.rule_contexts import Lines, applies
 from review_gate.models import BLOCKING, SEVERITY_RANK, AgentResult, FileChange, Finding, PRFacts, ReviewConfig, Rule
 from review_gate.models.findings import PREEXISTING
@@ -115,6 +115,7 @@ def refine(results: list[AgentResult], facts: PRFacts, config: ReviewConfig, aro
     unique = list({c.path: c for c in flagged}.values())
     texts = around.new_texts(unique)
     classifier = Classifier(config.rules.path_classes, around.gitattributes())
+    classifier.know([p for c in facts.files for p in (c.path, c.old_path or c.path)])  # the files alike are asked
     files = {c.path: _file(c, texts.get(c.path), classifier) for c in unique}
     base = _Base(around, unique, facts.files, classifier)
     owner = around.owner() if any(ctx.when == "same_owner" for r in rules.values() for ctx in r.contexts) else None
@@ -146,7 +147,10 @@ def _file(change: FileChange, text: str | None, classifier: Classifier) -> _File
         known = {line.number: line.text for hunk in change.hunks for line in hunk.lines}
     # What marks a file generated or minified is read from the lines the change did not add: a header
     # or a long line the change adds itself does not switch off the review of the change.
-    added = {line.number for hunk in change.hunks for line in hunk.lines if line.added}
+    added: set[int] = set()
+    for hunk in change.hunks:
+        for numbers in hunk.lines.added_ranges():
+            added.update(numbers)
     removed = [text for hunk in change.hunks for text in hunk.removed_lines.texts()]
     early = [r.text for hunk in change.hunks for r in hunk.removed_lines if r.number <= HEAD_LINES]
     head = ("\n".join([known.get(n, "") for n in range(1, HEAD_LINES + 1) if n not in added] + early)
@@ -282,6 +286,7 @@ class _Base:
         self._removed: dict[frozenset[PathClass], str] | None = None
         self._texts: dict[str, tuple[str, str]] | None = None
         self._fired_removed: dict[tuple[str, frozenset[PathClass]], Counter[str]] = {}
+        self._lines: dict[str, tuple[dict[int, int], list[tuple[int, str]]]] = {}
 
     def removed(self) -> dict[frozenset[PathClass], str]:
         """The removed lines of the files alike (the same path classes), by where they stood (a
@@ -315,14 +320,13 @@ class _Base:
         regex = compile_pattern(rule.pattern or "")
         change = where.change
         here = self.classifier.classes(change.path)
-        hunk_of: dict[int, int] = {}
+        hunk_of, gone = self._lines_of(change)
         removed: list[Removed] = []
-        for index, hunk in enumerate(change.hunks):
-            hunk_of.update((number, index) for number in hunk.lines.added_numbers())
-            for text in hunk.removed_lines.texts():
-                match = first_match(regex, text)
-                if match is not None:
-                    removed.append(Removed(index, normal(text), match))
+        for at in lines_touched(regex, [text for _, text in gone]):  # the lines a match may be on, then each alone
+            index, text = gone[at]
+            match = first_match(regex, text)
+            if match is not None:
+                removed.append(Removed(index, normal(text), match))
         elsewhere = Counter(self._removed_counts(rule, here))
         if self.classifier.classes(change.old_path or change.path) == here:
             elsewhere.subtract(Counter(r.text for r in removed))  # its own removed lines are ``removed``
@@ -347,6 +351,20 @@ class _Base:
             out[number] = f"{PREEXISTING}: the rule fires on the same line before this change ({what[how]})"
         return out
 
+    def _lines_of(self, change: FileChange) -> tuple[dict[int, int], list[tuple[int, str]]]:
+        """A file's added line numbers -> their hunk, and its removed lines (hunk, text): read once
+        for every rule that flags the file."""
+        known = self._lines.get(change.path)
+        if known is None:
+            hunk_of: dict[int, int] = {}
+            gone: list[tuple[int, str]] = []
+            for index, hunk in enumerate(change.hunks):
+                for numbers in hunk.lines.added_ranges():
+                    hunk_of.update(dict.fromkeys(numbers, index))
+                gone.extend((index, text) for text in hunk.removed_lines.texts())
+            known = self._lines[change.path] = (hunk_of, gone)
+        return known
+
     def _removed_counts(self, rule: Rule, here: frozenset[PathClass]) -> Counter[str]:
         """The rule's removed lines in the files alike, by normalised text, counted once per rule."""
         key = (rule.id, here)
@@ -359,8 +377,8 @@ class _Base:
         """For a new file, the file of its name in the same path classes it copies, with its content."""
         if change.status != "added":
             return None
-        if self._texts is None:
-            self._texts = self.around.base_texts(self.changes)
+        if self._texts is None:  # only a new file copies: the base contents of the others are never read here
+            self._texts = self.around.base_texts([c for c in self.changes if c.status == "added"])
         source = self._texts.get(change.path)
         if source is None or source[0] == change.path or self.classifier.classes(source[0]) != here:
             return None

@@ -20,6 +20,7 @@ from review_gate.models import FileChange
 
 COPY_SHARE = 0.6  # of a new file's distinct lines another file of its name must hold to be what it copies
 MAX_CANDIDATES = 20  # files of the same name compared with a new file, at most
+_READ_TOGETHER = 16  # new files whose candidates are read by one git process (each candidate is read whole)
 
 
 class GitSurroundings:
@@ -76,12 +77,23 @@ class GitSurroundings:
             except GitError:
                 return {}
         found = {}
+        for at in range(0, len(added), _READ_TOGETHER):
+            found.update(self._copied(added[at:at + _READ_TOGETHER], texts))
+        return found
+
+    def _copied(self, added: list[FileChange], texts: dict[str, str]) -> dict[str, str]:
+        """``_copies`` of a few new files, whose candidates are read in one go."""
+        assert self._names is not None
+        wanted = {change.path: self._names.get(PurePosixPath(change.path).name, [])[:MAX_CANDIDATES]
+                  for change in added}
+        every = self._at(list(dict.fromkeys(p for candidates in wanted.values() for p in candidates)))
+        found = {}
         for change in added:
-            candidates = self._names.get(PurePosixPath(change.path).name, [])[:MAX_CANDIDATES]
+            candidates = wanted[change.path]
             lines = {line.strip() for line in texts.get(change.path, "").splitlines() if line.strip()}
             if not candidates or not lines:
                 continue
-            contents = self._at(candidates)
+            contents = {path: every[path] for path in candidates if path in every}
             shares = {path: len(lines & {line.strip() for line in text.splitlines()}) / len(lines)
                       for path, text in contents.items()}
             best = max(shares, key=lambda path: shares[path], default=None)
@@ -91,6 +103,8 @@ class GitSurroundings:
 
     def _at(self, paths: list[str]) -> dict[str, str]:
         assert self.base is not None
+        if not paths:
+            return {}
         try:
             found = blobs.files_at(self.root, self.base, paths, MAX_BYTES)
         except GitError:

@@ -168,15 +168,24 @@ class Lines(_Body, Sequence[Line]):
 
     def added_numbers(self) -> Iterator[int]:
         """The new line numbers of the added lines."""
+        for numbers in self.added_ranges():
+            yield from numbers
+
+    def added_ranges(self) -> list[range]:
+        """The new line numbers of the added lines, a range for each stretch of them: a set or a
+        dict of them is made in C (``set().update(range)``), not a number at a time."""
         if self._numbers is None and self._all_added():
-            yield from range(self._first, self._first + self._count)
-            return
+            return [range(self._first, self._first + self._count)] if self._count else []
         rows = self._rows()
         flags = bytes([row[:1] == "+" for row in rows if row[:1] not in _OLD])
+        out = []
         for run in _RUNS.finditer(flags):
             start, end = run.span()
-            yield from (range(self._first + start, self._first + end) if self._numbers is None
-                        else (self._numbers[i] for i in range(start, end)))
+            if self._numbers is None:
+                out.append(range(self._first + start, self._first + end))
+            else:
+                out.extend(range(self._numbers[i], self._numbers[i] + 1) for i in range(start, end))
+        return out
 
     def _all_added(self) -> bool:
         """Every line of the body is an added one (a new file), told by counting, not splitting."""
