@@ -90,3 +90,14 @@ def test_removed_texts_and_truth_say_what_the_removed_lines_say() -> None:
         assert hunk.removed_lines.texts() == [r.text for r in hunk.removed_lines]
         assert bool(hunk.removed_lines) == bool(list(hunk.removed_lines))
     assert [h.removed_lines.texts() for h in hunks] == [["gone", "-- looks like a header"], [], [""]]
+
+
+def test_a_hunks_texts_are_its_lines_texts() -> None:
+    # Lines.texts() reads a new file's lines by splitting its body on the tags, the others row by row
+    diff = (b"diff --git a/n.py b/n.py\nnew file mode 100644\n--- /dev/null\n+++ b/n.py\n@@ -0,0 +1,4 @@\n"
+            b"+a\n++b starts with a plus\n+\n+-c\n"
+            b"diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -1,3 +1,3 @@\n keep\n-old\n+new\r\n ctx\n")
+    for change in parse_diff(diff):
+        for hunk in change.hunks:
+            assert hunk.lines.texts() == [line.text for line in hunk.lines]
+    assert parse_diff(diff)[0].hunks[0].lines.texts() == ["a", "+b starts with a plus", "", "-c"]

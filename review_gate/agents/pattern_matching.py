@@ -22,9 +22,9 @@ waits, and raises ``Cancelled`` once it is set.
 from __future__ import annotations
 
 import threading
+import weakref
 from array import array
 from bisect import bisect_right
-from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -114,43 +114,42 @@ class _Added:
 
 class _Kept:
     """Files' joined added lines, kept for the next agent that reads them: each pattern agent
-    reads the added lines of every file it scans, and three built-in ones scan every file.
-    Bounded (``limit`` bytes, the least recently read let go first), so that a diff of any size
-    holds no second copy of its added lines: what does not fit is joined again when asked."""
+    reads the added lines of every file it scans, and three built-in ones scan every file. Up to
+    ``limit`` bytes, the first files read: agents read the files in the same order, so once it is
+    full a large diff's first files are still read once (a cache that let the oldest go would let
+    every file go before the next agent asks). An entry lives no longer than its file: a long-lived
+    process (the MCP server) keeps no run's files, and a diff of any size no second copy of its
+    added lines past ``limit``."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.size = 0
-        self._files: OrderedDict[int, tuple[FileChange, _Added]] = OrderedDict()
+        self._files: dict[int, tuple[weakref.ref[FileChange], _Added]] = {}
         self._lock = threading.Lock()
 
     def get(self, change: FileChange) -> _Added | None:
         with self._lock:
             known = self._files.get(id(change))
-            if known is None or known[0] is not change:  # ids are reused once a file is gone
-                return None
-            self._files.move_to_end(id(change))
-            return known[1]
+        return known[1] if known is not None and known[0]() is change else None
 
     def put(self, change: FileChange, added: _Added) -> None:
-        if len(added.text) > self.limit // 4:
-            return
+        key = id(change)
+
+        def gone(_: object) -> None:
+            with self._lock:
+                entry = self._files.get(key)
+                if entry is not None and entry[0]() is None:
+                    del self._files[key]
+                    self.size -= len(entry[1].text)
+
         with self._lock:
-            old = self._files.pop(id(change), None)
-            self.size -= len(old[1].text) if old is not None else 0
-            self._files[id(change)] = (change, added)
+            if self.size + len(added.text) > self.limit or key in self._files:
+                return
+            self._files[key] = (weakref.ref(change, gone), added)
             self.size += len(added.text)
-            while self.size > self.limit:
-                _, (_, dropped) = self._files.popitem(last=False)
-                self.size -= len(dropped.text)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._files.clear()
-            self.size = 0
 
 
-KEPT = _Kept(16 << 20)
+KEPT = _Kept(4 << 20)
 
 
 def _added(change: FileChange) -> _Added:

@@ -133,7 +133,7 @@ class LineIndex(Mapping[tuple[str, int], str]):
         key = id(lines)
         texts = self._texts.get(key)
         if texts is None:
-            texts = [line.text for line in lines]
+            texts = lines.texts()
             self._texts[key] = texts
             if len(self._texts) > self._KEPT:
                 self._texts.popitem(last=False)

@@ -92,7 +92,7 @@ class Lines(_Body, Sequence[Line]):
     """A hunk's new-side lines: the body's lines tagged ``+`` or `` `` (or empty), ``count`` of
     them, numbered from ``first`` (or by ``numbers``, when they do not follow each other)."""
 
-    __slots__ = ("_count", "_first", "_numbers")
+    __slots__ = ("_count", "_every", "_first", "_numbers")
 
     def __init__(self, source: str, start: int, end: int, first: int, count: int, raw: bool = False,
                  numbers: Sequence[int] | None = None) -> None:
@@ -100,6 +100,7 @@ class Lines(_Body, Sequence[Line]):
         self._first = first
         self._count = count
         self._numbers = numbers
+        self._every: bool | None = None  # every line added: counted once, when first asked
 
     @classmethod
     def of(cls, lines: Iterable[Line]) -> Lines:
@@ -116,6 +117,12 @@ class Lines(_Body, Sequence[Line]):
         """The new-side lines' texts, and a flag byte each (1: added): made anew each time, never kept."""
         rows = [row for row in self._rows() if row[:1] not in _OLD]
         return self._texts(rows), bytes([row[:1] == "+" for row in rows])
+
+    def texts(self) -> list[str]:
+        """The new-side lines' texts alone, with no ``Line`` made for each (the lines findings are on)."""
+        if self._numbers is None and not self._raw and self._all_added():  # a new file: split in C
+            return self._source[self._start + 1:self._end - 1].split("\n+") if self._count else []
+        return self._texts([row for row in self._rows() if row[:1] not in _OLD])
 
     def __len__(self) -> int:
         return self._count
@@ -189,8 +196,11 @@ class Lines(_Body, Sequence[Line]):
 
     def _all_added(self) -> bool:
         """Every line of the body is an added one (a new file), told by counting, not splitting."""
-        source, start, end = self._source, self._start, self._end
-        return source[start:start + 1] == "+" and source.count("\n+", start, end) == source.count("\n", start, end) - 1
+        if self._every is None:
+            source, start, end = self._source, self._start, self._end
+            self._every = source[start:start + 1] == "+" and \
+                source.count("\n+", start, end) == source.count("\n", start, end) - 1
+        return self._every
 
     def index_of(self, number: int) -> int | None:
         """The index of new line ``number`` among the lines, None when this hunk does not show it."""

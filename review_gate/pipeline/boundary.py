@@ -108,9 +108,18 @@ def _nested(item: Any, path: tuple[str | int, ...]) -> Any:
 
 
 def _remember(model: BaseModel) -> None:
-    key = id(model)
+    global _prune_at
     with contextlib.suppress(TypeError):  # a model that takes no weak reference is checked each time
-        _seen[key] = weakref.ref(model, lambda _ref, key=key: _seen.pop(key, None))  # type: ignore[misc]
+        # no callback a reference (a run checks thousands of models): the dead are let go in bulk
+        _seen[id(model)] = weakref.ref(model)
+    if len(_seen) >= _prune_at:
+        for key in [key for key, ref in _seen.items() if ref() is None]:
+            del _seen[key]
+        _prune_at = max(_PRUNE_AT, 2 * len(_seen))
+
+
+_PRUNE_AT = 1 << 14
+_prune_at = _PRUNE_AT
 
 
 __all__ = ["checked", "checked_all"]

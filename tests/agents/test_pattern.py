@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from review_gate.agents.base import AgentTask
@@ -83,10 +85,14 @@ def test_the_added_text_kept_for_the_next_agent_finds_what_a_fresh_one_does(monk
     fresh = [(f.file, f.line) for f in scan(task).findings]
     assert len(fresh) == 90 and fresh[:3] == [("m0.py", 2), ("m0.py", 5), ("m0.py", 8)]
     assert [(f.file, f.line) for f in scan(task).findings] == fresh  # read from what was kept
-    small = pattern_matching._Kept(4 * 70)  # a file or so at a time
+    small = pattern_matching._Kept(4 * 70)  # a few files' worth: the first are kept, the rest joined again
     monkeypatch.setattr(pattern_matching, "KEPT", small)
     assert [(f.file, f.line) for f in scan(task).findings] == fresh
+    assert [(f.file, f.line) for f in scan(task).findings] == fresh
     assert 0 < small.size <= small.limit
+    del task, files
+    gc.collect()
+    assert small.size == 0  # an entry lives no longer than its file
 
 
 def test_a_new_change_is_never_read_as_a_kept_one_of_the_same_identity() -> None:
