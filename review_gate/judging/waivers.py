@@ -225,7 +225,7 @@ class _LineAt:
 
     def __init__(self, facts: PRFacts) -> None:
         self._files = {f.path: f for f in facts.files}
-        self._made: OrderedDict[int, list[Line]] = OrderedDict()
+        self._made: OrderedDict[int, tuple[list[str], bytes]] = OrderedDict()
 
     def get(self, key: tuple[str, int | None]) -> Line | None:
         path, number = key
@@ -235,13 +235,15 @@ class _LineAt:
         for hunk in reversed(change.hunks):
             at = hunk.lines.index_of(number)
             if at is not None:
-                return self._of(hunk.lines)[at]
+                texts, added = self._of(hunk.lines)
+                return Line(number, texts[at], bool(added[at]))
         return None
 
-    def _of(self, lines: Lines) -> list[Line]:
+    def _of(self, lines: Lines) -> tuple[list[str], bytes]:
+        """A hunk's texts and added flags, made once for the findings on it (no Line for each line)."""
         made = self._made.get(id(lines))
         if made is None:
-            made = self._made[id(lines)] = list(lines)
+            made = self._made[id(lines)] = lines.texts_and_flags()
             if len(self._made) > self._KEPT:
                 self._made.popitem(last=False)
         else:

@@ -118,6 +118,10 @@ class Lines(_Body, Sequence[Line]):
         rows = [row for row in self._rows() if row[:1] not in _OLD]
         return self._texts(rows), bytes([row[:1] == "+" for row in rows])
 
+    def texts_and_flags(self) -> tuple[list[str], bytes]:
+        """The new-side lines' texts and a flag byte each (1: added), with no ``Line`` made for each."""
+        return self._new()
+
     def texts(self) -> list[str]:
         """The new-side lines' texts alone, with no ``Line`` made for each (the lines findings are on)."""
         if self._numbers is None and not self._raw and self._all_added():  # a new file: split in C

@@ -111,7 +111,10 @@ class _Index(Mapping[str, _Changed]):
 
 def _changed(f: FileChange) -> _Changed:
     hunks = _merged([(h.new_start, h.new_start + max(h.new_count, 1)) for h in f.hunks])
-    changed = {number for h in f.hunks for number in h.lines.added_numbers()}
+    changed: set[int] = set()
+    for h in f.hunks:
+        for numbers in h.lines.added_ranges():
+            changed.update(numbers)
     for h in f.hunks:
         if h.removed_lines or h.removed:
             changed |= _removal_anchors(h)
