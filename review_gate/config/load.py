@@ -207,8 +207,9 @@ def load_config(directory: Path | None, *, listed_by: str | None = None,
                 unreadable[name] = exc.problems
     # checked before, byte for byte, by this code: kept (config.snapshot); only what the files
     # name may have gone since
-    held = snapshot.key(directory, files) if replaced is None and not one_pass and not unreadable else None
-    if held is not None and (known := snapshot.read(held)) is not None:
+    held = snapshot.key(directory, files) if replaced is None and not unreadable else None
+    # ``config validate`` (one pass) checks afresh, and keeps what passes for the runs after it
+    if held is not None and not one_pass and (known := snapshot.read(held)) is not None:
         if problems := file_problems(known):
             raise ConfigError(problems, listed_by=listed_by)
         return known

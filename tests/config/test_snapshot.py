@@ -142,3 +142,11 @@ def test_a_home_kept_in_git_lists_none_of_the_cache(cli: Any, tmp_path: Path) ->
     status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=home,
                             capture_output=True, text=True, check=True).stdout
     assert ".cache" not in status, status
+
+
+def test_config_validate_checks_afresh_and_keeps_what_passes(cli: Any, repo: GitRepo, config_dir: Path) -> None:
+    assert cli("config", "validate", "--config", str(config_dir)).code == 0
+    [kept] = _kept()  # the run after it reads it
+    kept.write_bytes(b"not a pickle")
+    assert cli("config", "validate", "--config", str(config_dir)).code == 0  # never read: checked again
+    assert snapshot.read(kept.stem) is not None
