@@ -8,6 +8,9 @@ Rows (issue 23), each beside its anchor measured in the same run; whole processe
 ``--runs`` runs after a warm-up, CPU time (user + system of the process and its children, by
 ``wait4``) unless said otherwise:
 
+- floor (information): what any plan of the range costs before its own work, the interpreter
+  with pydantic, the models and the event loop, and the git commands it runs, against
+  ``git diff -M``: the least the plan row can be;
 - plan: ``review-gate plan --base B --head H`` against ``git diff -M B H`` (target: 3x);
 - checks: the same plan with the stage boundary checks and without (``REVIEW_GATE_UNCHECKED=1``,
   a switch for this measurement only; target: 10 % more);
@@ -45,7 +48,7 @@ from measure import SHELL_SLEEPER, Table, cli_command, last_line, spawn_floor, w
 from synthetic_diff import DiffWriter, small_diff
 
 SEED = 20240611
-ROWS = ("plan", "checks", "offline", "memory", "dispatch")
+ROWS = ("floor", "plan", "checks", "offline", "memory", "dispatch")
 COPIES = (1, 4, 10)  # the range's diff this many times over: about 5, 20 and 50 MB
 DIFF_OPTIONS = ["--no-color", "--no-ext-diff", "--no-textconv", "--full-index", "-M", "--src-prefix=a/",
                 "--dst-prefix=b/"]
@@ -151,6 +154,31 @@ def bench_plan(table: Table, repo: Path, base: str, head: str, runs: int) -> Non
     anchor = medians(["git", "diff", "-M", base, head], repo, runs)
     ratio_row(table, f"plan {base}..{head} vs git diff -M", ours.cpu, anchor.cpu, 3.0,
               f"{ours.cpu:.3f} s cpu, {ours.wall:.3f} s wall, {ours.rss_mb:.0f} MB; git diff {anchor.cpu:.3f} s cpu")
+
+
+def bench_floor(table: Table, work: Path, repo: Path, base: str, head: str, runs: int) -> None:
+    """What a plan of the range costs before it does any work of its own: the interpreter with the
+    modules every command imports (pydantic and the models, the event loop), from a directory
+    that is not the repository (whose own pydantic/ would be imported instead), and the git
+    commands every plan of a range runs (the diff read through a pipe, the merge-base, the log of
+    its commits), against ``git diff -M`` alone."""
+    empty = work / "floor"
+    empty.mkdir(exist_ok=True)
+    start = medians([sys.executable, "-c", "import review_gate.models, anyio, anyio.to_thread"], empty, runs)
+    bare = medians([sys.executable, "-c", "pass"], empty, runs)
+    ids = git(repo, "rev-parse", base, head).decode().split()
+    commands = [["git", "diff", *DIFF_OPTIONS, *ids, "--"], ["git", "merge-base", *ids],
+                ["git", "log", "--no-color", "--format=%H%x1f%an%x1f%s", f"{ids[0]}..{ids[1]}"]]
+    reading = ("import subprocess, sys, json\nfor argv in json.loads(sys.argv[1]):\n"
+               "    subprocess.run(argv, stdout=subprocess.PIPE, check=True)")
+    launcher = medians([sys.executable, "-c", reading, "[]"], repo, runs)
+    git_cpu = medians([sys.executable, "-c", reading, json.dumps(commands)], repo, runs).cpu - launcher.cpu
+    anchor = medians(["git", "diff", "-M", base, head], repo, runs)
+    floor = start.cpu + git_cpu
+    table.info("plan's floor: start-up and git, before any work",
+               f"{floor:.3f} s cpu = {floor / anchor.cpu:.2f} x git diff -M ({start.cpu:.3f} s the interpreter with "
+               f"pydantic, the models and the event loop (bare interpreter {bare.cpu:.3f} s); {git_cpu:.3f} s the "
+               f"diff read through a pipe, the merge-base and the log; git diff -M {anchor.cpu:.3f} s)")
 
 
 def bench_checks(table: Table, repo: Path, base: str, head: str, runs: int) -> None:
@@ -335,6 +363,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.profile is not None:
             profile(repo, base, head, args.profile)
         steps: dict[str, Callable[[], None]] = {
+            "floor": lambda: bench_floor(table, work, repo, base, head, args.runs),
             "plan": lambda: bench_plan(table, repo, base, head, args.runs),
             "checks": lambda: bench_checks(table, repo, base, head, args.runs),
             "offline": lambda: bench_offline(table, work, repo, base, head, args.runs, args.semgrep),
