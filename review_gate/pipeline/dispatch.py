@@ -89,13 +89,14 @@ async def dispatch(
     notify: Listener = listener or (lambda _id, _event, _result: None)
     limiter = anyio.CapacityLimiter(options.concurrency)
     by_path = {f.path: f for f in facts.files}
+    aliases = _Aliases(config)
     line_text = line_index(facts)
     results: dict[str, AgentResult] = {}
     budget = _Budget(config.settings.max_tokens, config.settings.max_cost_usd)
     members: list[_Member] = []
     for entry in manifest.entries:
         notify(entry.agent, "queued", None)
-        member, refused = _prepare(entry, config, options, by_path)
+        member, refused = _prepare(entry, config, options, by_path, aliases)
         if member is not None:
             members.append(member)
         else:
@@ -201,8 +202,23 @@ class _Member:
     task: AgentTask
 
 
+class _Aliases:
+    """The other names of each file (``script_names``), made once a dispatch: every agent of a
+    change of hundreds of files asks about each of them."""
+
+    def __init__(self, config: ReviewConfig) -> None:
+        self.domains = config.domains.domains
+        self.known: dict[str, list[str]] = {}
+
+    def of(self, change: FileChange) -> list[str]:
+        found = self.known.get(change.path)
+        if found is None:
+            found = self.known[change.path] = script_names(change.path, change.interpreter, self.domains)
+        return found
+
+
 def _prepare(entry: ManifestEntry, config: ReviewConfig, options: DispatchOptions,
-             by_path: dict[str, FileChange]) -> tuple[_Member | None, AgentResult | None]:
+             by_path: dict[str, FileChange], aliases: _Aliases) -> tuple[_Member | None, AgentResult | None]:
     """The entry ready to run, or its result when it cannot run at all."""
     spec = config.agent(entry.agent)
     if spec is None:
@@ -226,7 +242,7 @@ def _prepare(entry: ManifestEntry, config: ReviewConfig, options: DispatchOption
         return None, agent_result(entry, "skipped", kind=spec.kind, required=spec.required, error=reason,
                                   on_failure=spec.on_failure)
     files = [by_path[p] for p in entry.files]
-    names = {f.path: found for f in files if (found := script_names(f.path, f.interpreter, config.domains.domains))}
+    names = {f.path: found for f in files if (found := aliases.of(f))}
     task = AgentTask(files=files, rules=config.rules_for(spec.id), repo_root=options.repo_root,
                      config_dir=options.config_dir, aliases=names)
     return _Member(entry, spec, kind, task), None
