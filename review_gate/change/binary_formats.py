@@ -43,6 +43,7 @@ def _runs() -> Any:
 
     options = re2.Options()
     options.log_errors = False
+    options.encoding = re2.Options.Encoding.LATIN1  # bytes, one at a time, as re reads them: no UTF-8
     return re2.compile(_RUN, options)
 
 

@@ -16,6 +16,7 @@ written is no error (a read-only home works as before, only slower).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import pickle
@@ -49,9 +50,7 @@ def read(snapshot: str) -> ReviewConfig | None:
     try:
         with open(path, "rb") as handle:
             loaded = pickle.load(handle)
-    except FileNotFoundError:
-        return None
-    except Exception:  # a truncated or foreign file is a miss, never a crash; it is replaced
+    except Exception:  # none yet, or a truncated or foreign file: a miss, never a crash; it is replaced
         return None
     if not isinstance(loaded, ReviewConfig):
         return None
@@ -99,9 +98,11 @@ def _prune(folder: Path) -> None:
             os.unlink(path)
 
 
+@functools.cache
 def _code_identity() -> bytes:
     """This package's files (path, size, time of change) and the versions of Python and pydantic:
-    a snapshot is read only by the code that wrote it, an edited checkout included."""
+    a snapshot is read only by the code that wrote it, an edited checkout included. Once a process:
+    the code it runs does not change under it (a server loads the configuration again and again)."""
     import pydantic
     import pydantic_core
 

@@ -113,14 +113,11 @@ class Lines(_Body, Sequence[Line]):
         source = "".join(("+" if ln.added else " ") + ln.text + "\n" for ln in lines)
         return cls(source, 0, len(source), first, len(lines), numbers=None if follow else tuple(numbers))
 
-    def _new(self) -> tuple[list[str], bytes]:
-        """The new-side lines' texts, and a flag byte each (1: added): made anew each time, never kept."""
+    def texts_and_flags(self) -> tuple[list[str], bytes]:
+        """The new-side lines' texts, and a flag byte each (1: added), with no ``Line`` made for
+        each: made anew each time, never kept."""
         rows = [row for row in self._rows() if row[:1] not in _OLD]
         return self._texts(rows), bytes([row[:1] == "+" for row in rows])
-
-    def texts_and_flags(self) -> tuple[list[str], bytes]:
-        """The new-side lines' texts and a flag byte each (1: added), with no ``Line`` made for each."""
-        return self._new()
 
     def texts(self) -> list[str]:
         """The new-side lines' texts alone, with no ``Line`` made for each (the lines findings are on)."""
@@ -141,7 +138,7 @@ class Lines(_Body, Sequence[Line]):
         return at
 
     def __iter__(self) -> Iterator[Line]:
-        texts, added = self._new()
+        texts, added = self.texts_and_flags()
         numbers = self._numbers if self._numbers is not None else range(self._first, self._first + len(texts))
         return map(Line, numbers, texts, map(bool, added))
 
@@ -156,7 +153,7 @@ class Lines(_Body, Sequence[Line]):
         if at < _NEAR:
             row = self._row(at)
             return Line(self._number(at), self._texts([row])[0], row[:1] == "+")
-        texts, added = self._new()
+        texts, added = self.texts_and_flags()
         return Line(self._number(at), texts[at], bool(added[at]))
 
     def _row(self, index: int) -> str:
@@ -228,7 +225,7 @@ class Lines(_Body, Sequence[Line]):
             # every line added (a new file): the text is the body without its tags, in one C call
             yield self._first, self._source[self._start + 1:self._end - 1].replace("\n+", "\n")
             return
-        texts, added = self._new()
+        texts, added = self.texts_and_flags()
         for run in _RUNS.finditer(added):
             start, end = run.span()
             if self._numbers is None:
