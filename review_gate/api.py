@@ -50,7 +50,7 @@ from review_gate.change import intent as purpose
 from review_gate.errors import UsageError
 from review_gate.models import FailOn, FilterMode, Packing, Plan, PRFacts, ReviewReport
 from review_gate.pipeline import arguments, recorded_run, review_request, runner
-from review_gate.pipeline.gap_detect import check_requests
+from review_gate.pipeline.gap_detect import asks_model, check_requests
 from review_gate.pipeline.normalize import DiffRequest
 from review_gate.pipeline.options import Listener
 from review_gate.pipeline.recorded_run import Render, load, write_file
@@ -58,6 +58,7 @@ from review_gate.pipeline.review_request import MAX_REASON, agent_requests, chan
 
 if TYPE_CHECKING:
     from review_gate.judging.accept import Accepted, Acknowledged, accept, ack, person
+    from review_gate.pipeline import bootstrap
     from review_gate.scale.batch.runs import (
         BatchCollected,
         BatchInfo,
@@ -176,16 +177,40 @@ async def plan_async(*, cwd: str | Path | None = None, base: str | None = None, 
                      offline: bool = False) -> Plan:
     """Stages 1-4: the change, its classification, the manifest of agents and the gaps; no agent
     runs (the LLM gap detector does, unless ``offline``)."""
-    review_request.typed(flags={"offline": offline}, paths={"config": config})
-    review_request.given(request)
-    request = request or review_request.change(cwd=cwd, base=base, head=head, staged=staged, diff=diff,
-                                               diff_file=diff_file)
-    setup = recorded_run.setup(request, config=config, offline=offline)
+    return await _planned(_plan_setup(cwd=cwd, base=base, head=head, staged=staged, diff=diff, diff_file=diff_file,
+                                      request=request, config=config, offline=offline), offline)
+
+
+def plan(*, cwd: str | Path | None = None, base: str | None = None, head: str | None = None,
+         staged: bool = False, diff: bytes | None = None, diff_file: str | Path | None = None,
+         request: DiffRequest | None = None, config: str | Path | None = None, offline: bool = False) -> Plan:
+    """``plan_async``, for a caller outside an event loop (the same arguments). A plan that asks
+    no model (offline, or no LLM gap detector) runs in this thread and starts no event loop."""
+    setup = _plan_setup(cwd=cwd, base=base, head=head, staged=staged, diff=diff, diff_file=diff_file,
+                        request=request, config=config, offline=offline)
+    if asks_model(setup.config, offline=offline):
+        return recorded_run.blocking(_planned)(setup, offline)
+    facts = runner.read_change_now(setup.request)
+    return runner.plan_now(facts, setup.config, own=setup.own_files(setup.written(facts)), root=setup.root,
+                           committed=setup.committed())
+
+
+async def _planned(setup: bootstrap.Setup, offline: bool) -> Plan:
     facts = await runner.read_change(setup.request)
     connection = runner.connect() if setup.networked() else contextlib.nullcontext()
     async with connection as http:
         return await runner.plan(facts, setup.config, own=setup.own_files(setup.written(facts)), offline=offline,
                                  http=http, root=setup.root, committed=setup.committed())
+
+
+def _plan_setup(*, cwd: str | Path | None, base: str | None, head: str | None, staged: bool,
+                diff: bytes | None, diff_file: str | Path | None, request: DiffRequest | None,
+                config: str | Path | None, offline: bool) -> bootstrap.Setup:
+    review_request.typed(flags={"offline": offline}, paths={"config": config})
+    review_request.given(request)
+    request = request or review_request.change(cwd=cwd, base=base, head=head, staged=staged, diff=diff,
+                                               diff_file=diff_file)
+    return recorded_run.setup(request, config=config, offline=offline)
 
 
 @dataclass(frozen=True)
@@ -288,4 +313,3 @@ def replay(directory: str | Path, *, config: str | Path | None = None, fail_on: 
 
 
 review = recorded_run.blocking(review_async)
-plan = recorded_run.blocking(plan_async)

@@ -48,14 +48,39 @@ async def gap_detect(facts: PRFacts, classification: PRClassification, manifest:
     return checked("gap_detect", amended), checked_all("gap_detect", gaps)
 
 
-async def _gap_detect(facts: PRFacts, classification: PRClassification, manifest: AgentManifest,
-                      config: ReviewConfig, *, offline: bool, http: httpx.AsyncClient | None,
-                      requests: Sequence[AgentRequest]) -> tuple[AgentManifest, list[Gap]]:
+def asks_model(config: ReviewConfig, *, offline: bool) -> bool:
+    """Whether ``gap_detect`` would call the LLM gap detector: not offline, and ``gap_detector``
+    names an llm agent."""
+    return not offline and isinstance(_detector(config), LlmAgent)
+
+
+def _detector(config: ReviewConfig) -> object:
+    return next((a for a in config.agents.agents if a.id == config.settings.gap_detector), None)
+
+
+def deterministic_gaps(facts: PRFacts, classification: PRClassification, manifest: AgentManifest,
+                       config: ReviewConfig, *, requests: Sequence[AgentRequest] = ()
+                       ) -> tuple[AgentManifest, list[Gap]]:
+    """``gap_detect`` of a run that asks no model (offline, or no ``gap_detector``): no event loop."""
+    amended, gaps = _deterministic(checked("gap_detect", facts), checked("gap_detect", classification),
+                                   checked("gap_detect", manifest), config, requests)
+    return checked("gap_detect", amended), checked_all("gap_detect", gaps)
+
+
+def _deterministic(facts: PRFacts, classification: PRClassification, manifest: AgentManifest,
+                   config: ReviewConfig, requests: Sequence[AgentRequest]) -> tuple[AgentManifest, list[Gap]]:
     gaps = [*missed(classification, manifest, config), *nested(facts)]
     if requests:
         manifest, added = requested(classification, manifest, config, requests)
         gaps = [*gaps, *added]
-    detector = next((a for a in config.agents.agents if a.id == config.settings.gap_detector), None)
+    return manifest, gaps
+
+
+async def _gap_detect(facts: PRFacts, classification: PRClassification, manifest: AgentManifest,
+                      config: ReviewConfig, *, offline: bool, http: httpx.AsyncClient | None,
+                      requests: Sequence[AgentRequest]) -> tuple[AgentManifest, list[Gap]]:
+    manifest, gaps = _deterministic(facts, classification, manifest, config, requests)
+    detector = _detector(config)
     if not isinstance(detector, LlmAgent) or offline:
         return manifest, gaps
     import anyio

@@ -108,8 +108,12 @@ async def normalize(request: DiffRequest) -> PRFacts:
     >>> [f.path for f in facts.files]
     ['x.py']
     """
-    request = checked("normalize", request)
-    return checked("normalize", await anyio.to_thread.run_sync(_normalize, request))
+    return await anyio.to_thread.run_sync(normalize_now, request)
+
+
+def normalize_now(request: DiffRequest) -> PRFacts:
+    """``normalize`` in this thread."""
+    return checked("normalize", _normalize(checked("normalize", request)))
 
 
 def _parse(data: bytes | Iterable[bytes], where: Where) -> list[FileChange]:

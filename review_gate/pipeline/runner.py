@@ -7,6 +7,7 @@ import functools
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -21,8 +22,11 @@ from review_gate.models import (
     AgentManifest,
     AgentRequest,
     AgentResult,
+    FileChange,
     FilterMode,
     Finding,
+    Gap,
+    PRClassification,
     PRFacts,
     ReviewConfig,
     ReviewReport,
@@ -30,14 +34,14 @@ from review_gate.models import (
 from review_gate.models.plan import Plan
 from review_gate.pipeline.classify import classify
 from review_gate.pipeline.compose import compose
-from review_gate.pipeline.gap_detect import gap_detect
-from review_gate.pipeline.normalize import DiffRequest, normalize
+from review_gate.pipeline.gap_detect import deterministic_gaps, gap_detect
+from review_gate.pipeline.normalize import DiffRequest, normalize, normalize_now
 from review_gate.pipeline.options import DispatchOptions, Listener
 
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["Plan", "Reuse", "connect", "new_run_id", "plan", "read_change", "review"]
+__all__ = ["Plan", "Reuse", "connect", "new_run_id", "plan", "plan_now", "read_change", "read_change_now", "review"]
 
 
 class Reuse(Protocol):
@@ -54,6 +58,11 @@ async def read_change(request: DiffRequest) -> PRFacts:
     return await normalize(request)
 
 
+def read_change_now(request: DiffRequest) -> PRFacts:
+    """``read_change`` in this thread."""
+    return normalize_now(request)
+
+
 async def plan(facts: PRFacts, config: ReviewConfig, *, own: OwnFiles | None = None,
                offline: bool = False, http: httpx.AsyncClient | None = None,
                requests: Sequence[AgentRequest] = (), root: Path | None = None,
@@ -65,26 +74,60 @@ async def plan(facts: PRFacts, config: ReviewConfig, *, own: OwnFiles | None = N
     (``gap_detector`` in review-gate.json) runs last unless ``offline``. The gate's data files
     the change commits (``committed(path)``; None: all it holds) come back last, for the
     secret rules only (``own_files.sealed``)."""
-    given, facts_given = len(facts.files), facts
+    staged = await anyio.to_thread.run_sync(_staged, facts, config, own, root, committed)
+    manifest, gaps = await gap_detect(staged.facts, staged.classification, staged.manifest, config, offline=offline,
+                                      http=http, requests=requests)
+    return await anyio.to_thread.run_sync(_finished, staged, manifest, gaps, config, own, root)
+
+
+def plan_now(facts: PRFacts, config: ReviewConfig, *, own: OwnFiles | None = None,
+             requests: Sequence[AgentRequest] = (), root: Path | None = None,
+             committed: Callable[[str], bool] | None = None) -> Plan:
+    """``plan`` of a run that asks no model (``gap_detect.asks_model`` is false), in this thread:
+    a plan of its own starts no event loop, which costs a plan of any size a tenth of its time."""
+    staged = _staged(facts, config, own, root, committed)
+    manifest, gaps = deterministic_gaps(staged.facts, staged.classification, staged.manifest, config,
+                                        requests=requests)
+    return _finished(staged, manifest, gaps, config, own, root)
+
+
+@dataclass(frozen=True)
+class _Staged:
+    """Stages 2 and 3 done, before the gaps: the change as given and as the agents will see it."""
+
+    given: PRFacts
+    facts: PRFacts
+    scanned: list[FileChange]  # the gate's data files the change commits, for the secret rules
+    own_gaps: list[Gap]
+    left_out: int
+    classification: PRClassification
+    manifest: AgentManifest
+
+
+def _staged(facts: PRFacts, config: ReviewConfig, own: OwnFiles | None, root: Path | None,
+            committed: Callable[[str], bool] | None) -> _Staged:
+    given = facts
     scanned = sealed(facts, own, committed) if own is not None else []
     facts, own_gaps = split(facts, own) if own is not None else (facts, [])
-    left_out = given - len(facts.files) - len(scanned)
-    facts = await anyio.to_thread.run_sync(_moves_whole, facts, config, root)
-    facts = await anyio.to_thread.run_sync(annotate, facts, root, config.domains.domains)
+    left_out = len(given.files) - len(facts.files) - len(scanned)
+    facts = annotate(_moves_whole(facts, config, root), root, config.domains.domains)
     classification = classify(facts, config.domains.domains)
-    manifest = compose(classification, config.composition.policies)
-    manifest, gaps = await gap_detect(facts, classification, manifest, config, offline=offline, http=http,
-                                      requests=requests)
-    gaps = [*own_gaps, *gaps]
-    checked_own = await anyio.to_thread.run_sync(_own_file_findings, facts_given, own, root)
-    scanning = secret_scope(manifest, scanned, config)
+    return _Staged(given=given, facts=facts, scanned=scanned, own_gaps=own_gaps, left_out=left_out,
+                   classification=classification, manifest=compose(classification, config.composition.policies))
+
+
+def _finished(staged: _Staged, manifest: AgentManifest, gaps: list[Gap], config: ReviewConfig,
+              own: OwnFiles | None, root: Path | None) -> Plan:
+    facts, left_out = staged.facts, staged.left_out
+    scanning = secret_scope(manifest, staged.scanned, config)
     if scanning is not None:
         manifest = scanning
-        facts = facts.model_copy(update={"files": [*facts.files, *scanned]})
+        facts = facts.model_copy(update={"files": [*facts.files, *staged.scanned]})
     else:
-        left_out += len(scanned)
-    return Plan(facts=facts, classification=classification, manifest=manifest, gaps=gaps, left_out=left_out,
-                own_file_findings=checked_own)
+        left_out += len(staged.scanned)
+    return Plan(facts=facts, classification=staged.classification, manifest=manifest,
+                gaps=[*staged.own_gaps, *gaps], left_out=left_out,
+                own_file_findings=_own_file_findings(staged.given, own, root))
 
 
 def _moves_whole(facts: PRFacts, config: ReviewConfig, root: Path | None) -> PRFacts:

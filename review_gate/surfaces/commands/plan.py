@@ -6,7 +6,6 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-import anyio
 from pydantic_core import to_json
 
 from review_gate import api
@@ -59,13 +58,7 @@ def render_text(plan: Plan) -> list[Text]:
 def plan_command(args: argparse.Namespace) -> int:
     targets = output_targets(args)
     request = diff_request(args, find_repo_root())  # checked with the flags' own words
-    plans: list[Plan] = []
-
-    async def main() -> None:  # returns nothing: asyncio reprs a finished main task's result
-        plans.append(await api.plan_async(request=request, config=args.config, offline=args.offline))
-
-    anyio.run(main)
-    [plan] = plans
+    plan = api.plan(request=request, config=args.config, offline=args.offline)
     for fmt, path in targets:
         if fmt == "json":
             text = render_json(plan)
