@@ -102,8 +102,8 @@ class _Store:
         if root is None or not ids:
             return
         sizes = blobs.sizes(root, ids)
-        small = [i for i, size in sizes.items() if size <= READ_LIMIT]
-        self.sides.update((i, self._kept(data)) for i, data in blobs.read(root, small, READ_LIMIT))
+        small = {i: size for i, size in sizes.items() if size <= READ_LIMIT}
+        self.sides.update((i, self._kept(data)) for i, data in blobs.read_sized(root, small))
         for large in (i for i, size in sizes.items() if size > READ_LIMIT):
             self.sides[large] = _Side(blobs.head(root, large, text_or_binary.BINARY_PROBE), False)
 

@@ -29,7 +29,7 @@ MAX_BYTES = 1_000_000  # new content larger than this is not read
 BLOB_GROUP = 8_000_000  # bytes of blobs one `git cat-file --batch` reads at most
 ID_LENGTHS = (40, 64)  # a full SHA-1 or SHA-256 blob id: an abbreviation is not a content key
 
-__all__ = ["MAX_BYTES", "blob_ids", "file_at", "files_at", "head", "new_contents", "read", "sizes"]
+__all__ = ["MAX_BYTES", "blob_ids", "file_at", "files_at", "head", "new_contents", "read", "read_sized", "sizes"]
 
 
 def new_contents(root: Path, changes: Iterable[FileChange],
@@ -110,19 +110,13 @@ def read(root: Path, ids: Sequence[str], limit: int) -> Iterator[tuple[str, byte
     One process asks the sizes, then one per BLOB_GROUP bytes reads the contents, so memory
     stays bounded whatever the count.
     """
-    names = [name for name in dict.fromkeys(ids) if git.OBJECT_ID.fullmatch(name)]
-    if not names:
-        return
-    asked = "".join(f"{n}\n" for n in names).encode()
-    checked = git.run(["cat-file", "--batch-check"], root, check=False, stdin=asked)
-    if checked.returncode != 0:
-        return
-    group: list[tuple[str, int]] = []
-    for name, line in zip(names, checked.stdout.decode("ascii", "replace").splitlines(), strict=False):
-        parts = line.split()
-        if (len(parts) == 3 and parts[1] == "blob" and parts[0] == name and parts[2].isdigit()
-                and int(parts[2]) <= limit):
-            group.append((parts[0], int(parts[2])))
+    yield from read_sized(root, {name: size for name, size in sizes(root, ids).items() if size <= limit})
+
+
+def read_sized(root: Path, sized: dict[str, int]) -> Iterator[tuple[str, bytes]]:
+    """``read`` of blobs whose sizes ``sizes`` told already (full object id -> size): their
+    contents, one process per BLOB_GROUP bytes, with no second process to ask the sizes again."""
+    group = [(name, size) for name, size in sized.items() if git.OBJECT_ID.fullmatch(name)]
     start = 0
     while start < len(group):
         end, total = start, 0
@@ -166,11 +160,13 @@ def sizes(root: Path, ids: Sequence[str]) -> dict[str, int]:
     if not names:
         return {}
     result = git.run(["cat-file", "--batch-check"], root, check=False, stdin="".join(f"{n}\n" for n in names).encode())
+    if result.returncode != 0:
+        return {}
     found = {}
-    for line in result.stdout.decode("ascii", "replace").splitlines():
+    for name, line in zip(names, result.stdout.decode("ascii", "replace").splitlines(), strict=False):
         parts = line.split()
-        if len(parts) == 3 and parts[1] == "blob" and parts[2].isdigit():
-            found[parts[0]] = int(parts[2])
+        if len(parts) == 3 and parts[1] == "blob" and parts[0] == name and parts[2].isdigit():
+            found[name] = int(parts[2])
     return found
 
 

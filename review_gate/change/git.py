@@ -3,6 +3,7 @@ commits, and the diffs of a change. What git holds in blobs is read by ``change.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -90,6 +91,15 @@ def has_head(root: Path) -> bool:
 def empty_tree(root: Path) -> str:
     """The id of the empty tree (differs between SHA-1 and SHA-256 repositories); not written."""
     return run(["hash-object", "-t", "tree", os.devnull], root).stdout.decode().strip()
+
+
+# the empty tree's id in a SHA-1 and in a SHA-256 repository: what ``empty_tree`` says, without a process
+_EMPTY_TREES = frozenset(hash_function(b"tree 0\0").hexdigest() for hash_function in (hashlib.sha1, hashlib.sha256))
+
+
+def is_empty_tree(object_id: str) -> bool:
+    """``object_id`` is the empty tree's, in a repository of either object format."""
+    return object_id.lower() in _EMPTY_TREES
 
 
 def default_branch(root: Path) -> str | None:
@@ -255,7 +265,7 @@ def _quoted(path: bytes) -> bytes:
 
 
 def commits(root: Path, base: str, head: str) -> list[Commit]:
-    span = head if base == empty_tree(root) else f"{base}..{head}"
+    span = head if is_empty_tree(base) else f"{base}..{head}"
     result = run(["log", "--no-color", "--format=%H%x1f%an%x1f%s", span], root, check=False)
     found = []
     for line in result.stdout.decode("utf-8", "replace").splitlines():

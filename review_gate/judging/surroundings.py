@@ -11,6 +11,7 @@ changes); the owner is the organisation in the URL of the remote ``origin``.
 from __future__ import annotations
 
 import contextlib
+import functools
 from pathlib import Path, PurePosixPath
 
 from review_gate.change import blobs, git
@@ -35,7 +36,7 @@ class GitSurroundings:
     def gitattributes(self) -> str | None:
         if self.base is None:
             return None
-        return self._at([".gitattributes"]).get(".gitattributes")
+        return _gitattributes(self.root, self.base)
 
     def new_texts(self, changes: list[FileChange]) -> dict[str, str]:
         wanted = [c for c in changes if c.path not in self._new and c.status != "deleted" and not c.binary
@@ -103,10 +104,21 @@ class GitSurroundings:
 
     def _at(self, paths: list[str]) -> dict[str, str]:
         assert self.base is not None
-        if not paths:
-            return {}
-        try:
-            found = blobs.files_at(self.root, self.base, paths, MAX_BYTES)
-        except GitError:
-            return {}
-        return {path: data.decode("utf-8", "replace") for path, data in found.items()}
+        return _files_at(self.root, self.base, paths)
+
+
+def _files_at(root: Path, base: str, paths: list[str]) -> dict[str, str]:
+    if not paths:
+        return {}
+    try:
+        found = blobs.files_at(root, base, paths, MAX_BYTES)
+    except GitError:
+        return {}
+    return {path: data.decode("utf-8", "replace") for path, data in found.items()}
+
+
+@functools.lru_cache(maxsize=8)
+def _gitattributes(root: Path, base: str) -> str | None:
+    """The base commit's ``.gitattributes``: read once a run, though the plan (``class_moves``) and
+    the judging (``refine``) both ask; a commit's files never change."""
+    return _files_at(root, base, [".gitattributes"]).get(".gitattributes")
