@@ -9,7 +9,7 @@ Rows (issue 23), each beside its anchor measured in the same run; whole processe
 ``wait4``) unless said otherwise:
 
 - floor (information): what any plan of the range costs before its own work, the interpreter
-  with pydantic, the models and the event loop, and the git commands it runs, against
+  with pydantic and the models, and the git commands it runs, against
   ``git diff -M``: the least the plan row can be;
 - plan: ``review-gate plan --base B --head H`` against ``git diff -M B H`` (target: 3x);
 - checks: the same plan with the stage boundary checks and without (``REVIEW_GATE_UNCHECKED=1``,
@@ -158,13 +158,13 @@ def bench_plan(table: Table, repo: Path, base: str, head: str, runs: int) -> Non
 
 def bench_floor(table: Table, work: Path, repo: Path, base: str, head: str, runs: int) -> None:
     """What a plan of the range costs before it does any work of its own: the interpreter with the
-    modules every command imports (pydantic and the models, the event loop), from a directory
-    that is not the repository (whose own pydantic/ would be imported instead), and the git
-    commands every plan of a range runs (the diff read through a pipe, the merge-base, the log of
-    its commits), against ``git diff -M`` alone."""
+    modules every command imports (pydantic and the models; a plan that asks no model starts no
+    event loop), from a directory that is not the repository (whose own pydantic/ would be
+    imported instead), and the git commands every plan of a range runs (the diff read through a
+    pipe, the merge-base, the log of its commits), against ``git diff -M`` alone."""
     empty = work / "floor"
     empty.mkdir(exist_ok=True)
-    start = medians([sys.executable, "-c", "import review_gate.models, anyio, anyio.to_thread"], empty, runs)
+    start = medians([sys.executable, "-c", "import review_gate.models"], empty, runs)
     bare = medians([sys.executable, "-c", "pass"], empty, runs)
     ids = git(repo, "rev-parse", base, head).decode().split()
     commands = [["git", "diff", *DIFF_OPTIONS, *ids, "--"], ["git", "merge-base", *ids],
@@ -177,7 +177,7 @@ def bench_floor(table: Table, work: Path, repo: Path, base: str, head: str, runs
     floor = start.cpu + git_cpu
     table.info("plan's floor: start-up and git, before any work",
                f"{floor:.3f} s cpu = {floor / anchor.cpu:.2f} x git diff -M ({start.cpu:.3f} s the interpreter with "
-               f"pydantic, the models and the event loop (bare interpreter {bare.cpu:.3f} s); {git_cpu:.3f} s the "
+               f"pydantic and the models (bare interpreter {bare.cpu:.3f} s); {git_cpu:.3f} s the "
                f"diff read through a pipe, the merge-base and the log; git diff -M {anchor.cpu:.3f} s)")
 
 
