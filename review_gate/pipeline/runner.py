@@ -84,7 +84,8 @@ def plan_now(facts: PRFacts, config: ReviewConfig, *, own: OwnFiles | None = Non
              requests: Sequence[AgentRequest] = (), root: Path | None = None,
              committed: Callable[[str], bool] | None = None) -> Plan:
     """``plan`` of a run that asks no model (``gap_detect.asks_model`` is false), in this thread:
-    a plan of its own starts no event loop, which costs a plan of any size a tenth of its time."""
+    a plan of its own then starts no event loop (asyncio, anyio's backend and their threads cost
+    it some 40 ms of CPU, whatever the size of the change)."""
     staged = _staged(facts, config, own, root, committed)
     manifest, gaps = deterministic_gaps(staged.facts, staged.classification, staged.manifest, config,
                                         requests=requests)
