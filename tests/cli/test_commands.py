@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+
 from tests.conftest import GitRepo, make_diff
 
 
@@ -100,3 +102,28 @@ def test_plan_counts_one_file_in_the_singular(cli) -> None:
     result = cli("plan", "--offline", "--diff", "-", stdin=make_diff("app.py", ["x = 1"]).encode())
     assert result.code == 0, result.err
     assert "1 file, +1 -0" in result.out and "1 files" not in result.out
+
+
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    [sub] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(sub.choices)
+
+
+def test_a_command_parsed_alone_takes_the_arguments_it_takes_among_all() -> None:
+    # a run builds only its own command's parser (issue 23: building all 30 cost every command
+    # 13-21 ms); the table of builders must give each command exactly the parser it has among all
+    from review_gate.surfaces.cli.parser import COMMANDS, build_parser
+
+    every = _commands(build_parser())
+    assert list(every) == list(COMMANDS)
+    for name in COMMANDS:
+        alone = _commands(build_parser(name))
+        assert name in alone and len(alone) <= 6  # its builder's commands only (the run state's: six)
+        assert alone[name].format_help() == every[name].format_help()
+
+
+def test_the_first_argument_picks_the_parser_and_options_before_a_command_still_get_the_hint(cli) -> None:
+    assert cli("plan", "--no-such-flag").code == 2
+    late = cli("--offline", "plan")  # the options went to the default command, run
+    assert late.code == 2 and "name the command first" in late.err
+    assert "plan" in cli("--help").out and "rule" in cli("--help").out

@@ -34,7 +34,7 @@ def _with_default_command(argv: list[str]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = _with_default_command(list(sys.argv[1:] if argv is None else argv))
-    parser = build_parser()
+    parser = build_parser(args_list[0] if args_list[0] in COMMANDS else None)  # --help, --version: all
     try:
         args = parser.parse_args(args_list)
     except SystemExit as exc:  # argparse: --help, --version (0) or a usage error (2)
