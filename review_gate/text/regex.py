@@ -34,6 +34,8 @@ def line_pattern(pattern: str) -> str:
     >>> line_pattern(r"\\Aimport pdb\\z")
     '(?m)^import pdb$'
     """
+    if "\\A" not in pattern and "\\z" not in pattern:
+        return "(?m)" + pattern  # no anchor to rebind: the walk below would copy every character
     out: list[str] = []
     i, n, in_class = 0, len(pattern), False
     while i < n:
