@@ -21,7 +21,16 @@ from typing import TYPE_CHECKING
 
 from review_gate.config import gap_patches as patches
 from review_gate.errors import UsageError
-from review_gate.models import AgentManifest, AgentRequest, Gap, LlmAgent, PRClassification, PRFacts, ReviewConfig
+from review_gate.models import (
+    Agent,
+    AgentManifest,
+    AgentRequest,
+    Gap,
+    LlmAgent,
+    PRClassification,
+    PRFacts,
+    ReviewConfig,
+)
 from review_gate.models.config import COMPOSITION_FILE, DOMAINS_FILE
 from review_gate.pipeline.boundary import checked, checked_all
 from review_gate.pipeline.compose import policy_scope
@@ -54,7 +63,7 @@ def asks_model(config: ReviewConfig, *, offline: bool) -> bool:
     return not offline and isinstance(_detector(config), LlmAgent)
 
 
-def _detector(config: ReviewConfig) -> object:
+def _detector(config: ReviewConfig) -> Agent | None:
     return next((a for a in config.agents.agents if a.id == config.settings.gap_detector), None)
 
 
