@@ -134,6 +134,18 @@ def merge_base(root: Path, a: str, b: str) -> str:
     return result.stdout.decode().strip()
 
 
+def behind_base(root: Path, base: str, head: str, base_ref: str, head_ref: str) -> None:
+    """Refuse a range whose head is an ancestor of its base: git's merge-base range of it is empty,
+    so a user asking for the reverse of a commit (``--base F --head F~1``) would get a silent pass."""
+    if head == base or run(["merge-base", "--is-ancestor", head, base], root, check=False).returncode != 0:
+        return
+    raise GitError(f"--head {head_ref} ({head[:12]}) is an ancestor of --base {base_ref} ({base[:12]}): "
+                   "the range from their merge-base to the head is empty, there is nothing to review",
+                   fix=f"to review the change that goes back from {base_ref} to {head_ref}, commit it: "
+                       f"`git commit-tree {head[:12]}^{{tree}} -p {base[:12]} -m reverse` prints a commit C, "
+                       f"then --base {base[:12]} --head C; to review {head_ref}..{base_ref}, swap --base and --head")
+
+
 def diff_range(root: Path, base: str, head: str) -> bytes:
     return run(["diff", *DIFF_OPTIONS, base, head, "--"], root).stdout
 

@@ -97,6 +97,10 @@ class DiffRequest(Frozen):
     # worktree: compare with ``base`` itself (a commit id, or the empty tree), not its merge-base
     # with HEAD: a loop session's pinned base, which commits made since cannot move
     exact_base: bool = False
+    # range: a head that is an ancestor of the base is an empty range. Asked for by a person that is
+    # a mistake (the reverse of a commit was meant) and refused; pushed, it is a force push that
+    # rewinds a branch, which adds nothing to review
+    behind_ok: bool = False
 
 
 async def normalize(request: DiffRequest) -> PRFacts:
@@ -277,7 +281,10 @@ def _from_git(root: Path, request: DiffRequest) -> tuple[str, str | None, bytes 
     if base_ref is None:
         raise GitError("cannot tell the default branch (no origin/HEAD, main, master or trunk)",
                        fix="name the branch or commit to compare against as the base")
-    base = git.merge_base(root, git.resolve(root, base_ref), head)
+    named_base = git.resolve(root, base_ref)
+    if request.mode == "range" and not request.behind_ok:
+        git.behind_base(root, named_base, head, base_ref, head_ref)
+    base = git.merge_base(root, named_base, head)
     commits = git.commits(root, base, head)
     if request.mode == "range":
         return base, head, _range_chunks(root, base, head, f"the diff of {request.base}...{request.head}"), commits

@@ -118,3 +118,36 @@ def test_missing_diff_file(cli, isolated: Path) -> None:
     result = cli("--diff", "nope.diff")
     assert result.code == 2
     assert "nope.diff" in result.err
+
+
+def test_head_behind_base_is_refused_with_how_to_review_the_reverse(cli, repo: GitRepo) -> None:
+    """--base F --head F~1 names an empty merge-base range: a silent "Nothing to review" pass would
+    hide the change the user asked about, which is the reverse of F."""
+    parent = repo.git("rev-parse", "HEAD").strip()
+    repo.write("app.py", "import subprocess\nsubprocess.run(cmd, shell=True)\n")
+    fix = repo.commit("fix")
+    result = cli("--base", fix, "--head", f"{fix}~1", "--offline", "--no-state")
+    assert result.code == 2, result.out + result.err
+    assert f"is an ancestor of --base {fix}" in result.err
+    assert "git commit-tree" in result.err and parent[:12] in result.err
+    assert "Traceback" not in result.err
+    # the same commit on both sides is an empty change, not a reversed one
+    same = cli("--base", fix, "--head", fix, "--offline", "--no-state")
+    assert same.code == 0, same.err
+    # the way the message gives reviews the reverse (here: the removal of app.py)
+    reverse = repo.git("commit-tree", f"{parent}^{{tree}}", "-p", fix, "-m", "reverse").strip()
+    reviewed = cli("plan", "--format", "json", "--base", fix, "--head", reverse)
+    assert reviewed.code == 0, reviewed.err
+    assert [f["path"] for f in reviewed.json()["facts"]["files"]] == ["app.py"]
+
+
+def test_a_pre_push_that_rewinds_a_branch_is_not_refused(cli, repo: GitRepo, monkeypatch) -> None:
+    """A force push back to an older commit: pre-commit names the remote's commit as the base and
+    an ancestor of it as the head. Nothing is added, so nothing is reviewed and the push goes on."""
+    parent = repo.git("rev-parse", "HEAD").strip()
+    repo.write("app.py", "x = 1\n")
+    fix = repo.commit("fix")
+    monkeypatch.setenv("PRE_COMMIT_FROM_REF", fix)
+    monkeypatch.setenv("PRE_COMMIT_TO_REF", parent)
+    result = cli("--pre-push", "--offline", "--no-state")
+    assert result.code == 0, result.out + result.err
