@@ -32,6 +32,16 @@ def _with_default_command(argv: list[str]) -> list[str]:
     return argv
 
 
+def entry() -> int:
+    """The console script ``review-gate``: started again isolated first when this interpreter would
+    import from the working directory (``review_gate/_isolation.py``; the ``.pth`` installed beside
+    the package has done so already, before ``sitecustomize``, where it is processed)."""
+    from review_gate._isolation import restart_isolated
+
+    restart_isolated(ours=True)
+    return main()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = _with_default_command(list(sys.argv[1:] if argv is None else argv))
     parser = build_parser(args_list[0] if args_list[0] in COMMANDS else None)  # --help, --version: all

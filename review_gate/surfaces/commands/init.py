@@ -85,7 +85,9 @@ def _hooks(root: Path, name: str) -> int:
 
 def running_program() -> str:
     """The review-gate running now, as a shell word: the absolute path of its console script,
-    else this Python with ``-m review_gate`` (``python -m review_gate init --hooks``)."""
+    else this Python with ``-I -m review_gate`` (``python -m review_gate init --hooks``): isolated
+    from the start, since the hook runs in the repository it judges and ``-m`` alone would import
+    that repository's ``review_gate/`` (and ``PYTHONPATH``'s) in place of ours."""
     argv0 = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
     if argv0 is not None and argv0.name == "review-gate":
         found = argv0 if argv0.is_absolute() or "/" in sys.argv[0] else shutil.which(sys.argv[0])
@@ -94,4 +96,4 @@ def running_program() -> str:
     beside = Path(sys.executable).parent / "review-gate"
     if beside.is_file() and os.access(beside, os.X_OK):
         return shlex.quote(str(beside))
-    return f"{shlex.quote(sys.executable)} -m review_gate"
+    return f"{shlex.quote(sys.executable)} -I -m review_gate"
