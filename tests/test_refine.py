@@ -264,6 +264,7 @@ def test_a_reformat_lists_old_findings_as_pre_existing(cli: Any, repo: GitRepo) 
     assert report["findings"] == [] and passes(report)
     assert "sec-tls-verify-01" in {w["rule_id"] for w in report["waived"]}
     assert all(w["waived"].startswith("pre-existing") for w in report["waived"])
+    assert {w["waived_kind"] for w in report["waived"]} <= {"preexisting", "moved"}
 
 
 def test_a_comment_moved_off_the_line_leaves_an_old_finding_old(cli: Any, repo: GitRepo) -> None:

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from review_gate.config.load import read_json
 from review_gate.config.messages import pointer
 from review_gate.errors import BaselineError, ConfigProblem, ReviewGateError, UsageError
-from review_gate.models import Finding, Severity
+from review_gate.models import Finding, Severity, Waiver
 from review_gate.models.base import Frozen
 
 T = TypeVar("T")
@@ -58,10 +58,10 @@ class Baseline(Frozen):
     tool_version: str
     findings: list[BaselineEntry]
 
-    def waivers(self, today: date | None = None) -> dict[str, str]:
+    def waivers(self, today: date | None = None) -> dict[str, Waiver]:
         """Fingerprint -> ``baselined`` for every entry that has not expired."""
         day = today or date.today()
-        return {e.fingerprint: REASON for e in self.findings if not e.expired(day)}
+        return {e.fingerprint: Waiver(kind="baseline", reason=REASON) for e in self.findings if not e.expired(day)}
 
 
 def _sort_key(entry: BaselineEntry) -> tuple[str, int, str, str, str]:

@@ -40,7 +40,7 @@ from review_gate.judging.placeholders import comment_line, documented_example, p
 from review_gate.judging.preexisting import Added, Removed, fired_counts, first_match, lines_touched, normal, paired
 from review_gate.judging.rule_contexts import Lines, applies
 from review_gate.models import BLOCKING, SEVERITY_RANK, AgentResult, FileChange, Finding, PRFacts, ReviewConfig, Rule
-from review_gate.models.findings import PREEXISTING
+from review_gate.models.findings import PREEXISTING, Waiver
 from review_gate.models.rule_context import SECRETS, Action, PathClass
 from review_gate.text.regex import compile_pattern
 
@@ -101,7 +101,7 @@ class _File:
 
 
 def refine(results: list[AgentResult], facts: PRFacts, config: ReviewConfig, around: Surroundings | None = None,
-           *, preexisting: bool = True) -> tuple[list[AgentResult], dict[str, str]]:
+           *, preexisting: bool = True) -> tuple[list[AgentResult], dict[str, Waiver]]:
     """``results`` with their findings judged by their rules' settings, and the fingerprints of the
     pre-existing ones with why (waivers the gate lists and does not count). ``preexisting``
     false: a sweep, which reviews files as they are, so that nothing in them is old."""
@@ -120,7 +120,7 @@ def refine(results: list[AgentResult], facts: PRFacts, config: ReviewConfig, aro
     base = _Base(around, unique, facts.files, classifier)
     owner = around.owner() if any(ctx.when == "same_owner" for r in rules.values() for ctx in r.contexts) else None
     created = functools.cache(lambda: change_creates(facts))  # read only when a `created` context asks
-    waivers: dict[str, str] = {}
+    waivers: dict[str, Waiver] = {}
     out = []
     for result in results:
         kept = []
@@ -301,7 +301,7 @@ class _Base:
         return self._removed
 
     def preexisting(self, findings: list[Finding], rules: Mapping[str, Rule],
-                    files: Mapping[str, _File]) -> dict[str, str]:
+                    files: Mapping[str, _File]) -> dict[str, Waiver]:
         """Fingerprint -> why, for the findings an old occurrence pays for (``preexisting.paired``),
         and those on lines the change does not add (they stood there before it)."""
         groups: dict[tuple[str, str], list[Finding]] = defaultdict(list)
@@ -309,14 +309,14 @@ class _Base:
             rule = rules.get(finding.rule_id or "")
             if rule is not None and rule.pattern and finding.file in files and finding.line is not None:
                 groups[(rule.id, finding.file or "")].append(finding)
-        waivers: dict[str, str] = {}
+        waivers: dict[str, Waiver] = {}
         for (rule_id, path), flagged in groups.items():
             blocking = {f.line for f in flagged if f.line is not None and f.severity in BLOCKING}
             reasons = self._old(rules[rule_id], files[path], {f.line for f in flagged if f.line is not None}, blocking)
             waivers.update((f.fingerprint, reasons[f.line]) for f in flagged if f.line in reasons)
         return waivers
 
-    def _old(self, rule: Rule, where: _File, numbers: set[int], blocking: set[int]) -> dict[int, str]:
+    def _old(self, rule: Rule, where: _File, numbers: set[int], blocking: set[int]) -> dict[int, Waiver]:
         regex = compile_pattern(rule.pattern or "")
         change = where.change
         here = self.classifier.classes(change.path)
@@ -333,7 +333,7 @@ class _Base:
         source = self._copied_from(change, here)
         if source is not None:
             elsewhere.update(fired_counts(regex, [source[1]]))
-        out: dict[int, str] = {}
+        out: dict[int, Waiver] = {}
         added = []
         for number in sorted(numbers):
             line = where.lines.get(number)
@@ -343,12 +343,14 @@ class _Base:
                 added.append(Added(number, hunk_of[number], normal(line), first_match(regex, line),
                                    blocks=number in blocking))
             else:
-                out[number] = f"{PREEXISTING}: the line stood there before this change"
+                out[number] = Waiver(kind="preexisting",
+                                     reason=f"{PREEXISTING}: the line stood there before this change")
         what = {"moved": "a line the change removes",
                 "elsewhere": f"{source[0]} before it, or a line it removes" if source else "a line the change removes",
                 "edited": "the line it edits, which matched the same way"}
         for number, how in paired(added, removed, +elsewhere).items():
-            out[number] = f"{PREEXISTING}: the rule fires on the same line before this change ({what[how]})"
+            why = f"{PREEXISTING}: the rule fires on the same line before this change ({what[how]})"
+            out[number] = Waiver(kind="moved" if how == "elsewhere" else "preexisting", reason=why)
         return out
 
     def _lines_of(self, change: FileChange) -> tuple[dict[int, int], list[tuple[int, str]]]:

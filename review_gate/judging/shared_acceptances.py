@@ -26,6 +26,7 @@ from review_gate.config.messages import pointer
 from review_gate.errors import BaselineError, ConfigProblem, ReviewGateError
 from review_gate.judging import baseline
 from review_gate.models.base import Frozen
+from review_gate.models.findings import Waiver
 
 FILE_NAME = "acceptances.json"
 LABEL = "accepted for the team"
@@ -52,10 +53,11 @@ class SharedAcceptances(Frozen):
     version: Literal[1] = 1
     acceptances: list[SharedAcceptance] = Field(default_factory=list)
 
-    def waivers(self, today: date | None = None) -> dict[str, str]:
+    def waivers(self, today: date | None = None) -> dict[str, Waiver]:
         """Fingerprint -> the reason reports show, for every entry still in force."""
         day = today or date.today()
-        return {a.fingerprint: f"{LABEL} by {a.who}: {a.reason}" for a in self.acceptances if a.active(day)}
+        return {a.fingerprint: Waiver(kind="shared_acceptance", reason=f"{LABEL} by {a.who}: {a.reason}")
+                for a in self.acceptances if a.active(day)}
 
 
 def parse(data: object, display: str) -> SharedAcceptances:

@@ -39,7 +39,7 @@ from review_gate.judging.fingerprint import fingerprint
 from review_gate.models.config import Rule
 from review_gate.models.config_values import BLOCKING, InlineWaivers
 from review_gate.models.facts import Line, PRFacts
-from review_gate.models.findings import Finding, InlineWaiver
+from review_gate.models.findings import Finding, InlineWaiver, WaivedKind, Waiver
 from review_gate.models.lines import Lines
 from review_gate.text.literals import in_string
 
@@ -194,7 +194,9 @@ def apply(findings: Sequence[Finding], facts: PRFacts, rules: Sequence[Rule], ag
         if why is not None:
             kept.append(finding.model_copy(update={"inline_waiver": note}))
             continue
-        waived.append(finding.model_copy(update={"inline_waiver": note, "waived": waived_text(note)}))
+        kind: WaivedKind = "inline" if comment.tool == AGENT else "peer"
+        waived.append(finding.model_copy(update={"inline_waiver": note})
+                      .left_out(Waiver(kind=kind, reason=waived_text(note))))
     return Applied(kept, waived, _problems(facts, {r.id for r in rules} | set(agents)))
 
 

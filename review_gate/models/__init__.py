@@ -38,7 +38,7 @@ from review_gate.models.config_values import (
 )
 from review_gate.models.debt import DebtItem, DebtStatus
 from review_gate.models.facts import Commit, FileChange, Hunk, Line, PRFacts, Removed, Unread, UnreadKind
-from review_gate.models.findings import Finding, RawFinding
+from review_gate.models.findings import Finding, RawFinding, WaivedKind, Waiver
 from review_gate.models.manifest import AgentManifest, AgentRequest, ConfigPatch, Gap, ManifestEntry, PatchOperation
 from review_gate.models.plan import Plan
 from review_gate.models.report import (
@@ -123,4 +123,6 @@ __all__ = [
     "Unread",
     "UnreadKind",
     "Usage",
+    "WaivedKind",
+    "Waiver",
 ]

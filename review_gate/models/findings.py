@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal, get_args
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Field, model_validator
 
 from review_gate.models.base import Frozen, UntrustedText
 from review_gate.models.config_values import Severity
@@ -12,6 +12,51 @@ from review_gate.models.config_values import Severity
 TEXT_LIMIT = 4000  # characters of an agent's message or recommendation kept: it may quote a whole minified line
 PREEXISTING = "pre-existing"
 """How the reason of a finding that is not new starts (``waived``)."""
+
+WaivedKind = Literal["preexisting", "moved", "path_class", "context", "baseline", "shared_acceptance",
+                     "acceptance", "inline", "peer"]
+"""Why a finding is left out of the count, by what pays for it (DESIGN §3, the judging step):
+
+- ``preexisting``: the rule fires on the same line before the change, in the same file (the line
+  stood there, or the change removes a line of the same text there, or edits it in place);
+- ``moved``: a line of the same text that the change removes from the file this one was renamed
+  or copied from pays for it;
+- ``path_class``: the rule skips its path class (a test, a fixture, generated code...);
+- ``context``: a context of the rule (review-rules.json ``contexts``) skips it;
+- ``baseline``: an entry of the committed baseline; ``shared_acceptance``: an entry of the team's
+  acceptances file; ``acceptance``: a person's acceptance or override in the run state;
+- ``inline``: a ``review-gate: ignore[...]`` comment; ``peer``: a peer tool's suppression
+  (``# noqa: S501``, ``# nosec B501``...).
+"""
+WAIVED_KINDS: tuple[WaivedKind, ...] = get_args(WaivedKind)
+OLD_KINDS: frozenset[WaivedKind] = frozenset({"preexisting", "moved"})
+"""The kinds that say a finding is old, not waived by anyone."""
+
+
+_RECORDED = (("baselined", "baseline"), ("accepted for the team", "shared_acceptance"), ("accepted", "acceptance"),
+             ("overridden", "acceptance"), (PREEXISTING, "preexisting"), ("waived", "inline"))
+
+
+class Waiver(Frozen):
+    """What leaves one finding out of the count: its kind and the reason reports show.
+
+    A bare reason, as replay bundles and batches recorded before kinds were, is read as the kind
+    its first words name (a person's acceptance when they name none):
+
+    >>> Waiver.model_validate("baselined").kind
+    'baseline'
+    """
+
+    kind: WaivedKind
+    reason: UntrustedText
+
+    @model_validator(mode="before")
+    @classmethod
+    def _recorded(cls, data: object) -> object:
+        if not isinstance(data, str):
+            return data
+        kind = next((kind for label, kind in _RECORDED if data.startswith(label)), "acceptance")
+        return {"kind": kind, "reason": data}
 
 
 def _bounded(text: str) -> str:
@@ -67,13 +112,24 @@ class Finding(Frozen):
                                   "waived inline by a comment, or pre-existing (its rule fires on the same line before "
                                   "the change)."
     )
+    waived_kind: WaivedKind | None = Field(
+        default=None, description="What left it out of the count, set with waived by the one judging step: "
+                                  "preexisting, moved, path_class, context, baseline, shared_acceptance, acceptance, "
+                                  "inline or peer.")
     inline_waiver: InlineWaiver | None = Field(
         default=None, description="The inline waiver on its line or the line above, honoured or not.")
 
     @property
     def preexisting(self) -> bool:
-        """Listed because its rule fired on the same line before the change: old, not waived by anyone."""
+        """Listed because its rule fired on the same line before the change: old, not waived by anyone
+        (a report written before kinds were recorded says so by its reason's first words)."""
+        if self.waived_kind is not None:
+            return self.waived_kind in OLD_KINDS
         return (self.waived or "").startswith(PREEXISTING)
+
+    def left_out(self, waiver: Waiver) -> Finding:
+        """This finding, listed as waived by ``waiver`` (the one way a finding gets its kind and reason)."""
+        return self.model_copy(update={"waived": waiver.reason, "waived_kind": waiver.kind})
 
 
 class RawFinding(Frozen):

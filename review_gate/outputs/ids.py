@@ -46,10 +46,15 @@ def sentence(text: str) -> str:
 
 def waived_kinds(waived: Iterable[Finding]) -> list[tuple[int, str]]:
     """How many waived findings of each kind, by what it is: baselined, accepted (by a person or
-    the team), pre-existing (the rule fired on the line before the change), waived inline."""
-    counts = {"baselined": 0, "accepted": 0, "pre-existing": 0, "waived inline": 0}
+    the team), pre-existing (the rule fired on the line before the change), waived inline, or
+    skipped where the rule does not apply (its path class or a context)."""
+    counts = {"baselined": 0, "accepted": 0, "pre-existing": 0, "waived inline": 0, "skipped by path class": 0,
+              "skipped by a rule context": 0}
     for finding in waived:
         kind = ("waived inline" if finding.inline_waiver is not None else "pre-existing" if finding.preexisting
-                else "baselined" if finding.waived == "baselined" else "accepted")
+                else "baselined" if finding.waived_kind == "baseline" or finding.waived == "baselined"
+                else "skipped by path class" if finding.waived_kind == "path_class"
+                else "skipped by a rule context" if finding.waived_kind == "context"
+                else "accepted")
         counts[kind] += 1
     return [(n, kind) for kind, n in counts.items() if n]

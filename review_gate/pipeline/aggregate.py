@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
+from review_gate.judging.left_out import judge
 from review_gate.judging.secret_quotes import masked
 from review_gate.judging.submodule_notes import submodule_warnings
 from review_gate.judging.waivers import apply as apply_inline
@@ -31,6 +32,7 @@ from review_gate.models import (
     RuleInfo,
     SettingsFile,
     Usage,
+    Waiver,
 )
 from review_gate.models.manifest import Gap, ManifestEntry
 from review_gate.models.report import ReviewReport, absence_counts, absences
@@ -252,7 +254,7 @@ def aggregate(
     tool_version: str,
     filter_mode: FilterMode | None = None,
     fail_on: str | None = None,
-    waivers: Mapping[str, str] | None = None,
+    waivers: Mapping[str, Waiver] | None = None,
     files_left_out: int = 0,
     honour_added: bool = True,
     gate_findings: Sequence[Finding] = (),
@@ -260,12 +262,14 @@ def aggregate(
 ) -> ReviewReport:
     """Merge, filter, dedupe, enrich and sort the findings, count them and decide the gate.
 
-    ``waivers`` maps fingerprints a human accepted or a committed baseline lists to the reason
-    shown for them; those findings are reported under ``waived`` and do not count. ``files_left_out``:
-    how many changed files were left out before classification as the gate's own. Inline waivers
-    (``review_gate.judging.waivers``) are read from the change's lines; ``honour_added`` false: those the
-    change adds waive nothing (a loop session's review); ``uncommitted``: added lines whose waivers
-    waive nothing either (those since the last commit, in a coding agent's hook).
+    ``waivers`` maps fingerprints to what leaves them out of the count (pre-existing, a baseline
+    entry, an acceptance...: a ``Waiver``, its kind and reason); ``judging.left_out.judge``, the one
+    judging step, lists those findings under ``waived`` with both, with those an inline comment
+    waives. ``files_left_out``: how many changed files were left out before classification as the
+    gate's own. Inline waivers (``review_gate.judging.waivers``) are read from the change's lines;
+    ``honour_added`` false: those the change adds waive nothing (a loop session's review);
+    ``uncommitted``: added lines whose waivers waive nothing either (those since the last commit,
+    in a coding agent's hook).
     ``gate_findings``: the gate's own, about files the change does not bring to the agents
     (``judging.own_file_checks``): never filtered by the diff's lines, waived only by a person or
     a baseline.
@@ -282,10 +286,7 @@ def aggregate(
                           [a.id for a in config.agents.agents], config.settings.inline_waivers,
                           honour_added=honour_added, uncommitted=uncommitted)
     merged = sorted([*inline.kept, *inline.problems, *gate_findings], key=_order)
-    waivers = waivers or {}
-    findings = [f for f in merged if f.fingerprint not in waivers]
-    waived = [f.model_copy(update={"waived": waivers[f.fingerprint]}) for f in merged if f.fingerprint in waivers]
-    waived += sorted(inline.waived, key=_order)
+    findings, waived = judge(merged, waivers or {}, sorted(inline.waived, key=_order))
     changed = [f.path for f in facts.files]
     covered = {p for r in results if r.status in _USABLE for p in r.files}
     results = [_reviewed_by_nobody(r, covered) for r in results]

@@ -16,7 +16,7 @@ from review_gate.change.own_files import Link, OwnFiles, inside, link_target, lo
 from review_gate.config.locations import builtin_dir, find_config_file
 from review_gate.errors import UsageError
 from review_gate.judging import baseline, shared_acceptances
-from review_gate.models import CommandAgent, LlmAgent, Packing, PRFacts, ReviewConfig
+from review_gate.models import CommandAgent, LlmAgent, Packing, PRFacts, ReviewConfig, Waiver
 from review_gate.models.config import AGENTS_FILE, COMPOSITION_FILE, DOMAINS_FILE, RULES_FILE
 from review_gate.pipeline.normalize import DiffRequest
 from review_gate.pipeline.options import DispatchOptions
@@ -91,7 +91,7 @@ class Setup:
         with store:
             return written.load(store)
 
-    def waivers(self, facts: PRFacts) -> dict[str, str]:
+    def waivers(self, facts: PRFacts) -> dict[str, Waiver]:
         """The baseline's and the shared acceptances' waivers, read where the reviewed change
         cannot have touched them (the base commit's version of a file in the repository)."""
         root = self.root

@@ -33,6 +33,7 @@ from review_gate.models import (
     ReviewConfig,
     ReviewReport,
     ShardInfo,
+    Waiver,
 )
 from review_gate.pipeline import bootstrap, runner
 from review_gate.pipeline.normalize import DiffRequest
@@ -125,7 +126,7 @@ async def _added_waivers(setup: bootstrap.Setup, how: How) -> tuple[bool, dict[s
 
 
 async def _plan_and_review(setup: bootstrap.Setup, facts: PRFacts, run: NoState, http: httpx.AsyncClient | None,
-                           how: How) -> tuple[Plan, ReviewReport, dict[str, str]]:
+                           how: How) -> tuple[Plan, ReviewReport, dict[str, Waiver]]:
     the_plan = await runner.plan(facts, setup.config, own=setup.own_files(run.written()),
                                  offline=setup.options.offline, http=http, requests=how.requests, root=setup.root,
                                  committed=setup.committed())
@@ -166,7 +167,7 @@ def _models(setup: bootstrap.Setup, the_plan: Plan) -> str:
     return ",".join(sorted(found))
 
 
-def write(root: Path | None, config: ReviewConfig, report: ReviewReport, the_plan: Plan, waivers: dict[str, str],
+def write(root: Path | None, config: ReviewConfig, report: ReviewReport, the_plan: Plan, waivers: dict[str, Waiver],
           outputs: Sequence[tuple[str | Render, str | Path]], target: Path | None, fail_on: FailOn | None,
           filter_mode: FilterMode | None, intent: str | None = None) -> list[tuple[str, list[str], str]]:
     """The bundle and the report files; what landed inside the repository, for the next run to leave out."""
@@ -178,7 +179,8 @@ def write(root: Path | None, config: ReviewConfig, report: ReviewReport, the_pla
 
         info = bundles.BundleInfo(tool_version=report.tool_version, run_id=report.run_id, filter_mode=filter_mode,
                                   fail_on=fail_on, own_file_findings=the_plan.own_file_findings,
-                                  waivers={**waivers, **{f.fingerprint: f.waived for f in report.waived if f.waived}})
+                                  waivers={**waivers, **{f.fingerprint: Waiver(kind=f.waived_kind, reason=f.waived)
+                                                         for f in report.waived if f.waived and f.waived_kind}})
         written += [(p, data, "bundle") for p, data in bundles.write(
             target, facts=the_plan.facts, classification=the_plan.classification,
             manifest=the_plan.manifest.entries, gaps=the_plan.gaps, config=config, report=report, info=info,

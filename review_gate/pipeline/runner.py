@@ -30,6 +30,7 @@ from review_gate.models import (
     PRFacts,
     ReviewConfig,
     ReviewReport,
+    Waiver,
 )
 from review_gate.models.plan import Plan
 from review_gate.pipeline.classify import classify
@@ -167,7 +168,7 @@ async def review(
     filter_mode: FilterMode | None = None,
     fail_on: str | None = None,
     listener: Listener | None = None,
-    waivers: Mapping[str, str] | None = None,
+    waivers: Mapping[str, Waiver] | None = None,
     run_id: str | None = None,
     reuse: Reuse | None = None,
     http: httpx.AsyncClient | None = None,
@@ -197,7 +198,7 @@ async def review(
 
 
 async def judged(results: list[AgentResult], facts: PRFacts, config: ReviewConfig, root: str | None, *,
-                 sweep: bool = False) -> tuple[list[AgentResult], dict[str, str]]:
+                 sweep: bool = False) -> tuple[list[AgentResult], dict[str, Waiver]]:
     """``refine.refine`` in a worker thread, reading the repository at ``root`` when there is one."""
     from review_gate.judging.refine import refine
     from review_gate.judging.surroundings import GitSurroundings

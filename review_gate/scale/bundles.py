@@ -46,6 +46,7 @@ from review_gate.models import (
     ReviewReport,
 )
 from review_gate.models.base import Frozen
+from review_gate.models.findings import Waiver
 
 MARKER = "bundle.json"
 INTENT = "intent.md"
@@ -60,7 +61,8 @@ class BundleInfo(Frozen):
     run_id: str
     filter_mode: FilterMode | None = None  # the run's --filter-mode, None when the config decided
     fail_on: FailOn | None = None  # the run's --fail-on (or never for --exit-zero)
-    waivers: dict[str, str] = Field(default_factory=dict, description="Fingerprint -> why it was waived.")
+    waivers: dict[str, Waiver] = Field(default_factory=dict, description="Fingerprint -> what left it out of the "
+                                                                     "count (a bare reason: a bundle of 0.3)")
     own_file_findings: list[Finding] = Field(default_factory=list,
                                              description="The gate's own findings on its files the change edits.")
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from review_gate.errors import StateError
+from review_gate.models.findings import Waiver
 from review_gate.state.store import Store
 from review_gate.state.times import utc_now
 
@@ -120,10 +121,11 @@ def revoke(store: Store, event_id: int, who: str) -> Acceptance:
     return found
 
 
-def waivers(store: Store, today: date | None = None, *, before: str | None = None) -> dict[str, str]:
+def waivers(store: Store, today: date | None = None, *, before: str | None = None) -> dict[str, Waiver]:
     """The active acceptances' waivers; with ``before`` (a UTC time stamp), only those recorded
     before it (a loop session's review: what its coder accepted does not waive its findings)."""
     day = today or date.today()
     label = {"accept": "accepted", "override": "overridden"}
-    return {a.fingerprint: f"{label[a.kind]} by {a.who}: {a.reason}" for a in listing(store)
+    return {a.fingerprint: Waiver(kind="acceptance", reason=f"{label[a.kind]} by {a.who}: {a.reason}")
+            for a in listing(store)
             if a.active(day) and (before is None or a.created_at < before)}

@@ -9,7 +9,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from review_gate.models import Plan, ReviewConfig, ReviewReport
+from review_gate.models import Plan, ReviewConfig, ReviewReport, Waiver
 
 if TYPE_CHECKING:
     from review_gate.state.freshness import CacheSplit
@@ -20,7 +20,7 @@ class NoState:
     """No store: nothing waived, nothing reused, nothing recorded."""
 
     def __init__(self) -> None:
-        self.waivers: dict[str, str] = {}
+        self.waivers: dict[str, Waiver] = {}
 
     def __enter__(self) -> NoState:
         return self

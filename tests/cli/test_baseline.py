@@ -58,7 +58,8 @@ def test_baselined_findings_no_longer_fail_but_a_new_one_does(cli: Any, repo: Gi
     assert "waived: 1 finding not counted (1 baselined)" in again.out
     report = cli("--config", str(cfg), "--base", "main", "--format", "json").json()
     assert report["metrics"]["total"] == 0
-    assert [(f["fingerprint"], f["waived"]) for f in report["waived"]] == [(entry["fingerprint"], "baselined")]
+    assert [(f["fingerprint"], f["waived"], f["waived_kind"]) for f in report["waived"]] == [
+        (entry["fingerprint"], "baselined", "baseline")]
 
     repo.write("app.py", "x = 1  # TODO old\nz = 3\ny = 2  # TODO new\n")
     repo.commit("new debt")

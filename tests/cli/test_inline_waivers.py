@@ -31,6 +31,7 @@ def test_a_waiver_with_a_reason_waives_its_finding_and_is_counted(repo: GitRepo,
     assert waived["inline_waiver"]["added"] is True
     assert waived["inline_waiver"]["reason"] == "the expression is our constant table"
     assert waived["waived"].startswith("waived in this change: the expression is our constant table")
+    assert waived["waived_kind"] == "inline"
     assert report["metrics"]["waived_inline"] == 1
     # the change waives its own finding: never a clean pass
     assert report["decision"] == "pass_with_warnings" and code == 0

@@ -6,7 +6,7 @@ import pytest
 
 from review_gate.change.diff_parser import parse_diff
 from review_gate.config import load_config
-from review_gate.models import AgentResult, Finding, GateCondition, Metrics, PRFacts
+from review_gate.models import AgentResult, Finding, GateCondition, Metrics, PRFacts, Waiver
 from review_gate.pipeline.aggregate import aggregate, decide, dedupe, exit_code
 from review_gate.pipeline.classify import classify
 
@@ -150,8 +150,10 @@ def test_waived_findings_are_reported_but_do_not_count() -> None:
     facts = PRFacts(source="t", files=parse_diff(DIFF))
     critical = finding(11, severity="critical", message="leak")
     report = aggregate(facts, classify(facts, config.domains.domains), [], [], [result("x", [critical])], config,
-                       run_id="r", tool_version="0", waivers={critical.fingerprint: "accepted: test key"})
+                       run_id="r", tool_version="0",
+                       waivers={critical.fingerprint: Waiver(kind="acceptance", reason="accepted: test key")})
     assert report.findings == []
-    assert [(f.fingerprint, f.waived) for f in report.waived] == [(critical.fingerprint, "accepted: test key")]
+    assert [(f.fingerprint, f.waived, f.waived_kind) for f in report.waived] == [
+        (critical.fingerprint, "accepted: test key", "acceptance")]
     assert report.metrics.critical == 0
     assert report.decision == "pass"

@@ -8,6 +8,7 @@ import sqlite3
 from datetime import date
 from pathlib import Path
 
+from review_gate.models import Waiver
 from review_gate.state import acceptance, runs
 from review_gate.state.migrations import MIGRATIONS, SCHEMA_VERSION
 from review_gate.state.store import open_store
@@ -50,13 +51,15 @@ def test_the_migration_from_schema_3_keeps_every_row(tmp_path: Path) -> None:
             ("20250101T000000Z-aaaaaaaa", "agent_packed", "live", "", None)]
         assert store.db.execute("SELECT file, status, review_kind, evidence FROM review_pairs").fetchall() == [
             ("a.py", "completed", "live", "[]")]
-        assert acceptance.waivers(store, date(2025, 6, 1)) == {"f0": "accepted by me: fine"}  # f1 stays revoked
+        assert acceptance.waivers(store, date(2025, 6, 1)) == {
+            "f0": Waiver(kind="acceptance", reason="accepted by me: fine")}  # f1 stays revoked
         assert store.db.execute("SELECT review_pair_id FROM acceptance_events WHERE id = 1").fetchone() == (1,)
         acceptance.override(store, "f2", "the reviewer is wrong here", "me")
         acceptance.ack(store, "f3", "seen, fixing next sprint", "me")
         waivers = acceptance.waivers(store, date(2025, 6, 1))
         # ack waives nothing
-        assert waivers == {"f0": "accepted by me: fine", "f2": "overridden by me: the reviewer is wrong here"}
+        assert waivers == {"f0": Waiver(kind="acceptance", reason="accepted by me: fine"),
+                           "f2": Waiver(kind="acceptance", reason="overridden by me: the reviewer is wrong here")}
         assert store.db.execute("PRAGMA foreign_key_check").fetchall() == []
         # the pair an acceptance points to goes: the acceptance stays, pointing nowhere
         store.db.execute("DELETE FROM review_runs")

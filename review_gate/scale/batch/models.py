@@ -21,6 +21,7 @@ from review_gate.models import (
     ReviewConfig,
 )
 from review_gate.models.base import Frozen
+from review_gate.models.findings import Waiver
 
 Provider = Literal["openai", "anthropic"]
 
@@ -66,7 +67,7 @@ class FrozenRun(Frozen):
     config: ReviewConfig
     extras: dict[str, str]
     local: list[AgentResult] = Field(description="Results of the agents run at submit (not the batched ones).")
-    waivers: dict[str, str] = Field(description="The baseline's waivers, read at submit.")
+    waivers: dict[str, Waiver] = Field(description="The baseline's and pre-existing waivers, read at submit.")
     filter_mode: FilterMode | None = None
     fail_on: FailOn | None = None
     endpoints: list[Endpoint]
