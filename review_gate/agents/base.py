@@ -10,6 +10,7 @@ from pydantic import Field, field_validator
 
 from review_gate.models import CommandAgent, FileChange, LlmAgent, PatternAgent, Price, RawFinding, Rule
 from review_gate.models.base import Frozen
+from review_gate.models.config_values import Severity
 from review_gate.models.report import DroppedFinding, ToolCall, Usage, bounded_notes
 
 if TYPE_CHECKING:
@@ -59,6 +60,8 @@ class AgentContext:
     intent: str | None = None  # what the change is for (review_gate.change.intent), when the caller said
     governors: Governors | None = None  # the llm endpoints' rate governors, made beside the client
     revision: Revision | None = None  # the files an llm agent's tools read; None: no repository, no tools
+    # the severity of an intent-unmet finding (review-rules.json's rule of that id); None: it is switched off
+    intent_unmet: Severity | None = "major"
 
 
 class AgentTask(Frozen):

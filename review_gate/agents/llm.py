@@ -85,6 +85,7 @@ async def review_pack(specs: list[AgentSpec], tasks: list[AgentTask], context: A
         raise AgentFault("no HTTP client (the run is offline)")
     deadlines = [t.deadline for t in tasks if t.deadline is not None]
     from review_gate.llm import review as lens_review
+    from review_gate.llm.answer import unmet_finding
 
     lenses = [lens(spec, task, context.config_dir, context.revision) for spec, task in zip(specs, tasks, strict=True)]
     box = _toolbox(lenses, context.revision)
@@ -102,7 +103,10 @@ async def review_pack(specs: list[AgentSpec], tasks: list[AgentTask], context: A
     outputs = []
     for r in results:
         met, why = r.criteria()
-        outputs.append(AgentOutput(findings=r.findings, **r.usage.rounded().model_dump(), unreviewed=r.unreviewed,
+        # A judgement that the change misses its intent is a finding of its own, cached with the rest
+        unmet = [unmet_finding(why, context.intent_unmet)] if met is False and context.intent_unmet else []
+        outputs.append(AgentOutput(findings=[*r.findings, *unmet], **r.usage.rounded().model_dump(),
+                                   unreviewed=r.unreviewed,
                                    out_of_scope=r.out_of_scope, out_of_scope_findings=r.discarded,
                                    dropped_findings=r.dropped, notes=[*r.notes, *notes], raw="\n".join(r.raws) or None,
                                    prompts=r.prompts, tool_calls=calls, attempts=r.attempts,

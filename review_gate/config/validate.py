@@ -10,7 +10,15 @@ from review_gate.config.messages import show, suggest
 from review_gate.config.rule_settings import check_path_classes, check_rule
 from review_gate.errors import ConfigProblem
 from review_gate.models import Agent, CommandAgent, LlmAgent, ReviewConfig, Rule
-from review_gate.models.config import AGENTS_FILE, COMPOSITION_FILE, DOMAINS_FILE, RULES_FILE, SETTINGS_FILE
+from review_gate.models.config import (
+    AGENTS_FILE,
+    COMPOSITION_FILE,
+    DOMAINS_FILE,
+    GATE_AGENT,
+    GATE_RULES,
+    RULES_FILE,
+    SETTINGS_FILE,
+)
 from review_gate.models.loop import MANUAL, SKIP, named_agents, role_problem
 from review_gate.text.escape import sanitize
 from review_gate.text.globs import GlobError, Globs, check_glob
@@ -172,7 +180,12 @@ def _rules(config: ReviewConfig, found: _Problems, dispatched: set[str]) -> None
         found.globs(RULES_FILE, f"{at}/paths", rule.paths)
         found.globs(RULES_FILE, f"{at}/exclude_paths", rule.exclude_paths)
         owner = agents.get(rule.agent)
-        if owner is None:
+        if rule.agent == GATE_AGENT and owner is None:
+            if rule.id not in GATE_RULES:
+                found.add(RULES_FILE, f"{at}/agent", f"rule {show(rule.id)}: the gate raises only its own rules "
+                          f"({', '.join(sorted(GATE_RULES))}), not one it does not know",
+                          "assign the rule to an agent of review-agents.json")
+        elif owner is None:
             found.add(RULES_FILE, f"{at}/agent", f"unknown agent {show(rule.agent)}",
                       _known(agents, rule.agent, AGENTS_FILE))
         elif rule.enabled and rule.agent not in dispatched:

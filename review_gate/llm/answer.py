@@ -22,6 +22,8 @@ from pydantic import ValidationError
 from review_gate.judging import dimensions
 from review_gate.llm.schema import MAX_FINDINGS, MAX_ID, MAX_MESSAGE, MAX_PATH, MAX_TEXT
 from review_gate.models import SEVERITIES, DimensionMapping, RawFinding
+from review_gate.models.config import INTENT_UNMET
+from review_gate.models.config_values import Severity
 from review_gate.models.report import bounded_notes
 
 
@@ -109,6 +111,17 @@ def parse_answer(answer: str | dict[str, Any] | list[Any], lenses: list[str] | N
     dropped = len(items) - len(findings)
     met, note = judgement(data, notes) if criteria else (None, None)
     return ParsedAnswer(findings, bounded_notes(notes), dropped, owners, criteria_met=met, criteria_note=note)
+
+
+UNMET_MESSAGE = "the reviewer judged that the change does not do what its intent asks, and gave no reason"
+
+
+def unmet_finding(note: str | None, severity: Severity) -> RawFinding:
+    """The finding a judgement ``criteria_met: false`` becomes (rule ``intent-unmet``): about the
+    whole change, no file or line; its message is the reviewer's reason."""
+    return RawFinding(severity=severity, rule_id=INTENT_UNMET, category="intent",
+                      message=f"the change does not do what its intent asks: {note}" if note else UNMET_MESSAGE,
+                      recommendation="do what the intent asks, or correct the intent if the change is right")
 
 
 def judgement(data: dict[str, Any], notes: list[str]) -> tuple[bool | None, str | None]:

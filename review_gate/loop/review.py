@@ -15,6 +15,7 @@ from review_gate.change.intent import clip
 from review_gate.loop.files import Files, read_text, write_text
 from review_gate.loop.model import Session, Verdict
 from review_gate.models import FailOn, ReviewReport
+from review_gate.models.config import INTENT_UNMET
 from review_gate.models.report import summary_line
 from review_gate.outputs import renderer
 
@@ -43,13 +44,29 @@ async def run_gate(root: Path, session: Session, *, cache: bool, own_runs: Seque
     fail_on = gate_fail_on(session)
     told = clip(intent) if intent else None
     if session.base_commit is None:
-        return await api.review_async(cwd=root, base=session.base, config=session.config_dir, fail_on=fail_on,
-                                      cache=cache, accepted_before=session.created_at, intent=told,
-                                      reuse_only=own_runs, added_waivers=False)
-    request = api.change(cwd=root, base=session.base_commit).model_copy(update={"exact_base": True})
-    return await api.review_async(request=request, config=session.config_dir, fail_on=fail_on, cache=cache,
-                                  accepted_before=session.created_at, intent=told, reuse_only=own_runs,
-                                  added_waivers=False)
+        report = await api.review_async(cwd=root, base=session.base, config=session.config_dir, fail_on=fail_on,
+                                        cache=cache, accepted_before=session.created_at, intent=told,
+                                        reuse_only=own_runs, added_waivers=False)
+    else:
+        request = api.change(cwd=root, base=session.base_commit).model_copy(update={"exact_base": True})
+        report = await api.review_async(request=request, config=session.config_dir, fail_on=fail_on, cache=cache,
+                                        accepted_before=session.created_at, intent=told, reuse_only=own_runs,
+                                        added_waivers=False)
+    return held_to_criteria(report, session.settings.criteria_required)
+
+
+def held_to_criteria(report: ReviewReport, required: bool = False) -> ReviewReport:
+    """The report with a FAIL verdict (exit code 1) when the gate passed a change an llm reviewer
+    judged not to meet the task's criteria (an intent-unmet finding that counts, of whatever
+    severity the configuration gives it) or, ``required`` (the exit condition
+    ``review.acceptance_criteria_met == true``), that no reviewer judged met: seed 001's GO
+    means every criterion is met. The decision and the findings stay as the gate gave them."""
+    if report.exit_code != 0:
+        return report
+    unmet = any(f.rule_id == INTENT_UNMET for f in report.findings)
+    if unmet or (required and criteria(report)["met"] is not True):
+        return report.model_copy(update={"exit_code": 1})
+    return report
 
 
 def config_changed(files: Files, session: Session, names: list[str], error: str | None) -> Path:

@@ -19,6 +19,9 @@ from review_gate.models.config_values import ConfigFile, Id, Interpreter, PrType
 from review_gate.models.rule_context import Action, PathClass, PathClasses, Placeholders, RuleContext
 from review_gate.models.settings import SettingsFile
 
+GATE_AGENT = "review-gate"  # a rule of the gate itself: raised by the gate, not matched by an agent
+INTENT_UNMET = "intent-unmet"  # a reviewer judged that the change does not do what its intent asks
+GATE_RULES = frozenset({INTENT_UNMET})  # the rules whose agent is GATE_AGENT
 PEER_TOOLS = ("noqa", "nosec", "eslint", "zizmor", "semgrep")
 PeerCode = Annotated[str, Field(max_length=200, pattern=r"^(noqa|nosec|eslint|zizmor|semgrep):[A-Za-z0-9_./@-]+$")]
 
@@ -217,3 +220,7 @@ class ReviewConfig(Frozen):
 
     def rules_for(self, agent_id: str) -> list[Rule]:
         return [r for r in self.rules.rules if r.agent == agent_id and r.enabled]
+
+    def gate_rule(self, rule_id: str) -> Rule | None:
+        """One of the gate's own rules (``GATE_RULES``) as the configuration sets it, enabled or not."""
+        return next((r for r in self.rules.rules if r.id == rule_id and r.agent == GATE_AGENT), None)

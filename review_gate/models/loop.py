@@ -27,9 +27,12 @@ GATE = "review-gate"  # the review phase's AI: the gate's own six stages
 
 CRITERIA_CHECK = "acceptance_criteria_met"  # the llm reviewers' judgement against the task, never categories
 NOT_JUDGED = "not judged"  # its value when no llm reviewer judged the change against the task
-ExitCondition = Literal["review.decision == GO", "review.warnings == 0"]
+ExitCondition = Literal["review.decision == GO", "review.warnings == 0", "review.acceptance_criteria_met == true"]
 EXIT_ON_GO: ExitCondition = "review.decision == GO"  # seed 001's exit condition, always in force
 EXIT_ON_NO_WARNING: ExitCondition = "review.warnings == 0"  # listed: a GO only when the gate decided pass
+# listed: a GO only when an llm reviewer judged the task's criteria met (not judged is NO_GO); that
+# none judged them unmet is always in force (seed 001: GO means every criterion is met)
+EXIT_ON_CRITERIA_MET: ExitCondition = "review.acceptance_criteria_met == true"
 
 DEFAULT_QUALITY_CHECKS: dict[str, list[str]] = {
     "code_standards_met": ["build", "type-safety", "correctness", "error-handling", "maintainability",
@@ -143,10 +146,13 @@ class LoopSettings(Frozen):
                     "none judged it).",
     )
     exit_conditions: list[ExitCondition] = Field(
-        default_factory=lambda: [EXIT_ON_GO], min_length=1, max_length=2,
-        description="When the loop ends (seed 001): 'review.decision == GO' (always), and 'review.warnings == 0' "
-                    "to end only on a gate that decided pass: a warning (or a skipped agent, an inline waiver) is "
-                    "then NO_GO, and the coder revises it.",
+        default_factory=lambda: [EXIT_ON_GO], min_length=1, max_length=3,
+        description="When the loop ends (seed 001): 'review.decision == GO' (always; a GO also needs that no llm "
+                    "reviewer judged the task's acceptance criteria unmet, an intent-unmet finding that counts, "
+                    "whatever its severity), 'review.warnings == 0' to end only on a gate that decided pass: a "
+                    "warning (or a skipped agent, an inline waiver) is then NO_GO, and the coder revises it; "
+                    "'review.acceptance_criteria_met == true' to end only when an llm reviewer judged the criteria "
+                    "met (none judged them: NO_GO).",
     )
 
     @model_validator(mode="after")
@@ -164,7 +170,13 @@ class LoopSettings(Frozen):
         """A GO needs a gate that decided pass (``review.warnings == 0``)."""
         return EXIT_ON_NO_WARNING in self.exit_conditions
 
+    @property
+    def criteria_required(self) -> bool:
+        """A GO needs an llm reviewer that judged the task's criteria met
+        (``review.acceptance_criteria_met == true``)."""
+        return EXIT_ON_CRITERIA_MET in self.exit_conditions
 
-__all__ = ["CRITERIA_CHECK", "EXIT_ON_GO", "EXIT_ON_NO_WARNING", "GATE", "MANUAL", "NOT_JUDGED", "SKIP",
-           "ExitCondition", "LoopPhases", "LoopSettings", "Mode", "PhaseName", "PhaseSettings", "StageApprovers",
-           "StageName", "named_agents", "role_problem"]
+
+__all__ = ["CRITERIA_CHECK", "EXIT_ON_CRITERIA_MET", "EXIT_ON_GO", "EXIT_ON_NO_WARNING", "GATE", "MANUAL",
+           "NOT_JUDGED", "SKIP", "ExitCondition", "LoopPhases", "LoopSettings", "Mode", "PhaseName", "PhaseSettings",
+           "StageApprovers", "StageName", "named_agents", "role_problem"]

@@ -49,7 +49,8 @@ from review_gate.models import (
     ToolCall,
     Usage,
 )
-from review_gate.models.config import script_names
+from review_gate.models.config import INTENT_UNMET, script_names
+from review_gate.models.config_values import Severity
 from review_gate.models.facts import LineIndex
 from review_gate.pipeline.boundary import checked, checked_all
 from review_gate.pipeline.options import DispatchOptions as DispatchOptions
@@ -108,6 +109,7 @@ async def dispatch(
         context = AgentContext(client=client, offline=options.offline, config_dir=options.config_dir,
                                repo_root=options.repo_root, prices=config.settings.prices,
                                standards=options.standards, intent=options.intent,
+                               intent_unmet=intent_severity(config),
                                governors=_governors(config) if client is not None else None,
                                revision=revision(facts, options))
 
@@ -120,6 +122,13 @@ async def dispatch(
             for unit in _units(members, options.packing):
                 group.start_soon(run, unit)
     return checked_all("dispatch", [results[e.agent] for e in manifest.entries])
+
+
+def intent_severity(config: ReviewConfig) -> Severity | None:
+    """The severity of an intent-unmet finding as the configuration sets its rule; None when it
+    is switched off; major when the configuration has no such rule."""
+    rule = config.gate_rule(INTENT_UNMET)
+    return "major" if rule is None else rule.severity if rule.enabled else None
 
 
 def _governors(config: ReviewConfig) -> Governors:

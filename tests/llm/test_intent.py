@@ -86,7 +86,8 @@ def test_the_intent_is_fenced_in_the_system_message_and_judged(cli: Any, tmp_pat
     assert set(schema["required"]) == {"findings", "criteria_met", "criteria_note"}
     agent = agent_result(report, "llm")
     assert (agent["criteria_met"], agent["criteria_note"]) == (False, answer["criteria_note"])
-    assert [f["line"] for f in report["findings"] if f["agent"] == "llm"] == [3]
+    assert [(f["rule_id"], f["line"]) for f in report["findings"] if f["agent"] == "llm"] == [
+        ("intent-unmet", None), (None, 3)]  # the judgement is a finding of its own
 
 
 def test_without_an_intent_the_request_is_what_it_always_was(cli: Any, tmp_path: Path, server: LlmServer) -> None:
@@ -231,3 +232,58 @@ def test_the_api_checks_an_intent_it_is_given(tmp_path: Path) -> None:
     report = api.review(diff=DIFF.encode(), state=False, intent=TASK, offline=True)
     assert report.decision == "needs_fixes"  # the pattern rules still judge the change; no llm judged it
     assert all(a.criteria_met is None for a in report.agents)
+
+
+UNMET = {"findings": [], "criteria_met": False,
+         "criteria_note": "the request has no timeout, against the second criterion"}
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_judgement_that_the_intent_is_unmet_is_a_major_finding(cli: Any, tmp_path: Path, server: LlmServer,
+                                                                  provider: str) -> None:
+    server.default = Step(content=json.dumps(UNMET)) if provider == "openai" else Step(tool_input=UNMET)
+    cfg = write_config(tmp_path, [llm_agent("llm", server, provider)])
+    result, report = run(cli, cfg, DIFF, "--intent", str(intent_file(tmp_path, TASK)), "--no-state")
+    assert (result.code, report["decision"]) == (1, "needs_fixes"), result.err
+    [finding] = report["findings"]
+    assert (finding["rule_id"], finding["severity"], finding["agent"], finding["file"]) == (
+        "intent-unmet", "major", "llm", None)
+    assert UNMET["criteria_note"] in finding["message"]
+    assert agent_result(report, "llm")["criteria_met"] is False
+
+
+def test_the_intent_unmet_finding_is_in_every_format(cli: Any, tmp_path: Path, server: LlmServer) -> None:
+    server.default = Step(content=json.dumps(UNMET))
+    cfg = write_config(tmp_path, [llm_agent("llm", server)])
+    intent = str(intent_file(tmp_path, TASK))
+    for fmt in ("text", "markdown", "sarif", "github", "gitlab", "agent", "meta", "rdjsonl"):
+        result = cli("--config", str(cfg), "--diff", "-", "--format", fmt, "--intent", intent, "--no-state",
+                     stdin=DIFF.encode())
+        assert result.code == 1, (fmt, result.err)
+        assert "intent-unmet" in result.out and "against the second criterion" in result.out, (fmt, result.out)
+
+
+def test_the_configuration_sets_the_severity_of_intent_unmet_or_switches_it_off(
+        cli: Any, tmp_path: Path, server: LlmServer) -> None:
+    server.default = Step(content=json.dumps(UNMET))
+    rule = {"id": "intent-unmet", "name": "intent", "severity": "warning", "agent": "review-gate",
+            "category": "intent", "description": "d", "detection": "d", "recommendation": "r"}
+    cfg = write_config(tmp_path, [llm_agent("llm", server)], rules=[rule])
+    assert cli("config", "validate", "--config", str(cfg)).code == 0
+    intent = str(intent_file(tmp_path, TASK))
+    _, report = run(cli, cfg, DIFF, "--intent", intent, "--no-state")
+    assert report["decision"] == "pass_with_warnings"
+    assert [f["severity"] for f in report["findings"]] == ["warning"]
+    rule["enabled"] = False
+    cfg = write_config(tmp_path, [llm_agent("llm", server)], rules=[rule])
+    _, report = run(cli, cfg, DIFF, "--intent", intent, "--no-state")
+    assert report["decision"] == "pass" and report["findings"] == []
+    assert agent_result(report, "llm")["criteria_met"] is False  # still reported as the reviewer judged
+
+
+def test_only_the_gate_raises_gate_rules(cli: Any, tmp_path: Path, server: LlmServer) -> None:
+    rule = {"id": "my-rule", "name": "mine", "severity": "warning", "agent": "review-gate",
+            "category": "intent", "description": "d", "detection": "d", "recommendation": "r"}
+    cfg = write_config(tmp_path, [llm_agent("llm", server)], rules=[rule])
+    result = cli("config", "validate", "--config", str(cfg))
+    assert result.code == 2 and "the gate raises only its own rules (intent-unmet)" in result.err

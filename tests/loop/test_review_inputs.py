@@ -191,3 +191,48 @@ def test_a_bad_loop_block_is_a_config_error(rig: LoopRig, loop: dict[str, Any], 
     result = rig.cli("config", "validate", "--config", str(rig.config))
     assert result.code == 2 and said in result.err, result.err
     assert "Traceback" not in result.err
+
+
+def unmet(_request: Recorded) -> Step:
+    return Step(content=json.dumps({"findings": [], "criteria_met": False,
+                                    "criteria_note": "the 5 second timeout is missing"}))
+
+
+def met_or_silent(request: Recorded) -> Step:
+    return Step(content=json.dumps({"findings": [], "criteria_met": None, "criteria_note": None}))
+
+
+@pytest.mark.parametrize("severity", ["major", "info"])
+def test_no_go_while_a_reviewer_judges_the_criteria_unmet(
+        rig: LoopRig, server: LlmServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, severity: str) -> None:
+    with_reviewer(rig, server, monkeypatch, max_iterations=2)
+    rules = json.loads((BUILTIN / "review-rules.json").read_text())
+    for rule in rules["rules"]:
+        if rule["id"] == "intent-unmet":
+            rule["severity"] = severity
+    (rig.config / "review-rules.json").write_text(json.dumps(rules))
+    server.default = unmet
+    task = tmp_path / "task.md"
+    task.write_text(TASK)
+    # the fixer leaves a change the pattern rules pass; only the reviewer's judgement stands against it
+    result = rig.loop("start", "unmet", "--from", "generate", "--prompt", str(task), "--coder", "fixer",
+                      "--mode", "automated")
+    assert result.code == 4, result.err  # never GO: the hand-off after max_iterations NO_GO verdicts
+    records = rig.decisions("unmet")
+    assert [r["decision"] for r in records] == ["NO_GO", "NO_GO"]
+    assert all(r["quality_checks"]["acceptance_criteria_met"] is False for r in records)
+    assert "the 5 second timeout is missing" in records[0]["feedback"]
+
+
+def test_the_exit_condition_can_require_the_criteria_judged_met(
+        rig: LoopRig, server: LlmServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with_reviewer(rig, server, monkeypatch, max_iterations=1,
+                  exit_conditions=["review.decision == GO", "review.acceptance_criteria_met == true"])
+    server.default = met_or_silent
+    task = tmp_path / "task.md"
+    task.write_text(TASK)
+    result = rig.loop("start", "silent", "--from", "generate", "--prompt", str(task), "--coder", "fixer",
+                      "--mode", "automated")
+    assert result.code == 4, result.err  # nobody judged the criteria met: no GO
+    [record] = rig.decisions("silent")
+    assert record["decision"] == "NO_GO" and record["quality_checks"]["acceptance_criteria_met"] == "not judged"

@@ -11,6 +11,7 @@ from review_gate import api
 from review_gate.config import rulebook
 from review_gate.judging.refine import actions
 from review_gate.models import ReviewConfig
+from review_gate.models.config import GATE_AGENT
 from review_gate.surfaces import console
 from review_gate.surfaces.commands.common import find_repo_root
 from review_gate.text.escape import json_safe, sanitize
@@ -49,7 +50,8 @@ def show(config: ReviewConfig, wanted: str, fmt: str = "text") -> int:
         return 0
     rule = card.rule
     state = "" if rule.enabled else " (disabled)"
-    kind = f"{card.agent_kind} agent" if card.agent_kind else "agent not in the registry"
+    kind = (f"{card.agent_kind} agent" if card.agent_kind
+            else "raised by" if rule.agent == GATE_AGENT else "agent not in the registry")
     lines = [f"{rule.id}: {rule.name}{state}",
              f"  severity {rule.severity} · category {rule.category} · {kind} {rule.agent}",
              "", f"  {rule.description}", "",
@@ -57,6 +59,12 @@ def show(config: ReviewConfig, wanted: str, fmt: str = "text") -> int:
              f"  recommendation: {rule.recommendation}"]
     if rule.pattern:
         lines.append(f"  pattern:        {rule.pattern}")
+    if rule.agent == GATE_AGENT:  # no agent runs it: the gate raises it from an llm reviewer's answer
+        lines += ["  raised:         when an llm reviewer given the change's intent judges it not met",
+                  "", "  set its severity, or \"enabled\": false, by id in review-rules.json"]
+        for line in lines:
+            console.out(sanitize(line))
+        return 0
     lines.append(f"  paths:          {', '.join(rule.paths) or 'every file'}"
                  + (f" (except {', '.join(rule.exclude_paths)})" if rule.exclude_paths else ""))
     taken = actions(rule, config)
