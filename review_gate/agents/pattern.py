@@ -11,6 +11,7 @@ big diff kept the abandoned thread, and with it the process, alive long after th
 
 from __future__ import annotations
 
+import re
 import threading
 
 import anyio.to_thread
@@ -29,6 +30,8 @@ pack_key = base.never_packed
 review_pack = base.NO_PACKS
 
 _QUOTE = 100  # characters of the flagged line a message quotes
+# characters a reader cannot see or that change what the quote shows: written as escapes
+_HIDDEN = re.compile("[\r\x0c\x85\u00ad\u061c\u115f\u1160\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\u3164\ufeff]")
 _WORD = 40  # a word longer than this may be cut (a minified line, a blob)
 
 
@@ -47,6 +50,20 @@ def quote(line: str, start: int, end: int, redact: bool) -> str:
     if redact:
         secret = line[start:end].strip()
         return (secret[:4] + "…(redacted)") if len(secret) > 4 else "…(redacted)"
+    return _visible(_window(line, start, end))
+
+
+def _visible(text: str) -> str:
+    r"""``text`` with the characters that hide code written as escapes (``\u202e``), so a quote
+    shows the bidi control or hidden line end it holds.
+
+    >>> _visible("# run the job\r    exec(code)")
+    '# run the job\\r    exec(code)'
+    """
+    return _HIDDEN.sub(lambda m: "\\r" if m.group() == "\r" else f"\\u{ord(m.group()):04x}", text)
+
+
+def _window(line: str, start: int, end: int) -> str:
     head = len(line) - len(line.lstrip())
     line, start, end = line.strip(), max(0, start - head), max(0, end - head)
     if len(line) <= _QUOTE:

@@ -24,12 +24,13 @@ from __future__ import annotations
 import threading
 import weakref
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from review_gate.models import FileChange
+from review_gate.models.lines import line_breaks, split_hidden_at
 from review_gate.text.regex import compile_pattern, pattern_set
 
 _CHECK_EVERY = 4096  # matches between two looks at the stop flag
@@ -70,6 +71,7 @@ class _Text:
         self.starts: array[int] = array("q")
         self.files: array[int] = array("q")
         self.firsts: array[int] = array("q")  # 0: the text inside a binary file (no lines)
+        self.hidden: array[int] = array("q")  # offsets of the newlines added at hidden line ends, in order
         self.size = 0
         self.text = b""
 
@@ -87,6 +89,7 @@ class _Text:
         self.starts.extend(base + start for start in added.starts)
         self.files.extend([file] * len(added.starts))
         self.firsts.extend(added.firsts)
+        self.hidden.extend(base + at for at in added.hidden)
         self.chunks.append(added.text)
         self.size += len(added.text) + 1
 
@@ -101,15 +104,38 @@ class _Text:
     def run_end(self, run: int) -> int:
         return self.starts[run + 1] - 1 if run + 1 < len(self.starts) else len(self.text)
 
+    def hidden_in(self, low: int, high: int) -> int:
+        """How many of the newlines from byte ``low`` to ``high`` were added at hidden line ends."""
+        return bisect_left(self.hidden, high) - bisect_left(self.hidden, low) if self.hidden else 0
+
+    def line_start(self, low: int, at: int) -> int:
+        """Where git's line holding byte ``at`` starts (a hidden line end does not start one)."""
+        start = self._after_newline(low, at)
+        while start > low and self.hidden_in(start - 1, start):
+            start = self._after_newline(low, start - 1)
+        return start
+
+    def line_end(self, at: int, high: int) -> int:
+        """Where git's line holding byte ``at`` ends, at most ``high``."""
+        end = self.text.find(b"\n", at, high)
+        while end >= 0 and self.hidden_in(end, end + 1):
+            end = self.text.find(b"\n", end + 1, high)
+        return high if end < 0 else end
+
+    def _after_newline(self, low: int, at: int) -> int:
+        return self.text.rfind(b"\n", low, at) + 1 or low
+
 
 @dataclass(frozen=True, slots=True)
 class _Added:
-    """One file's runs of added lines joined by newlines, as bytes: where each run starts and the
-    number of its first line."""
+    """One file's runs of added lines joined by newlines, as bytes: where each run starts, the
+    number of its first line, and the newlines added where the file's language ends a line
+    inside one of git's (``hidden``: their offsets, in order; see ``_added``)."""
 
     text: bytes
     starts: array[int]
     firsts: array[int]
+    hidden: array[int]
 
 
 class _Kept:
@@ -158,15 +184,40 @@ def _added(change: FileChange) -> _Added:
         return known
     runs = [(first, text) for hunk in change.hunks for first, text in hunk.lines.added_runs()]
     joined = "\n".join(text for _, text in runs)
+    breaks = line_breaks(change.path)
+    hidden: array[int] = array("q")
+    if any(char in joined for char in breaks):  # rare: one search of the text in C, then the runs
+        runs, hidden = _split(runs, breaks)
+        joined = "\n".join(text for _, text in runs)
     ascii_only = joined.isascii()
     data = joined.encode("ascii") if ascii_only else joined.encode("utf-8", "surrogateescape")
     starts, at = array("q"), 0
     for _, text in runs:
         starts.append(at)
         at += (len(text) if ascii_only else len(text.encode("utf-8", "surrogateescape"))) + 1
-    added = _Added(data, starts, array("q", (first for first, _ in runs)))
+    added = _Added(data, starts, array("q", (first for first, _ in runs)), hidden)
     KEPT.put(change, added)
     return added
+
+
+def _split(runs: list[tuple[int, str]], breaks: str) -> tuple[list[tuple[int, str]], array[int]]:
+    """The runs with a newline after each line end of the file's language inside one of git's
+    lines (``# run the job\\r    exec(code)``: Python runs ``exec``), so a rule reads the hidden
+    line as its own; and the byte offsets of those newlines in the runs joined, which are no line
+    of git's (a match is reported on git's line, with git's text)."""
+    out: list[tuple[int, str]] = []
+    hidden: array[int] = array("q")
+    at = 0
+    for first, text in runs:
+        split, added = split_hidden_at(text, breaks)
+        last = 0
+        for index in added:  # bytes counted piece by piece: linear on any number of them
+            at += len(split[last:index].encode("utf-8", "surrogateescape"))
+            hidden.append(at)
+            last = index
+        at += len(split[last:].encode("utf-8", "surrogateescape")) + 1
+        out.append((first, split))
+    return out, hidden
 
 
 def _groups(files: Sequence[FileChange], allowed: Sequence[set[int] | None]) -> dict[tuple[int, ...], list[int]]:
@@ -303,20 +354,29 @@ def _rule(rule: int, regex: Any, text: _Text, stop: threading.Event | None, only
 
 
 def _located(rule: int, text: _Text, run: int, start: int, end: int) -> Match:
-    """The match from byte ``start`` to ``end`` of the text, inside run ``run``, on its lines."""
+    """The match from byte ``start`` to ``end`` of the text, inside run ``run``, on its lines: git's
+    lines, whatever newlines were added at hidden line ends (``_split``)."""
     data = text.text
     low = text.starts[run]
-    line_start = data.rfind(b"\n", low, start) + 1 or low
-    line_end = data.find(b"\n", start, text.run_end(run))
-    line_end = text.run_end(run) if line_end < 0 else line_end
+    line_start = text.line_start(low, start)
+    line_end = text.line_end(start, text.run_end(run))
     first = text.firsts[run]
-    line = first + data.count(b"\n", low, start) if first else None
-    end_line = line + data.count(b"\n", start, end) if line is not None else None
+    line = first + data.count(b"\n", low, start) - text.hidden_in(low, start) if first else None
+    end_line = line + data.count(b"\n", start, end) - text.hidden_in(start, end) if line is not None else None
+    if text.hidden_in(line_start, line_end):  # git's line, without the newlines added inside it
+        return Match(rule=rule, file=text.files[run], line=line, end_line=end_line,
+                     text=_unsplit(data[line_start:line_end]), start=len(_unsplit(data[line_start:start])),
+                     end=len(_unsplit(data[line_start:min(end, line_end)])))
     before = data[line_start:start].decode("utf-8", "replace")
     matched = data[start:min(end, line_end)].decode("utf-8", "replace")
     return Match(rule=rule, file=text.files[run], line=line, end_line=end_line,
                  text=data[line_start:line_end].decode("utf-8", "replace"), start=len(before),
                  end=len(before) + len(matched))
+
+
+def _unsplit(data: bytes) -> str:
+    """Part of one of git's lines, without the newlines added inside it (all it holds)."""
+    return data.replace(b"\n", b"").decode("utf-8", "replace")
 
 
 def matches_of(patterns: Sequence[str], files: Sequence[FileChange]) -> Iterator[tuple[int, int, int | None]]:

@@ -41,6 +41,7 @@ from review_gate.judging.preexisting import Added, Removed, fired_counts, first_
 from review_gate.judging.rule_contexts import Lines, applies
 from review_gate.models import BLOCKING, SEVERITY_RANK, AgentResult, FileChange, Finding, PRFacts, ReviewConfig, Rule
 from review_gate.models.findings import PREEXISTING, Waiver
+from review_gate.models.lines import hides_lines
 from review_gate.models.rule_context import SECRETS, Action, PathClass
 from review_gate.text.regex import compile_pattern
 
@@ -228,7 +229,8 @@ def _placeholder(rule: Rule, lines: Lines, finding: Finding) -> bool:
     first = lines.get(finding.line)
     if first is None:
         return False
-    if checks.comments and comment_line(first):
+    if checks.comments and comment_line(first) and not hides_lines(first, finding.file or ""):
+        # a comment only as git shows it: ``# defaults\r`` ends the comment in Python
         return True
     last = max(finding.end_line or finding.line, finding.line) + checks.lines_after
     text = "\n".join(lines.get(n) or "" for n in range(finding.line, last + 1))
