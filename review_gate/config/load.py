@@ -3,26 +3,28 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
-import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from review_gate.config import snapshot
+from review_gate.config import layers, snapshot
+from review_gate.config.json_files import CONFIG_LIMIT, parse_json, read_json, read_regular
+from review_gate.config.layers import Layer
 from review_gate.config.locations import builtin_dir
 from review_gate.config.messages import describe, pointer, shown_errors
 from review_gate.config.validate import check_references, file_problems
-from review_gate.errors import ConfigError, ConfigProblem, ProblemsError, UsageError
+from review_gate.errors import ConfigError, ConfigProblem, UsageError
 from review_gate.models import ReviewConfig
 from review_gate.models.config_values import ConfigFile
 
 CONFIG_FILES = tuple(ReviewConfig.FILES)  # the five file names, in the order they load
+SETTINGS = CONFIG_FILES[-1]
+RULES = CONFIG_FILES[0]
 
 
 def locate_config_dir(explicit: str | None, repo_root: Path | None) -> Path | None:
@@ -45,99 +47,6 @@ def locate_config_dir(explicit: str | None, repo_root: Path | None) -> Path | No
     if gate is not None and gate.is_dir() and not gate.is_symlink():
         return gate
     return None
-
-
-class _NotJson(ValueError):
-    def __init__(self, literal: str, why: str) -> None:
-        super().__init__(why)
-        self.literal = literal
-
-    def line(self, text: str) -> int:
-        """Where the literal first stands as a value (the JSON parser does not say)."""
-        found = re.search(rf"(?<![\w.\"]){re.escape(self.literal)}(?![\w.])", text)
-        return text.count("\n", 0, found.start()) + 1 if found else 0
-
-
-def _reject_constant(name: str) -> Any:
-    raise _NotJson(name, f"{name} is not a JSON number")
-
-
-def _finite(literal: str) -> float:
-    value = float(literal)
-    if not math.isfinite(value):  # 1e400 parses to inf, which no setting can mean
-        raise _NotJson(literal, f"the number {literal[:40]} is too large to be a finite number")
-    return value
-
-
-def _integer(literal: str) -> int:
-    if len(literal.lstrip("-")) > MAX_DIGITS:  # int() refuses 4,300 digits with a bare ValueError
-        raise _NotJson(literal, f"the integer {literal[:20]}… has {len(literal)} digits")
-    return int(literal)
-
-
-CONFIG_LIMIT = 5 * 1024 * 1024  # bytes of one config file: far above any real one
-FILE_LIMIT = 512 * 1024 * 1024  # bytes of a baseline or a bundle file, which review-gate writes itself
-MAX_DIGITS = 100
-_CANNOT_READ_FIX = "make it a readable file, or delete it to use the built-in one"
-
-
-def read_json(path: Path, display: str, *, limit: int = FILE_LIMIT, error: type[ProblemsError] = ConfigError) -> Any:
-    """Parse one JSON file; every way it can be unusable is an ``error`` naming it.
-
-    Only a regular file of at most ``limit`` bytes is read: a FIFO would block for ever and
-    ``/dev/zero`` would fill the memory. Opening does not block (O_NONBLOCK), so a FIFO swapped
-    in after the check cannot hang the run either.
-    """
-    return parse_json(_read_regular(path, display, limit, error), display, error=error)
-
-
-def parse_json(raw: bytes, display: str, *, error: type[ProblemsError] = ConfigError) -> Any:
-    """``read_json`` of bytes already read."""
-    try:
-        text = raw.decode("utf-8-sig")  # tolerate the byte order mark some editors write
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise error([ConfigProblem(
-            display, "/", f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at line {line} column {column}",
-            "save the file with UTF-8 encoding")]) from exc
-    try:
-        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite, parse_int=_integer)
-    except json.JSONDecodeError as exc:
-        raise error([ConfigProblem(
-            display, "/", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
-            "fix the JSON syntax there (a trailing comma, a missing comma or quote, or a "
-            "comment are the usual causes)")]) from exc
-    except _NotJson as exc:
-        line = exc.line(text)
-        raise error([ConfigProblem(
-            display, "/", f"invalid JSON{f' at line {line}' if line else ''}: {exc}",
-            "write a finite number of ordinary size instead")]) from exc
-    except RecursionError as exc:
-        raise error([ConfigProblem(
-            display, "/", "JSON nested too deeply to read", "flatten the file: no setting nests that deep")]) from exc
-
-
-def _read_regular(path: Path, display: str, limit: int, error: type[ProblemsError]) -> bytes:
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    except OSError as exc:
-        raise error([ConfigProblem(display, "/", f"cannot read: {exc.strerror}", _CANNOT_READ_FIX)]) from exc
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        kind = "a directory" if stat.S_ISDIR(mode) else "a device, a FIFO or a socket"
-        raise error([ConfigProblem(display, "/", f"cannot read: not a regular file ({kind})", _CANNOT_READ_FIX)])
-    with os.fdopen(fd, "rb") as handle:
-        try:
-            raw = handle.read(limit + 1)
-        except OSError as exc:
-            raise error([ConfigProblem(display, "/", f"cannot read: {exc.strerror}", _CANNOT_READ_FIX)]) from exc
-    if len(raw) > limit:
-        raise error([ConfigProblem(display, "/", f"larger than {limit // (1024 * 1024)} MiB",
-                                   "a file this size is not one review-gate wrote or reads; "
-                                   "check that the path names the right file")])
-    return raw
 
 
 @cache
@@ -185,10 +94,10 @@ def load_config(directory: Path | None, *, listed_by: str | None = None,
     """
     builtin = builtin_dir("config")
     present = _listing(directory)
-    parsed: dict[str, ConfigFile] = {}
+    if directory is not None and (top := _overlay(directory, present, replaced)) is not None:
+        return layered_load(directory, top, listed_by=listed_by, one_pass=one_pass, cache=replaced is None)
     sources: dict[str, str] = {}
     problems: list[ConfigProblem] = []
-    raw: dict[str, Any] = {}
     files: dict[str, tuple[str, bytes]] = {}  # name -> (display, bytes) of the files read
     unreadable: dict[str, list[ConfigProblem]] = {}
     for name in CONFIG_FILES:
@@ -202,7 +111,7 @@ def load_config(directory: Path | None, *, listed_by: str | None = None,
         sources[name] = display
         if replaced is None or name not in replaced:
             try:
-                files[name] = display, _read_regular(path, display, CONFIG_LIMIT, ConfigError)
+                files[name] = display, read_regular(path, display, CONFIG_LIMIT, ConfigError)
             except ConfigError as exc:
                 unreadable[name] = exc.problems
     # checked before, byte for byte, by this code: kept (config.snapshot); only what the files
@@ -213,19 +122,37 @@ def load_config(directory: Path | None, *, listed_by: str | None = None,
         if problems := file_problems(known):
             raise ConfigError(problems, listed_by=listed_by)
         return known
+    datas: dict[str, Any] = {}
     for name in CONFIG_FILES:
         display = sources[name]
         if name in unreadable:
             problems.extend(unreadable[name])
             continue
         try:
-            data = replaced[name] if replaced is not None and name in replaced else parse_json(
+            datas[name] = replaced[name] if replaced is not None and name in replaced else parse_json(
                 files[name][1], display)
+        except ConfigError as exc:
+            problems.extend(exc.problems)
+    return _built(datas, problems, sources, directory, held=held, listed_by=listed_by, one_pass=one_pass)
+
+
+def _built(datas: Mapping[str, Any], problems: list[ConfigProblem], sources: dict[str, str], directory: Path | None,
+           *, held: str | None, listed_by: str | None, one_pass: bool,
+           placed: Callable[[str, ConfigProblem], ConfigProblem] = lambda _name, problem: problem) -> ReviewConfig:
+    """The configuration the files' ``datas`` make, checked: every schema problem, then (all files
+    well formed, or ``one_pass``) every cross-file one; kept under ``held`` when it passes.
+    ``placed``: a problem moved to where its cause is written (a layer's file)."""
+    builtin = builtin_dir("config")
+    parsed: dict[str, ConfigFile] = {}
+    raw: dict[str, Any] = {}
+    for name, data in datas.items():
+        display = sources[name]
+        try:
             _characters(data, display)
             raw[name] = data  # what a one-pass check may salvage: read, and whole characters
             parsed[name] = parse_file(name, data, display)
         except ConfigError as exc:
-            problems.extend(exc.problems)
+            problems.extend(placed(name, p) for p in exc.problems)
         except RecursionError:  # read_json caught the deep ones; a validator must not crash on the rest
             problems.append(ConfigProblem(display, "/", "JSON nested too deeply to check",
                                           "flatten the file: no setting nests that deep"))
@@ -240,21 +167,87 @@ def load_config(directory: Path | None, *, listed_by: str | None = None,
         # name: "unknown agent" and the like are not said while an entry of that kind is left out
         unsure = {f"unknown {_KINDS[name]}" for name, (_, kept) in salvaged.items()
                   if name in _ENTRIES and name not in parsed}
-        crossed = [_renumbered(p, renumber) for p in check_references(config)
+        crossed = [_placed_anywhere(_renumbered(p, renumber), sources, placed) for p in check_references(config)
                    if not p.message.startswith(tuple(unsure))]
-        raise ConfigError([*problems, *crossed], listed_by=listed_by)
+        left_out = [placed(RULES, p) for p in _left_out_patterns(raw.get(RULES), salvaged[RULES][1], sources[RULES])]
+        raise ConfigError([*problems, *crossed, *left_out], listed_by=listed_by)
     if problems:
         raise ConfigError(problems, listed_by=listed_by)
     config = ReviewConfig.model_validate({
         **{kind.field: parsed[name] for name, kind in ReviewConfig.FILES.items()},
         "directory": str(directory) if directory is not None else None, "sources": sources,
     })
-    problems = check_references(config)
+    problems = [_placed_anywhere(p, sources, placed) for p in check_references(config)]
     if problems:
         raise ConfigError(problems, listed_by=listed_by)
     if held is not None:
         snapshot.write(held, config)
     return config
+
+
+def _placed_anywhere(problem: ConfigProblem, sources: dict[str, str],
+                     placed: Callable[[str, ConfigProblem], ConfigProblem]) -> ConfigProblem:
+    name = next((n for n, shown in sources.items() if shown == problem.file), None)
+    return placed(name, problem) if name is not None else problem
+
+
+def _overlay(directory: Path, present: set[str], replaced: Mapping[str, Any] | None) -> Layer | None:
+    """The configuration in ``directory`` as a layer when its review-gate.json names ``extends``;
+    None for a full copy (or a review-gate.json that cannot be read: the usual checks say why)."""
+    if replaced is not None and SETTINGS in replaced:
+        settings = replaced[SETTINGS]
+    elif SETTINGS in present:
+        try:
+            settings = parse_json(read_regular(directory / SETTINGS, str(directory / SETTINGS), CONFIG_LIMIT,
+                                                ConfigError), str(directory / SETTINGS))
+        except ConfigError:
+            return None
+    else:
+        return None
+    if not layers.declared(settings):
+        return None
+    return layers.read_layer(directory, str(directory), _read, _parsed, present, replaced)
+
+
+def layered_load(directory: Path, top: Layer, *, listed_by: str | None, one_pass: bool, cache: bool) -> ReviewConfig:
+    """The configuration of the overlay ``top`` on the layers it extends (``config.layers``),
+    checked as one configuration; each problem names the layer's file that causes it."""
+    stack = layers.stack(top, _read, _parsed, _builtin_layer())
+    files = {f"{index}\0{name}": (each.display(name), data)
+             for index, each in enumerate(stack) for name, data in each.raw.items()}
+    held = snapshot.key(directory, files) if cache else None
+    if held is not None and not one_pass and (known := snapshot.read(held)) is not None:
+        if problems := file_problems(known):
+            raise ConfigError(problems, listed_by=listed_by)
+        return known
+    merged, origins, problems = layers.merge(stack)
+    sources = {name: str(directory / name) for name in CONFIG_FILES}
+    return _built(merged, problems, sources, directory, held=held, listed_by=listed_by, one_pass=one_pass,
+                  placed=lambda name, problem: layers.placed(problem, name, sources[name], origins))
+
+
+def layer_stack(directory: Path) -> list[Layer] | None:
+    """The layers of the configuration in ``directory``, base first; None for a full copy."""
+    top = _overlay(directory, _listing(directory), None)
+    return layers.stack(top, _read, _parsed, _builtin_layer()) if top is not None else None
+
+
+def _read(path: Path, display: str) -> bytes:
+    return read_regular(path, display, CONFIG_LIMIT, ConfigError)
+
+
+def _parsed(raw: bytes, display: str) -> Any:
+    data = parse_json(raw, display)
+    _characters(data, display)
+    return data
+
+
+@cache
+def _builtin_layer() -> Layer:
+    folder = builtin_dir("config")
+    shown = {name: f"{name} (built-in)" for name in CONFIG_FILES}
+    raw = {name: _read(folder / name, shown[name]) for name in CONFIG_FILES}
+    return Layer("built-in", None, False, {name: _parsed(raw[name], shown[name]) for name in CONFIG_FILES}, raw)
 
 
 _ENTRIES = {"review-rules.json": "rules", "review-domains.json": "domains", "review-agents.json": "agents",
@@ -281,6 +274,26 @@ def _salvaged(name: str, data: Any, builtin: Path) -> tuple[ConfigFile, list[int
         except ConfigError:
             pass
     return parse_file(name, read_json(builtin / name, f"{name} (built-in)", limit=CONFIG_LIMIT), name), None
+
+
+def _left_out_patterns(data: Any, kept: list[int] | None, display: str) -> list[ConfigProblem]:
+    """The RE2 problems of the rules a one-pass check left out for a schema problem (a bad
+    severity): said in the same pass, not after that problem is fixed."""
+    if kept is None or not isinstance(data, dict) or not isinstance(data.get("rules"), list):
+        return []
+    from review_gate.config.validate import pattern_problem
+    from review_gate.text.regex import PatternError, compile_pattern
+
+    found = []
+    for index, rule in enumerate(data["rules"]):
+        if index in kept or not isinstance(rule, dict) or not isinstance(rule.get("pattern"), str):
+            continue
+        try:
+            compile_pattern(rule["pattern"])
+        except PatternError as exc:
+            message, fix = pattern_problem(exc)
+            found.append(ConfigProblem(display, f"/rules/{index}/pattern", f"{message} (rule {rule.get('id')!r})", fix))
+    return found
 
 
 def _renumbered(problem: ConfigProblem, renumber: dict[str, tuple[str, list[int]]]) -> ConfigProblem:
@@ -317,3 +330,8 @@ def _listing(directory: Path | None) -> set[str]:
     except OSError as exc:
         raise ConfigError([ConfigProblem(str(directory), "/", f"cannot read the config directory: {exc.strerror}",
                                          "make the directory readable (and searchable) by this user")]) from exc
+
+
+# read_json and CONFIG_LIMIT are the readers' names since before json_files.py held them
+__all__ = ["CONFIG_FILES", "CONFIG_LIMIT", "layer_stack", "layered_load", "load_config", "locate_config_dir",
+           "parse_file", "parse_json", "read_json"]
