@@ -54,7 +54,24 @@ def digests(directory: str | Path | None, *, skip: Iterable[Path] = ()) -> dict[
     configuration of its own (only the run state) is the built-in configuration, and so is None."""
     found = dict(_builtin())
     if directory is not None:
-        found.update(_walk(Path(directory), frozenset(os.path.abspath(p) for p in skip)))
+        own = _walk(Path(directory), frozenset(os.path.abspath(p) for p in skip))
+        found.update(own)
+        found.update(_presets(Path(directory), [name for name in own if name.endswith("review-gate.json")]))
+    return found
+
+
+def _presets(directory: Path, settings: list[str]) -> dict[str, str]:
+    """The files of the installed packages' presets the configuration extends (``preset:NAME``,
+    named by any of its ``settings`` files, a directory preset's included): they decide what the
+    gate answers as the directory's own files do."""
+    if not any(b'"preset:' in (regular_head(directory / name, MIB) or b"") for name in settings):
+        return {}
+    from review_gate.config.load import origins
+
+    found: dict[str, str] = {}
+    for layer in origins(directory)[0]:
+        if layer.name.startswith("preset:") and layer.directory is not None:
+            found.update({f"{layer.name}/{name}": sha for name, sha in _walk(layer.directory, frozenset()).items()})
     return found
 
 

@@ -226,10 +226,19 @@ def layered_load(directory: Path, top: Layer, *, listed_by: str | None, one_pass
                   placed=lambda name, problem: layers.placed(problem, name, sources[name], origins))
 
 
-def layer_stack(directory: Path) -> list[Layer] | None:
-    """The layers of the configuration in ``directory``, base first; None for a full copy."""
-    top = _overlay(directory, _listing(directory), None)
-    return layers.stack(top, _read, _parsed, _builtin_layer()) if top is not None else None
+def origins(directory: Path | None) -> tuple[list[Layer], layers.Origins]:
+    """The layers of the configuration in ``directory`` (base first: the built-in one, then the
+    presets and the directory; a full copy is one layer that replaces the files it holds) and
+    where each entry and setting of it came from."""
+    stack = [_builtin_layer()]
+    if directory is not None:
+        present = _listing(directory)
+        top = _overlay(directory, present, None)
+        if top is not None:
+            stack = layers.stack(top, _read, _parsed, _builtin_layer())
+        else:
+            stack.append(layers.read_layer(directory, str(directory), _read, _parsed, present))
+    return stack, layers.merge(stack)[1]
 
 
 def _read(path: Path, display: str) -> bytes:
@@ -333,5 +342,5 @@ def _listing(directory: Path | None) -> set[str]:
 
 
 # read_json and CONFIG_LIMIT are the readers' names since before json_files.py held them
-__all__ = ["CONFIG_FILES", "CONFIG_LIMIT", "layer_stack", "layered_load", "load_config", "locate_config_dir",
-           "parse_file", "parse_json", "read_json"]
+__all__ = ["CONFIG_FILES", "CONFIG_LIMIT", "layered_load", "load_config", "locate_config_dir",
+           "origins", "parse_file", "parse_json", "read_json"]

@@ -66,7 +66,10 @@ def find(config: ReviewConfig, wanted: str) -> Rule:
         return starting[0]
     ids = [r.id for r in rules]
     # close enough to be the id meant: a trial's `rule NOSUCH` was offered three unrelated ids
-    close = [r.id for r in starting[:5]] or _closest(given, ids)
+    # a word of the id (`rule tls`): the ids that hold it, as the rules' names and categories do
+    holding = [r.id for r in rules if given and (given in r.id.lower() or given in r.category.lower()
+                                                  or given in r.name.lower())]
+    close = [r.id for r in starting[:5]] or _closest(given, ids) or holding[:5]
     hint = (f"closest: {', '.join(close)}" if close else "`review-gate rule` lists them" if ids
             else "this configuration has no rules")
     raise UsageError(f"no rule {wanted!r} in the configuration" + (" (several start so)" if starting else ""),

@@ -34,12 +34,21 @@ def add_config(sub: Subparsers) -> None:
     """config validate | show, and init."""
     config = sub.add_parser("config", help="check or show the configuration")
     config_sub = config.add_subparsers(dest="config_command", metavar="ACTION", required=True)
-    for name, text in (("validate", "check every file and every cross-file reference"),
-                       ("show", "print the effective configuration as JSON")):
+    for name, text in (("validate", "check every file and every cross-file reference, of every layer"),
+                       ("show", "print the effective configuration as JSON"),
+                       ("diff", "print how the configuration differs from the built-in one, as the overlay files "
+                                "that make it (turn a full copy into an overlay)")):
         p = config_sub.add_parser(name, help=text)
         p.add_argument("--config", metavar="DIR")
+        if name == "show":
+            p.add_argument("--origin", action="store_true",
+                           help="add where each rule, domain, agent, policy and setting came from: the layers "
+                                "(built-in, presets, this directory) and the file and JSON pointer of each")
 
-    init = sub.add_parser("init", help="write the built-in configuration into .review-gate/ to edit")
+    init = sub.add_parser("init", help="write a configuration that extends the built-in one into .review-gate/")
+    init.add_argument("--full", action="store_true",
+                      help="copy the whole built-in configuration instead, to own every rule "
+                           "(upgrades do not reach it)")
     init.add_argument("--force", action="store_true", help="overwrite existing files")
     init.add_argument("--dir", metavar="DIR", help="where to write (default: .review-gate/ at the repository root)")
     init.add_argument("--hooks", choices=HOOK_HOSTS, metavar="HOST",

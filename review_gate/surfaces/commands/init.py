@@ -1,9 +1,12 @@
-"""``review-gate init``: copy the built-in configuration into .review-gate/, ready to edit: the
-five files, and the loop's prompt templates (``loop/*.md``)."""
+"""``review-gate init``: a configuration in .review-gate/ that extends the built-in one (an overlay
+holding only what the team changes, so that every upgrade reaches the rest); ``init --full``: a
+copy of the built-in configuration to own whole, the five files and the loop's prompt templates
+(``loop/*.md``)."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import shutil
@@ -12,6 +15,7 @@ from pathlib import Path
 
 from review_gate.config import CONFIG_FILES, builtin_dir
 from review_gate.errors import ReviewGateError, UsageError
+from review_gate.models.config import SETTINGS_FILE
 from review_gate.state.location import INIT_GITIGNORE, is_ours_gitignore
 from review_gate.surfaces import console
 from review_gate.surfaces.commands.common import find_repo_root
@@ -31,7 +35,7 @@ def init_command(args: argparse.Namespace) -> int:
                          fix="move it away, or choose another place with --dir")
     source = builtin_dir("config")
     templates = [f"loop/{path.name}" for path in sorted((source / "loop").glob("*.md"))]
-    names = [*CONFIG_FILES, *templates, ".gitignore"]
+    names = [*CONFIG_FILES, *templates, ".gitignore"] if args.full else [SETTINGS_FILE, ".gitignore"]
     existing = [n for n in names if (target / n).exists()]
     replaced = ""
     if existing == [".gitignore"] and is_ours_gitignore(target / ".gitignore"):
@@ -41,9 +45,13 @@ def init_command(args: argparse.Namespace) -> int:
         raise UsageError(f"{target} already has {', '.join(existing)}; nothing was written",
                          fix="edit those files, or pass --force to overwrite them with the defaults")
     try:
-        (target / "loop").mkdir(parents=True, exist_ok=True)
-        for name in [*CONFIG_FILES, *templates]:
-            shutil.copyfile(source / name, target / name)
+        if args.full:
+            (target / "loop").mkdir(parents=True, exist_ok=True)
+            for name in [*CONFIG_FILES, *templates]:
+                shutil.copyfile(source / name, target / name)
+        else:
+            target.mkdir(parents=True, exist_ok=True)
+            (target / SETTINGS_FILE).write_text(OVERLAY, encoding="utf-8")
         (target / ".gitignore").write_text(INIT_GITIGNORE, encoding="utf-8")
     except OSError as exc:
         raise ReviewGateError(f"cannot write to {target}: {exc.strerror}",
@@ -51,11 +59,44 @@ def init_command(args: argparse.Namespace) -> int:
     check = "review-gate config validate"
     if target.resolve() != default.resolve():
         check += f" --config {target}"
+    if not args.full:
+        console.out(f"wrote {target / SETTINGS_FILE}{replaced}: a configuration that extends the built-in one and "
+                    f"changes nothing yet (its $comment shows how to change, turn off or add a rule); see what is in "
+                    f"force with `review-gate config show --origin`, check it with `{check}`. "
+                    f"`review-gate init --full` copies the whole built-in configuration instead")
+        return 0
     console.out(f"wrote {len(names)} files to {target}{replaced} (the five configuration files, the loop's "
                 f"{len(templates)} prompt templates, a .gitignore); check them with `{check}`")
     console.out(f"the llm agents' instructions are not copied: they are read from {source / 'instructions'} until "
                 f"a file of the same name is in {target / 'instructions'} (copy one there to edit it)")
     return 0
+
+
+_EXAMPLE_RULE = {
+    "id": "team-no-breakpoint-01", "name": "breakpoint() left in", "severity": "major", "agent": "hygiene-patterns",
+    "category": "debug-leftover", "description": "A breakpoint() stops the service under load.",
+    "detection": "breakpoint( at the start of a statement in Python files.", "recommendation": "Remove it.",
+    "pattern": r"^\s*breakpoint\(", "paths": ["*.py"]}
+OVERLAY_DATA = {
+    "$comment": {
+        "what this is": "This configuration extends the built-in one: it holds only what this project changes, so "
+                        "every upgrade of review-gate reaches the rest. Settings go in this file, key by key; the "
+                        "other four files (review-rules.json, review-domains.json, review-agents.json, "
+                        "review-composition.json) may hold changes by id, as in the examples.",
+        "what is in force, and which file set it": "review-gate config show --origin",
+        "examples, each a whole file to write": {
+            "review-rules.json, a rule's severity changed": {
+                "version": 1, "rules": [{"id": "sec-tls-verify-01", "severity": "critical"}]},
+            "review-rules.json, a rule turned off": {"version": 1, "disable": ["hyg-debug-print-01"]},
+            "review-rules.json, a rule added (every field)": {"version": 1, "rules": [_EXAMPLE_RULE]},
+            "review-agents.json, an llm reviewer turned off": {"version": 1, "disable": ["performance-reviewer"]},
+        },
+    },
+    "version": 1,
+    "extends": ["builtin"],
+}
+OVERLAY = json.dumps(OVERLAY_DATA, indent=2) + "\n"
+"""What ``init`` writes: an overlay of the built-in configuration that changes nothing yet."""
 
 
 def _hooks(root: Path, name: str) -> int:

@@ -14,6 +14,7 @@ from review_gate.models import ReviewConfig
 from review_gate.models.config import GATE_AGENT
 from review_gate.surfaces import console
 from review_gate.surfaces.commands.common import find_repo_root
+from review_gate.surfaces.commands.config_cmd import origin_line
 from review_gate.text.escape import json_safe, sanitize
 
 
@@ -82,7 +83,23 @@ def show(config: ReviewConfig, wanted: str, fmt: str = "text") -> int:
     routes = [f"{r.policy} ({r.trigger}, priority {r.priority})" for r in card.routes]
     lines.append(f"  policies:       {'; '.join(routes) or f'none dispatches {rule.agent}: the rule never runs'}")
     lines.append(f"  domains:        {', '.join(card.domains) or 'any (no domain trigger)'}")
+    if set_by := origin_line(config, "review-rules.json", rule.id):
+        lines.append(f"  set by:         {set_by}")
     lines += ["", f"  waive one finding in the code: # review-gate: ignore[{rule.id}] why it is acceptable"]
-    for line in lines:
-        console.out(sanitize(line))
+    out = console.stdout()
+    if not out.is_terminal:
+        for line in lines:
+            console.out(sanitize(line))
+        return 0
+    from rich.text import Text
+
+    from review_gate.outputs.text import print_hanging
+
+    for line in lines:  # a long pattern wraps under itself on a terminal, not across the labels
+        label, colon, body = line.partition(":  ")
+        if colon and label.startswith("  ") and not label[2:3].isspace():
+            print_hanging(out, 0, Text(sanitize(label + colon + " " * (len(body) - len(body.lstrip())))),
+                          Text(sanitize(body.lstrip())))
+        else:
+            print_hanging(out, 0, Text(""), Text(sanitize(line)))
     return 0
