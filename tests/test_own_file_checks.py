@@ -27,7 +27,7 @@ def _gate_findings(report: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _with_config(repo: GitRepo, cli: Any) -> None:
-    assert cli("init").code == 0
+    assert cli("init", "--full").code == 0
     repo.write("app.py", PLAIN)
     repo.commit("configuration and code")
     repo.branch("feature")

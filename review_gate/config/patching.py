@@ -24,10 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from review_gate.config.layers import LISTS, declared
 from review_gate.config.load import CONFIG_LIMIT, load_config, read_json
 from review_gate.config.locations import builtin_dir
 from review_gate.errors import ConfigError, ConfigProblem, ReviewGateError, UsageError
 from review_gate.models import ConfigPatch, ReviewConfig
+from review_gate.models.config import SETTINGS_FILE
 from review_gate.text.escape import json_safe
 
 _ONE_LINE_ENTRY = re.compile(r"^\s+\{.*\},?$", re.MULTILINE)
@@ -76,10 +78,18 @@ def prepare(directory: Path, patch: ConfigPatch) -> Patched:
     if path.is_symlink():
         raise UsageError(f"{path} is a symbolic link; review-gate does not write through one",
                          fix="edit the file it points to yourself, or replace the link with a copy")
-    source = str(path) if path.exists() else f"{patch.file} (built-in)"
-    read_from = path if path.exists() else builtin_dir("config") / patch.file
-    old_data = read_json(read_from, source, limit=CONFIG_LIMIT)
-    old = read_from.read_text(encoding="utf-8-sig")
+    key = LISTS.get(patch.file)
+    if _overlay(directory):  # the change goes into the overlay: its file, or a new one holding only it
+        source = str(path) if path.exists() else f"{patch.file} (none yet: this configuration extends another)"
+        old_data = read_json(path, source, limit=CONFIG_LIMIT) if path.exists() else {"version": 1}
+        old = path.read_text(encoding="utf-8-sig") if path.exists() else ""
+        if key is not None and isinstance(old_data, dict) and key not in old_data:
+            old_data = {**old_data, key: []}  # the patch appends an entry: to a list of the overlay's own
+    else:
+        source = str(path) if path.exists() else f"{patch.file} (built-in)"
+        read_from = path if path.exists() else builtin_dir("config") / patch.file
+        old_data = read_json(read_from, source, limit=CONFIG_LIMIT)
+        old = read_from.read_text(encoding="utf-8-sig")
     try:
         new_data = jsonpatch.apply_patch(old_data, patch.as_json())
     except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
@@ -88,6 +98,15 @@ def prepare(directory: Path, patch: ConfigPatch) -> Patched:
                                          "following the gap's suggestion")]) from exc
     load_config(directory, replaced={patch.file: new_data})  # the checks of `config validate`
     return Patched(path=path, source=source, old=old, new=dump_like(new_data, old_data, old))
+
+
+def _overlay(directory: Path) -> bool:
+    """Whether the configuration in ``directory`` extends another (``config.layers``)."""
+    settings = directory / SETTINGS_FILE
+    try:
+        return settings.exists() and declared(read_json(settings, str(settings), limit=CONFIG_LIMIT))
+    except ConfigError:
+        return False
 
 
 def write(patched: Patched) -> None:

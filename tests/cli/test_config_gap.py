@@ -10,7 +10,7 @@ from tests.conftest import GitRepo
 
 def test_the_config_changed_gap_is_one_line_with_the_list_in_json_verbose_and_gaps(repo: GitRepo, cli: Any) -> None:
     repo.branch("adopt-review-gate")
-    assert cli("init").code == 0
+    assert cli("init", "--full").code == 0
     repo.write("app.py", "x = 1\n")
     report = cli("--offline", "--format", "json").json()
     [gap] = [g for g in report["gaps"] if g["kind"] == "config_changed"]
@@ -34,7 +34,7 @@ def test_the_config_changed_gap_is_one_line_with_the_list_in_json_verbose_and_ga
 def test_the_gap_says_whether_the_edited_configuration_judged_this_run(repo: GitRepo, cli: Any, tmp_path: Path) -> None:
     """A trial: a branch that switched rules off in .review-gate/ and ran with it was told the edit
     'does not judge this change', when the edited copy had just judged it."""
-    assert cli("init").code == 0
+    assert cli("init", "--full").code == 0
     repo.commit("adopt review-gate")
     repo.branch("feature")
     rules = repo.root / ".review-gate" / "review-rules.json"

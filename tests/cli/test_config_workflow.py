@@ -29,7 +29,7 @@ def edit(path: Path, change) -> None:
 
 
 def test_add_domain_rule_policy_and_agents_by_editing_json(cli, repo: GitRepo) -> None:
-    assert cli("init").code == 0
+    assert cli("init", "--full").code == 0
     config = repo.root / ".review-gate"
     assert sorted(p.name for p in config.iterdir()) == [
         ".gitignore", "loop", "review-agents.json", "review-composition.json", "review-domains.json",
@@ -85,7 +85,7 @@ def test_add_domain_rule_policy_and_agents_by_editing_json(cli, repo: GitRepo) -
 
 
 def test_a_broken_edit_is_caught_before_any_agent_runs(cli, repo: GitRepo) -> None:
-    cli("init")
+    cli("init", "--full")
     config = repo.root / ".review-gate"
     edit(config / "review-composition.json", lambda d: d["policies"].append({
         "id": "typo", "description": "x", "trigger": {"type": "domain", "domains": ["pyhton"]},

@@ -10,7 +10,7 @@ from tests.conftest import GitRepo
 
 
 def _configured(cli: Any, repo: GitRepo, keep_llm: set[str]) -> None:
-    assert cli("init").code == 0
+    assert cli("init", "--full").code == 0
     path = repo.root / ".review-gate" / "review-agents.json"
     data = json.loads(path.read_text())
     for agent in data["agents"]:
@@ -65,7 +65,7 @@ def test_disabled_agents_are_named_in_markdown_and_github_output(cli: Any, repo:
 def test_a_file_only_disabled_agents_were_routed_to_is_never_a_silent_pass(cli: Any, repo: GitRepo) -> None:
     """app.py goes to no enabled reviewer (every agent that reads Python is off); the Dockerfile's
     agent runs. app.py was shown to nobody: the switched-off agents count, named with the file."""
-    assert cli("init").code == 0
+    assert cli("init", "--full").code == 0
     path = repo.root / ".review-gate" / "review-agents.json"
     data = json.loads(path.read_text())
     for agent in data["agents"]:

@@ -30,7 +30,7 @@ def assert_initialised(target: Path) -> None:
 
 
 def test_init_writes_the_config_at_the_repository_root(cli, repo: GitRepo) -> None:
-    result = cli("init")
+    result = cli("init", "--full")
     assert result.code == 0, result.err
     assert_initialised(repo.root / ".review-gate")
     assert str(repo.root / ".review-gate") in result.out
@@ -40,7 +40,7 @@ def test_init_writes_the_config_at_the_repository_root(cli, repo: GitRepo) -> No
 def test_init_from_a_subdirectory_still_writes_at_the_root(cli, repo: GitRepo) -> None:
     sub = repo.root / "src" / "pkg"
     sub.mkdir(parents=True)
-    result = cli("init", cwd=sub)
+    result = cli("init", "--full", cwd=sub)
     assert result.code == 0, result.err
     assert_initialised(repo.root / ".review-gate")
     assert not (sub / ".review-gate").exists()
@@ -48,7 +48,7 @@ def test_init_from_a_subdirectory_still_writes_at_the_root(cli, repo: GitRepo) -
 
 
 def test_state_db_is_ignored_by_git(cli, repo: GitRepo) -> None:
-    assert cli("init").code == 0
+    assert cli("init", "--full").code == 0
     (repo.root / ".review-gate" / "state.db").write_bytes(b"")
     (repo.root / ".review-gate" / "state.db-wal").write_bytes(b"")
     status = repo.git("status", "--porcelain", "--untracked-files=all")
@@ -57,7 +57,7 @@ def test_state_db_is_ignored_by_git(cli, repo: GitRepo) -> None:
 
 
 def test_the_written_config_validates(cli, repo: GitRepo) -> None:
-    assert cli("init").code == 0
+    assert cli("init", "--full").code == 0
     result = cli("config", "validate")
     assert result.code == 0, result.err
     assert result.out.startswith(f"config OK: {repo.root / '.review-gate'}:")
@@ -65,7 +65,7 @@ def test_the_written_config_validates(cli, repo: GitRepo) -> None:
 
 
 def test_the_written_config_is_found_from_a_subdirectory(cli, repo: GitRepo) -> None:
-    assert cli("init").code == 0
+    assert cli("init", "--full").code == 0
     sub = repo.root / "docs"
     sub.mkdir()
     result = cli("config", "validate", cwd=sub)
@@ -74,11 +74,11 @@ def test_the_written_config_is_found_from_a_subdirectory(cli, repo: GitRepo) -> 
 
 
 def test_second_init_refuses_and_changes_nothing(cli, repo: GitRepo) -> None:
-    assert cli("init").code == 0
+    assert cli("init", "--full").code == 0
     edited = repo.root / ".review-gate" / "review-gate.json"
     edited.write_text('{"version": 1, "concurrency": 2}\n', encoding="utf-8")
 
-    result = cli("init")
+    result = cli("init", "--full")
     assert result.code == 2
     assert "Traceback" not in result.err
     assert str(repo.root / ".review-gate") in result.err
@@ -93,7 +93,7 @@ def test_init_refuses_when_only_some_files_exist(cli, repo: GitRepo) -> None:
     target = repo.root / ".review-gate"
     target.mkdir()
     (target / "review-rules.json").write_text("{}", encoding="utf-8")
-    result = cli("init")
+    result = cli("init", "--full")
     assert result.code == 2
     assert "review-rules.json" in result.err
     assert "review-domains.json" not in result.err
@@ -102,17 +102,17 @@ def test_init_refuses_when_only_some_files_exist(cli, repo: GitRepo) -> None:
 
 
 def test_force_overwrites(cli, repo: GitRepo) -> None:
-    assert cli("init").code == 0
+    assert cli("init", "--full").code == 0
     target = repo.root / ".review-gate"
     (target / "review-gate.json").write_text('{"version": 1, "concurrency": 2}\n', encoding="utf-8")
     (target / ".gitignore").write_text("", encoding="utf-8")
-    result = cli("init", "--force")
+    result = cli("init", "--full", "--force")
     assert result.code == 0, result.err
     assert_initialised(target)
 
 
 def test_init_dir_writes_where_it_is_told(cli, repo: GitRepo) -> None:
-    result = cli("init", "--dir", "ci/review")
+    result = cli("init", "--full", "--dir", "ci/review")
     assert result.code == 0, result.err
     target = repo.root / "ci" / "review"
     assert_initialised(target)
@@ -123,7 +123,7 @@ def test_init_dir_writes_where_it_is_told(cli, repo: GitRepo) -> None:
 
 def test_init_dir_outside_a_repository(cli, isolated: Path, tmp_path: Path) -> None:
     target = tmp_path / "elsewhere" / "config"
-    result = cli("init", "--dir", str(target))
+    result = cli("init", "--full", "--dir", str(target))
     assert result.code == 0, result.err
     assert_initialised(target)
     assert not (isolated / ".review-gate").exists()
@@ -131,18 +131,18 @@ def test_init_dir_outside_a_repository(cli, isolated: Path, tmp_path: Path) -> N
 
 def test_init_dir_refuses_existing_files_and_force_overwrites(cli, tmp_path: Path) -> None:
     target = tmp_path / "config"
-    assert cli("init", "--dir", str(target)).code == 0
+    assert cli("init", "--full", "--dir", str(target)).code == 0
     (target / "review-rules.json").write_text("{}", encoding="utf-8")
-    refused = cli("init", "--dir", str(target))
+    refused = cli("init", "--full", "--dir", str(target))
     assert refused.code == 2
     assert str(target) in refused.err
     assert (target / "review-rules.json").read_text(encoding="utf-8") == "{}"
-    assert cli("init", "--dir", str(target), "--force").code == 0
+    assert cli("init", "--full", "--dir", str(target), "--force").code == 0
     assert_initialised(target)
 
 
 def test_init_outside_a_repository_uses_the_current_directory(cli, isolated: Path) -> None:
-    result = cli("init")
+    result = cli("init", "--full")
     assert result.code == 0, result.err
     assert_initialised(isolated / ".review-gate")
 
@@ -150,7 +150,7 @@ def test_init_outside_a_repository_uses_the_current_directory(cli, isolated: Pat
 def test_init_dir_that_is_a_file(cli, tmp_path: Path) -> None:
     blocker = tmp_path / "taken"
     blocker.write_text("", encoding="utf-8")
-    result = cli("init", "--dir", str(blocker))
+    result = cli("init", "--full", "--dir", str(blocker))
     assert result.code == 2
     assert "not a directory" in result.err
     assert "Traceback" not in result.err
@@ -220,7 +220,7 @@ def test_show_reads_present_files_from_review_gate_and_the_rest_from_builtin(
 
 
 def test_show_after_init_reads_everything_from_review_gate(cli, repo: GitRepo) -> None:
-    assert cli("init").code == 0
+    assert cli("init", "--full").code == 0
     data = show(cli)
     target = repo.root / ".review-gate"
     assert data["sources"] == {name: str(target / name) for name in CONFIG_NAMES}
@@ -229,7 +229,7 @@ def test_show_after_init_reads_everything_from_review_gate(cli, repo: GitRepo) -
 
 def test_show_with_config_flag(cli, tmp_path: Path) -> None:
     target = tmp_path / "cfg"
-    assert cli("init", "--dir", str(target)).code == 0
+    assert cli("init", "--full", "--dir", str(target)).code == 0
     data = show(cli, "--config", str(target))
     assert data["directory"] == str(target)
     assert data["sources"]["review-agents.json"] == str(target / "review-agents.json")
@@ -260,7 +260,7 @@ def test_a_broken_review_gate_dir_is_reported(cli, repo: GitRepo, action: str) -
 def test_init_after_a_run_says_it_replaces_the_run_states_gitignore(cli, repo: GitRepo) -> None:
     repo.write("app.py", "x = 1\n")
     assert cli().code == 0  # the run state writes .review-gate/.gitignore
-    written = cli("init")
+    written = cli("init", "--full")
     assert written.code == 0, written.err
     assert "replacing the .gitignore the run state had written" in written.out
     assert "state.db" in (repo.root / ".review-gate" / ".gitignore").read_text()

@@ -55,7 +55,7 @@ def test_a_pair_reviewed_against_another_base_is_not_reused(cli: Any, repo: GitR
 
 def _trusted_config(cli: Any, tmp_path: Path) -> Path:
     trusted = tmp_path / "trusted-config"
-    assert cli("init", "--dir", str(trusted)).code == 0
+    assert cli("init", "--full", "--dir", str(trusted)).code == 0
     return trusted
 
 
@@ -259,7 +259,7 @@ def test_a_push_with_no_remote_history_reviews_every_pushed_file(cli: Any, repo:
 def test_the_committed_configuration_is_not_scanned_by_the_code_rules(cli: Any, repo: GitRepo) -> None:
     """Only the secret rules read it (its rule texts hold samples the others would flag)."""
     repo.branch("adopt")
-    assert cli("init").code == 0
+    assert cli("init", "--full").code == 0
     repo.commit("adopt review-gate")
     result = cli("--base", "main", "--format", "json")
     report = report_of(result)
@@ -339,7 +339,7 @@ def test_a_key_written_into_the_configuration_fails_the_gate(cli: Any, repo: Git
     """A rule's description or a loop template leaves the machine with the change (was: PASS,
     with only the config_changed gap)."""
     repo.branch("adopt")
-    assert cli("init").code == 0
+    assert cli("init", "--full").code == 0
     template = repo.root / ".review-gate" / "loop" / "plan.md"
     template.write_text(template.read_text() + "\nkey AKIAIOSFODNN7EXAMPLF\n")
     repo.commit("adopt review-gate")

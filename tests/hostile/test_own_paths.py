@@ -114,7 +114,7 @@ def test_a_state_path_through_a_link_inside_the_repository_runs_without_state(cl
 def test_a_configuration_file_read_through_a_link_is_reviewed_and_its_change_said(cli: Any, repo: GitRepo) -> None:
     """review-rules.json -> ../src/rules.json: git shows an edit of the rules as an edit of code.
     It is reviewed as code, not left out, and the report says it changes the gate."""
-    assert cli("init").code == 0
+    assert cli("init", "--full").code == 0
     (repo.root / "src").mkdir()
     (repo.root / ".review-gate" / "review-rules.json").rename(repo.root / "src" / "rules.json")
     (repo.root / ".review-gate" / "review-rules.json").symlink_to("../src/rules.json")
@@ -160,7 +160,7 @@ def test_code_in_the_configuration_in_use_is_reviewed(cli: Any, repo: GitRepo) -
 def test_the_files_the_configuration_names_are_its_own_and_no_others(cli: Any, repo: GitRepo) -> None:
     """An agent's instructions and the loop's templates belong to the configuration; a Markdown
     file nothing names is reviewed like any other."""
-    assert cli("init").code == 0
+    assert cli("init", "--full").code == 0
     repo.commit("adopt review-gate")
     agents = json.loads((repo.root / ".review-gate" / "review-agents.json").read_text())
     agents["agents"].append({"id": "extra-reviewer", "name": "Extra", "description": "an extra lens",
@@ -181,7 +181,7 @@ def test_the_files_the_configuration_names_are_its_own_and_no_others(cli: Any, r
 def test_a_script_a_command_agent_runs_from_the_configuration_is_its_own(cli: Any, repo: GitRepo) -> None:
     """docs/loop.md keeps a coder script beside its agent: the configuration runs it, so it is
     configuration (a change to it is a gap), not code; a script nothing runs is code."""
-    assert cli("init").code == 0
+    assert cli("init", "--full").code == 0
     agents = json.loads((repo.root / ".review-gate" / "review-agents.json").read_text())
     agents["agents"] += [
         {"id": "fixer", "name": "Fixer", "description": "a coder", "kind": "command",
@@ -212,7 +212,7 @@ def test_loop_files_are_its_own_only_by_their_shape(cli: Any, repo: GitRepo) -> 
 def test_a_report_says_how_many_own_files_it_left_out(cli: Any, repo: GitRepo) -> None:
     """The gate's files a working-tree review finds untracked (a change commits none of them, so
     not even the secret rules read them)."""
-    assert cli("init").code == 0
+    assert cli("init", "--full").code == 0
     text = cli("--offline")
     assert text.code == 0, text.out + text.err
     assert "the diff changes no file" not in text.out
@@ -230,7 +230,7 @@ def test_a_report_says_how_many_own_files_it_left_out(cli: Any, repo: GitRepo) -
 def test_a_sweep_says_how_many_own_files_it_left_out(cli: Any, repo: GitRepo) -> None:
     """A sweep leaves the gate's own files git does not track out before planning: live and
     through a batch, the report counts them instead of saying the change touches no file."""
-    assert cli("init").code == 0
+    assert cli("init", "--full").code == 0
     files = len(repo.git("ls-files", "--others", "--exclude-standard", ".review-gate").splitlines())
     text = cli("sweep", ".review-gate", "--offline")
     assert text.code == 0, text.out + text.err

@@ -83,7 +83,7 @@ def test_a_second_sweep_of_an_unchanged_tree_calls_no_agent(cli, repo: GitRepo, 
 
 
 def test_the_gate_own_files_are_no_part_of_a_sweep(cli, repo: GitRepo, tmp_path: Path) -> None:
-    assert cli("init").code == 0  # .review-gate/ with the five config files, committed
+    assert cli("init", "--full").code == 0  # .review-gate/ with the five config files, committed
     repo.commit("config")
     _, report = sweep(cli, pattern_config(tmp_path))
     assert report["coverage"]["files_changed"] == 1  # README.md only

@@ -36,7 +36,7 @@ def listed(cli: Any, *extra: str) -> dict[tuple[str, str], dict[str, Any]]:
 
 def editable_config(cli: Any, tmp_path: Path) -> Path:
     cfg = tmp_path / "cfg"
-    assert cli("init", "--dir", str(cfg)).code == 0
+    assert cli("init", "--full", "--dir", str(cfg)).code == 0
     return cfg
 
 
