@@ -91,18 +91,44 @@ class Setup:
         with store:
             return written.load(store)
 
+    def trusted_base(self, facts: PRFacts) -> str | None:
+        """The commit the baseline and the shared acceptances inside the repository are read at:
+        one the reviewed branch cannot have written. A range and a working tree compared with a
+        branch (the default one, or ``--base``) have it as their base already: the merge-base with
+        that branch. Every other mode is compared with a commit of the branch itself (``--staged``:
+        HEAD, a push and ``--pre-push``: what the remote has of it, a loop session: the commit it
+        started at), so the branch's own earlier commits would waive its later ones: there it is
+        the merge-base of the head with the default branch (main merged into the branch is on it,
+        and counts). None (no file inside the repository is used) when there is no base or no
+        default branch."""
+        root, request = self.root, self.request
+        if root is None or facts.base is None:
+            return None
+        if request.mode in ("range", "worktree") and not request.exact_base and not request.branch_base:
+            return facts.base
+        from review_gate.errors import GitError
+
+        try:
+            branch = git.default_branch(root)
+            head = facts.head or (git.resolve(root, "HEAD") if git.has_head(root) else None)
+            if branch is None or head is None:
+                return None
+            return git.merge_base(root, git.resolve(root, branch), head)
+        except GitError:
+            return None  # no common history with the default branch: nothing of the branch is trusted
+
     def waivers(self, facts: PRFacts) -> dict[str, Waiver]:
         """The baseline's and the shared acceptances' waivers, read where the reviewed change
-        cannot have touched them (the base commit's version of a file in the repository)."""
+        cannot have touched them (``trusted_base``'s version of a file in the repository)."""
         root = self.root
-        base = facts.base
+        base = self.trusted_base(facts)
 
         def show(commit: str, path: str) -> bytes | None:
             return blobs.file_at(root, commit, path) if root is not None else None
 
         found: baseline.Baseline | None
-        if base is None and self.explicit_baseline:
-            # No base commit to read from: the file the user named is taken as it is.
+        if facts.base is None and self.explicit_baseline:
+            # No base commit to read from (a diff file): the file the user named is taken as it is.
             found = baseline.load(self.baselines[0])
         else:
             found = baseline.read_trusted(self.baselines, base if root is not None else None,

@@ -101,6 +101,10 @@ class DiffRequest(Frozen):
     # a mistake (the reverse of a commit was meant) and refused; pushed, it is a force push that
     # rewinds a branch, which adds nothing to review
     behind_ok: bool = False
+    # range: the base is a commit of the branch itself (what a pre-push's remote already has of it),
+    # not one the reviewed branch cannot write: the baseline and the team's acceptances are read at
+    # the merge-base with the default branch instead (``bootstrap.Setup.trusted_base``)
+    branch_base: bool = False
 
 
 async def normalize(request: DiffRequest) -> PRFacts:

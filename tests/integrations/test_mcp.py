@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -261,5 +262,29 @@ def test_an_argument_a_tool_does_not_take_is_refused_by_name(repo: GitRepo) -> N
             assert text.startswith(f"review-gate: error: {tool}: argument {name}: not an argument of {tool}"), text
             assert "fix:" in text and len(text.splitlines()) == 2, text
         assert not (await client.call_tool("review", {"offline": True})).is_error
+
+    session(repo, check)
+
+
+def test_an_untracked_acceptance_waives_nothing_over_mcp(repo: GitRepo, cli: Any) -> None:
+    """The server copies .review-gate/ at start: an untracked acceptances.json (or baseline.json)
+    the agent wrote there was read from the copy as trusted (issue 29, item 9). The command line
+    says FAIL for this working tree, and so must the server."""
+    assert cli("init").code == 0
+    repo.commit("adopt review-gate")
+    repo.write("app.py", "import requests\nr = requests.get(url, verify=False, timeout=5)\n")
+    first = cli("--offline", "--no-state", "--format", "json")
+    assert first.code == 1, first.err
+    [finding] = first.json()["findings"]
+    entry = {"fingerprint": finding["fingerprint"], "reason": "fine", "who": "agent@x", "created": "2026-01-01"}
+    repo.write(".review-gate/acceptances.json", json.dumps({"version": 1, "acceptances": [entry]}))
+    assert cli("--offline", "--no-state").code == 1
+
+    async def check(client: ClientSession) -> None:
+        result = await client.call_tool("review", {"offline": True})
+        assert not result.is_error, result.content
+        out: dict[str, Any] = result.structured_content or {}
+        assert out["verdict"] == "FAIL", out["summary"]
+        assert "agent@x" not in str(out)
 
     session(repo, check)

@@ -108,7 +108,7 @@ def _pre_push(args: argparse.Namespace, root: str | None) -> DiffRequest:
     base = os.environ.get("PRE_COMMIT_FROM_REF") or None
     if base is not None and not base.strip("0"):
         base = None
-    return DiffRequest(mode="range", repo_root=root, base=base, head=head, behind_ok=True)
+    return DiffRequest(mode="range", repo_root=root, base=base, head=head, behind_ok=True, branch_base=True)
 
 
 def output_targets(args: argparse.Namespace) -> list[tuple[str, str | None]]:

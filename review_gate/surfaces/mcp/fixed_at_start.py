@@ -6,7 +6,9 @@ found there (``--config DIR``, else $REVIEW_GATE_CONFIG, else the repository's .
 the built-in one) *as it is at start*: its files are copied to a private directory the agent
 cannot reach through the working tree, and every call runs that copy (an edit of
 .review-gate/ after the start is a change to review, never the configuration that reviews it),
-and the gate's ``fail_on`` is that configuration's. A call may name them again; another
+and the gate's ``fail_on`` is that configuration's. The baseline and the team's acceptances of a
+configuration inside the repository are not copied: they are read at the trusted base commit, as
+the command line reads them. A call may name them again; another
 configuration, another repository, a weaker ``fail_on`` or an ``offline`` review that skips
 reviewers that can run is refused unless the person who started the server allowed it.
 """
@@ -49,6 +51,7 @@ class Fixed:
         from review_gate.change import git
         from review_gate.config import identity
         from review_gate.config.locations import builtin_dir
+        from review_gate.judging import baseline, shared_acceptances
         from review_gate.state.location import companions, state_location
 
         if config is not None:
@@ -60,7 +63,15 @@ class Fixed:
                        fail_on=loaded.settings.gate.fail_on, other_config=other_config, other_repo=other_repo,
                        weaker_fail_on=weaker_fail_on, offline=offline)
         copy = Path(tempfile.mkdtemp(prefix="review-gate-mcp-config-"))
-        identity.copy(loaded.directory, copy, skip=companions(state_location(loaded, root)))
+        skip = companions(state_location(loaded, root))
+        if _in_repository(Path(loaded.directory), root):
+            # The baseline and the team's acceptances of a configuration in the repository are the
+            # change's to edit (an untracked one included): the copy, outside the repository, would
+            # be read as it is. Left out, they are read where the command line reads them: at the
+            # trusted base commit (``bootstrap.Setup.trusted_base``).
+            named = (baseline.FILE_NAME, shared_acceptances.FILE_NAME)
+            skip = [*skip, *(Path(loaded.directory) / name for name in named)]
+        identity.copy(loaded.directory, copy, skip=skip)
         api.load(str(copy), root)  # the copy loads as the original did (a file changed meanwhile: refused)
         return cls(root=root.resolve() if root is not None else None, config=str(copy),
                    fail_on=loaded.settings.gate.fail_on, source=str(Path(loaded.directory).resolve()),
@@ -142,6 +153,15 @@ class Fixed:
         return offline
 
 
+
+
+def _in_repository(directory: Path, root: Path | None) -> bool:
+    if root is None:
+        return False
+    try:
+        return directory.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):
+        return True  # not told: treated as the change's
 
 
 def _path(config: str, cwd: str | None) -> str:
