@@ -71,6 +71,18 @@ if TYPE_CHECKING:
         batch_submit,
         batch_submit_async,
     )
+    from review_gate.scale.host.runs import (
+        HostCollected,
+        HostRun,
+        HostStarted,
+        host_answer,
+        host_collect,
+        host_collect_async,
+        host_start,
+        host_start_async,
+        host_tasks,
+        wants_host,
+    )
     from review_gate.scale.merge import merge
     from review_gate.scale.sweep import sweep, sweep_async
 
@@ -81,6 +93,8 @@ _ELSEWHERE = {
     **dict.fromkeys(("BatchCollected", "BatchInfo", "BatchStatus", "BatchSubmitted", "batch_collect",
                      "batch_collect_async", "batch_status", "batch_status_async", "batch_submit",
                      "batch_submit_async"), "review_gate.scale.batch.runs"),
+    **dict.fromkeys(("HostCollected", "HostRun", "HostStarted", "host_answer", "host_collect", "host_collect_async",
+                     "host_start", "host_start_async", "host_tasks", "wants_host"), "review_gate.scale.host.runs"),
     "merge": "review_gate.scale.merge",
     **dict.fromkeys(("sweep", "sweep_async"), "review_gate.scale.sweep"),
 }
@@ -99,10 +113,11 @@ def __getattr__(name: str) -> Any:
 # loads it, a report file written, who is at the keyboard, the agents a caller adds, and what a
 # render function is.
 __all__ = ["MAX_REASON", "Accepted", "Acknowledged", "BatchCollected", "BatchInfo", "BatchStatus", "BatchSubmitted",
-           "Explanation", "PolicyMatch", "Render", "ReviewReport", "accept", "ack", "agent_requests", "batch_collect",
-           "batch_collect_async", "batch_status", "batch_status_async", "batch_submit", "batch_submit_async",
-           "change", "explain", "load", "merge", "person", "plan", "plan_async", "replay", "review", "review_async",
-           "sweep", "sweep_async", "write_file"]
+           "Explanation", "HostCollected", "HostRun", "HostStarted", "PolicyMatch", "Render", "ReviewReport", "accept",
+           "ack", "agent_requests", "batch_collect", "batch_collect_async", "batch_status", "batch_status_async",
+           "batch_submit", "batch_submit_async", "change", "explain", "host_answer", "host_collect",
+           "host_collect_async", "host_start", "host_start_async", "host_tasks", "load", "merge", "person", "plan",
+           "plan_async", "replay", "review", "review_async", "sweep", "sweep_async", "wants_host", "write_file"]
 
 MAX_EXPLAIN_PATHS = 1000  # paths explained at once: each is classified against every policy
 

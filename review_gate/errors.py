@@ -10,7 +10,8 @@
     │   ├── DiffError          malformed or truncated unified diff
     │   ├── GitError           not a repository, unknown ref, git failed
     │   ├── MetaError          a @@@REVIEW_META block is missing or malformed (review_gate.judging.review_meta)
-    │   └── StateError         the run-state database is not ours, unreadable or unwritable
+    │   ├── StateError         the run-state database is not ours, unreadable or unwritable
+    │   └── AnswerError        a host's answer to a review task is refused (review_gate.scale.host)
     ├── IncompleteError        a required agent left part of the change unreviewed, so nothing
     │                          that needs the whole review was done (exit 3, as the gate's incomplete)
     └── StepFailed             a loop command's step failed once the session was under way (the run
@@ -123,6 +124,11 @@ class MetaError(InputError):
 
 class StateError(InputError):
     """The state file (``state_path``) is not review-gate's SQLite database or cannot be used."""
+
+
+class AnswerError(InputError):
+    """A host's answer to a review task is refused (it does not validate, names a file outside
+    the task, or its run is unknown or finished): the task stays unanswered."""
 
 
 class IncompleteError(ReviewGateError):

@@ -318,7 +318,7 @@ def _place(finding: RawFinding, owner: str, present: list[str], scopes: Mapping[
            reach: Mapping[str, set[str]], results: dict[str, LensResult]) -> None:
     """Give ``finding`` to the lens that may keep it (see ``lens_results``)."""
     if finding.file is not None:
-        named = _as_changed(finding.file, [reach[owner], *(scopes[lens_id] for lens_id in present)])
+        named = as_changed(finding.file, [reach[owner], *(scopes[lens_id] for lens_id in present)])
         finding = finding if named == finding.file else finding.model_copy(update={"file": named})
     if finding.file is None or finding.file in reach[owner]:
         results[owner].findings.append(finding)
@@ -339,7 +339,7 @@ def _place(finding: RawFinding, owner: str, present: list[str], scopes: Mapping[
                                               message=finding.message[:NOTE_CHARS])
 
 
-def _as_changed(path: str, scopes: list[set[str]]) -> str:
+def as_changed(path: str, scopes: list[set[str]]) -> str:
     """``path`` as the change names it, when a model wrote it as the diff does (``a/``, ``b/``) or
     as ``./path``; else as written. A path some scope holds as written stays as it is."""
     if any(path in scope for scope in scopes):

@@ -14,6 +14,8 @@ from review_gate.models.findings import Finding
 from review_gate.models.manifest import Gap, ManifestEntry
 
 AgentStatus = Literal["completed", "failed", "timed_out", "cached", "skipped"]
+ReviewedBy = Literal["host sub-agent"]
+HOST_REVIEWER: ReviewedBy = "host sub-agent"
 
 CACHED_TOKENS_IN = "Input tokens read from the provider's prompt cache (part of tokens_in)."
 CACHE_WRITE_TOKENS_IN = "Input tokens written to the provider's prompt cache (part of tokens_in)."
@@ -131,6 +133,11 @@ class AgentResult(Frozen):
                     "change does what it says: true, false, or null when it was not asked or could not tell.",
     )
     criteria_note: UntrustedText | None = Field(default=None, description="Why, in the agent's words (bounded).")
+    reviewed_by: ReviewedBy | None = Field(
+        default=None,
+        description="Who answered an llm agent's requests when not its provider: `host sub-agent`, a self-review "
+                    "by the reviewed coding agent's own host (review-gate --llm host). Its findings add to the "
+                    "others'; it never lowers them.")
     findings: list[Finding] = Field(default_factory=list, exclude=True)
     raw: str | None = Field(
         default=None, exclude=True, repr=False,

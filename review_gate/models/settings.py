@@ -24,6 +24,8 @@ from review_gate.models.config_values import (
 )
 from review_gate.models.loop import LoopSettings
 
+HostReviews = Literal["outside_ci", "everywhere", "never"]
+
 
 class GateCondition(Frozen):
     metric: Metric
@@ -156,6 +158,15 @@ class SettingsFile(ConfigFile):
         default=None, min_length=1,
         description="Markdown file (relative to the config directory) whose 'Standards' section "
                     "every llm agent gets in its prompt.",
+    )
+    host_reviews: HostReviews = Field(
+        default="outside_ci",
+        description="Reviews by the coding agent's host (its sub-agents answer the llm agents' requests: "
+                    "`run --llm host`, the MCP server's host tools, the Claude Code Stop hook when no key is set) "
+                    "are self-reviews by the reviewed agent's own host. outside_ci (the default): they count "
+                    "locally and in hooks; in CI (the CI variable set, or --ci) the llm agents count as skipped "
+                    "instead. everywhere: they count in CI too. never: no host review is offered; an llm agent "
+                    "without its key is skipped.",
     )
     loop: LoopSettings = Field(
         default_factory=LoopSettings,

@@ -40,8 +40,9 @@ class BatchRun:
     batches: list[ProviderBatch]
 
 
-def record(store: Store, run_id: str, frozen: str, batches: list[ProviderBatch]) -> None:
-    """The run was submitted: its frozen state and its provider batches, in one transaction."""
+def record(store: Store, run_id: str, frozen: str, batches: list[ProviderBatch], runner: str = "batch") -> None:
+    """The run was submitted: its frozen state and its provider batches, in one transaction.
+    ``runner``: ``host`` for a run whose requests wait for the coding agent's host (no batch)."""
     now = utc_now()
     with store.write() as db:
         db.execute("INSERT INTO batch_runs (run_id, state, frozen, submitted_at) VALUES (?, 'submitted', ?, ?)",
@@ -51,32 +52,38 @@ def record(store: Store, run_id: str, frozen: str, batches: list[ProviderBatch])
             "requests, counts, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(run_id, b.ordinal, b.provider, b.endpoint, b.batch_id, b.input_file_id, b.status, b.requests,
               json.dumps(b.counts), now) for b in batches])
-        db.execute("UPDATE review_runs SET runner = 'batch' WHERE id = ?", (run_id,))
+        db.execute("UPDATE review_runs SET runner = ? WHERE id = ?", (runner, run_id))
 
 
-def find(store: Store, ref: str | None) -> str:
+RUNNERS = {"batch": ("batch", "submit one with `review-gate batch submit`"),
+           "host": ("host review", "start one with `review-gate --llm host`")}
+
+
+def find(store: Store, ref: str | None, runner: str = "batch") -> str:
     """The run id of a batch run: ``ref`` (a run id, a unique prefix or suffix of one, ``last``)
-    or, without one, the newest run still waiting for its batches, else the newest batch run."""
+    or, without one, the newest run still waiting for its batches, else the newest batch run.
+    ``runner``: ``host``, the runs waiting for the coding agent's host instead."""
     db = store.db
+    name, how = RUNNERS[runner]
+    mine = "b.run_id IN (SELECT id FROM review_runs WHERE runner = ?)"
     if ref is None or ref == "last":
         order = "b.state = 'submitted' DESC, " if ref is None else ""
-        row = db.execute(f"SELECT b.run_id FROM batch_runs b ORDER BY {order}b.submitted_at DESC, b.rowid DESC "
-                         "LIMIT 1").fetchone()
+        row = db.execute(f"SELECT b.run_id FROM batch_runs b WHERE {mine} ORDER BY {order}b.submitted_at DESC, "
+                         "b.rowid DESC LIMIT 1", (runner,)).fetchone()
         if row is None:
-            raise StateError(f"no batch run is recorded in {store.path}",
-                             fix="submit one with `review-gate batch submit`")
+            raise StateError(f"no {name} run is recorded in {store.path}", fix=how)
         return str(row[0])
     escaped = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     rows = [r[0] for r in db.execute(
-        "SELECT run_id FROM batch_runs WHERE run_id LIKE ? ESCAPE '\\' OR run_id LIKE ? ESCAPE '\\' "
-        "ORDER BY submitted_at DESC LIMIT 6", (escaped + "%", "%" + escaped))]
+        f"SELECT b.run_id FROM batch_runs b WHERE {mine} AND (b.run_id LIKE ? ESCAPE '\\' OR b.run_id LIKE ? "
+        "ESCAPE '\\') ORDER BY b.submitted_at DESC LIMIT 6", (runner, escaped + "%", "%" + escaped))]
     exact = [r for r in rows if r == ref]
     rows = exact or rows
     if not rows:
-        raise StateError(f"no batch run {ref!r} in {store.path}",
-                         fix="see the runs with `review-gate history` (batch runs wait as 'submitted')")
+        raise StateError(f"no {name} run {ref!r} in {store.path}",
+                         fix=f"see the runs with `review-gate history` ({name} runs wait as 'submitted')")
     if len(rows) > 1:
-        raise StateError(f"{ref!r} names several batch runs: {', '.join(rows[:5])}", fix="give more of the run id")
+        raise StateError(f"{ref!r} names several {name} runs: {', '.join(rows[:5])}", fix="give more of the run id")
     return str(rows[0])
 
 

@@ -116,10 +116,11 @@ class RunState(NoState):
         assert self.store is not None
         written.record(self.store, run_id, files)
 
-    def record_batch(self, frozen: str, sent: list[batches.ProviderBatch]) -> None:
-        """The run was sent to provider batches: it waits, with what collecting it needs."""
+    def record_batch(self, frozen: str, sent: list[batches.ProviderBatch], runner: str = "batch") -> None:
+        """The run was sent to provider batches (``runner`` host: its requests wait for the coding
+        agent's host): it waits, with what collecting it needs."""
         assert self.store is not None and self.run_id is not None
-        batches.record(self.store, self.run_id, frozen, sent)
+        batches.record(self.store, self.run_id, frozen, sent, runner)
 
     def claim_batch(self, run_id: str) -> bool:
         """Take the batch run ``run_id`` to collect it; False when it was collected already."""

@@ -19,6 +19,7 @@ from review_gate.llm import review as lens_review
 from review_gate.llm.answer import UnusableAnswer, parse_answer
 from review_gate.llm.providers.common import Unusable
 from review_gate.models import AgentResult, FileChange, LlmAgent, ManifestEntry, Price, Usage
+from review_gate.models.report import HOST_REVIEWER
 from review_gate.pipeline.dispatch import agent_result, line_index
 from review_gate.scale.batch.models import FrozenRun, Request, Unit
 from review_gate.scale.batch.requests import packed_spec
@@ -49,7 +50,7 @@ def ingest(frozen: FrozenRun, entries: Mapping[str, ManifestEntry], outcomes: Ma
             if chunk is None:
                 lost += usage
                 reasons.append(reason or default)
-        out += _unit_results(frozen, unit, entries, files, lines, requests, answered, reasons, lost, spec)
+        out += unit_results(frozen, unit, entries, files, lines, requests, answered, reasons, lost, spec)
     return out
 
 
@@ -75,31 +76,45 @@ def _answer(outcome: Outcome | None, spec: LlmAgent, unit: Unit, prices: Mapping
     return lens_review.Answered(parsed, usage, reply.raw), None, usage
 
 
-def _unit_results(frozen: FrozenRun, unit: Unit, entries: Mapping[str, ManifestEntry],
-                  files: dict[str, FileChange], lines: Mapping[tuple[str, int], str], requests: list[Request],
-                  answered: list[lens_review.Answered | None], reasons: list[str], lost: Usage,
-                  spec: LlmAgent) -> list[AgentResult]:
+def unit_requests(unit: Unit, requests: list[Request], spec: LlmAgent) -> lens_review.Requests:
+    """The unit's requests as a live review planned them: what reads their answers (``parse``,
+    ``schema``) and shares them out among its lenses."""
+    return lens_review.Requests(spec=spec, system=unit.system, users=[r.user for r in requests],
+                                files=[r.files for r in requests], unreviewed=unit.unreviewed, lenses=unit.lenses,
+                                criteria=unit.criteria)
+
+
+def unit_results(frozen: FrozenRun, unit: Unit, entries: Mapping[str, ManifestEntry],
+                 files: dict[str, FileChange], lines: Mapping[tuple[str, int], str], requests: list[Request],
+                 answered: list[lens_review.Answered | None], reasons: list[str], lost: Usage,
+                 spec: LlmAgent, source: str = "batch") -> list[AgentResult]:
+    """Each agent of the unit's result from its requests' answers (None: not answered), as a live
+    review gives it. ``source``: who answered (``batch``, or ``host``: a self-review by the coding
+    agent's host, marked ``reviewed_by``)."""
     members = [(entries[a], frozen.config.agent(a)) for a in unit.agents if a in entries]
     specs = [(e, s) for e, s in members if isinstance(s, LlmAgent)]
     shares = lost.split(len(specs)) if specs else []
     summary = _summary(reasons, len(answered))
+    by = HOST_REVIEWER if source == "host" else None
     if not any(answered):
-        return [agent_result(e, "failed", 1, 0.0, f"batch: {summary}", kind="llm", required=s.required,
-                             spent=shares[i], on_failure=s.on_failure) for i, (e, s) in enumerate(specs)]
+        return [agent_result(e, "failed", 1, 0.0, f"{source}: {summary}", kind="llm", required=s.required,
+                             spent=shares[i], on_failure=s.on_failure).model_copy(update={"reviewed_by": by})
+                for i, (e, s) in enumerate(specs)]
     lenses = [lens_review.Lens(spec=s, instructions="", rules=[], files=[files[p] for p in e.files if p in files])
               for e, s in specs]
-    planned = lens_review.Requests(spec=spec, system=unit.system, users=[r.user for r in requests],
-                                   files=[r.files for r in requests], unreviewed=unit.unreviewed, lenses=unit.lenses)
-    results = lens_review.lens_results(lenses, planned, answered, None)
+    results = lens_review.lens_results(lenses, unit_requests(unit, requests, spec), answered, None)
     out = []
     for i, ((entry, agent), result) in enumerate(zip(specs, results, strict=True)):
-        notes = result.notes + ([f"batch: {summary}"] if reasons else [])
+        notes = result.notes + ([f"{source}: {summary}"] if reasons else [])
+        met, why = result.criteria()
         output = AgentOutput(findings=result.findings, **result.usage.rounded().model_dump(),
                              unreviewed=result.unreviewed, out_of_scope=result.out_of_scope,
                              out_of_scope_findings=result.discarded, dropped_findings=result.dropped, notes=notes,
-                             raw="\n".join(result.raws) or None, prompts=result.prompts)
-        out.append(agent_result(entry, "completed", 1, 0.0, None, output, "llm", agent.required, shares[i], lines,
-                                on_failure=agent.on_failure))
+                             raw="\n".join(result.raws) or None, prompts=result.prompts, criteria_met=met,
+                             criteria_note=why)
+        made = agent_result(entry, "completed", 1, 0.0, None, output, "llm", agent.required, shares[i], lines,
+                            on_failure=agent.on_failure)
+        out.append(made.model_copy(update={"reviewed_by": by}) if by else made)
     return out
 
 
@@ -112,4 +127,4 @@ def _summary(reasons: list[str], total: int) -> str:
     return f"{len(reasons)} of {total} request(s) without a usable answer: {shown}"
 
 
-__all__ = ["ingest"]
+__all__ = ["ingest", "unit_requests", "unit_results"]

@@ -44,6 +44,7 @@ class Unit(Frozen):
     endpoint: int
     system: str
     unreviewed: list[str] = Field(description="Files no request of the unit can hold (over the token budget).")
+    criteria: bool = Field(default=False, description="Its answers judge the change against its intent.")
 
 
 class Request(Frozen):
@@ -60,6 +61,9 @@ class FrozenRun(Frozen):
 
     run_id: str
     kind: Literal["live", "batch", "sweep"] = "batch"
+    runner: Literal["batch", "host"] = Field(default="batch", description="Who answers its requests: the "
+                                             "providers' batch APIs, or the coding agent's host (scale.host).")
+    intent: str | None = Field(default=None, description="What the change is for, as its requests carry it.")
     facts: PRFacts
     classification: PRClassification
     manifest: AgentManifest

@@ -55,11 +55,17 @@ class Planned:
         return out
 
 
-def batchable(entry: ManifestEntry, config: ReviewConfig) -> LlmAgent | None:
+def batchable(entry: ManifestEntry, config: ReviewConfig, *, host: bool = False) -> LlmAgent | None:
     """The entry's llm agent when it can be sent to a batch API: enabled, its key set, its
-    provider one with a batch API, no repository tools. Every other entry runs locally at submit."""
+    provider one with a batch API, no repository tools. Every other entry runs locally at submit.
+    ``host``: its requests go to the coding agent's host instead (``scale.host``), which needs no
+    key, answers once for a whole scope (dimensions) and reads the repository with its own tools."""
     spec = config.agent(entry.agent)
-    if not isinstance(spec, LlmAgent) or not spec.enabled or llm_kind.unavailable(spec) is not None:
+    if not isinstance(spec, LlmAgent) or not spec.enabled:
+        return None
+    if host:
+        return spec
+    if llm_kind.unavailable(spec) is not None:
         return None
     # a conversation with tools takes several rounds, a batch request is one; dimension verdicts
     # are escalated over the whole scope: both run live
@@ -75,8 +81,11 @@ def packed_spec(unit: Unit, config: ReviewConfig) -> LlmAgent:
 
 
 def plan(entries: list[tuple[ManifestEntry, LlmAgent]], files: Mapping[str, FileChange], config: ReviewConfig, *,
-         run_id: str, packing: Packing, standards: str | None, repo_root: str | None) -> Planned:
-    """Plan the requests of the batched entries (each with its llm agent)."""
+         run_id: str, packing: Packing, standards: str | None, repo_root: str | None, intent: str | None = None,
+         spends: bool = True) -> Planned:
+    """Plan the requests of the batched entries (each with its llm agent). ``intent``: what the
+    change is for, in every system message as a live run has it; ``spends``: False when the
+    requests cost the run nothing (a host answers them), so the run budget does not apply."""
     planned = Planned()
     groups: dict[Hashable, list[tuple[ManifestEntry, LlmAgent]]] = {}
     for entry, spec in entries:
@@ -91,7 +100,7 @@ def plan(entries: list[tuple[ManifestEntry, LlmAgent]], files: Mapping[str, File
                                                     rules=config.rules_for(spec.id), repo_root=repo_root,
                                                     config_dir=config.directory), config.directory)
                       for entry, spec in members]
-            requests = lens_review.plan_requests(lenses, standards, repo_root)
+            requests = lens_review.plan_requests(lenses, standards, repo_root, intent)
         except AgentFault as fault:
             planned.refused += [agent_result(e, "failed", error=str(fault), kind="llm", required=s.required,
                                              on_failure=s.on_failure) for e, s in members]
@@ -99,7 +108,7 @@ def plan(entries: list[tuple[ManifestEntry, LlmAgent]], files: Mapping[str, File
         tokens_in = sum(chunking.estimate_tokens(len(requests.system) + len(u)) for u in requests.users)
         tokens_out = requests.spec.max_output_tokens * len(requests.users)
         at_batch = client.cost(requests.spec.model, tokens_in, tokens_out, batch_prices)
-        over = budget.reserve(tokens_in + tokens_out, at_batch)
+        over = budget.reserve(tokens_in + tokens_out, at_batch) if spends else None
         if over:
             planned.refused += [agent_result(e, "skipped", error=over, kind="llm", required=s.required,
                                              on_failure=s.on_failure) for e, s in members]
@@ -122,7 +131,8 @@ def _add_unit(planned: Planned, members: list[tuple[ManifestEntry, LlmAgent]], r
         planned.endpoints.append(endpoint)
     index = len(planned.units)
     planned.units.append(Unit(agents=[e.agent for e, _ in members], lenses=requests.lenses,
-                              endpoint=endpoint.ordinal, system=requests.system, unreviewed=requests.unreviewed))
+                              endpoint=endpoint.ordinal, system=requests.system, unreviewed=requests.unreviewed,
+                              criteria=requests.criteria))
     # custom ids: 1-64 characters of [A-Za-z0-9_-] (Anthropic's rule; OpenAI takes them too)
     planned.requests += [Request(custom_id=f"{run_id}-u{index}-c{chunk}", unit=index, files=chunk_files, user=user)
                          for chunk, (user, chunk_files) in enumerate(zip(requests.users, requests.files, strict=True))]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,6 +34,7 @@ from review_gate.models import (
     PRFacts,
     ReviewReport,
 )
+from review_gate.models.report import HOST_REVIEWER
 from review_gate.pipeline import bootstrap, runner
 from review_gate.pipeline.aggregate import aggregate
 from review_gate.pipeline.dispatch import Listener, agent_result, dispatch
@@ -204,15 +206,20 @@ def _spec(frozen: FrozenRun, agent_id: str) -> tuple[LlmAgent, str | None]:
                                                            "submitted with") from None
 
 
-def conclude(run: RunState, frozen: FrozenRun, batched: list[AgentResult]) -> ReviewReport:
-    """The run's report from its local and batched results; its pairs and its row finished."""
+def conclude(run: RunState, frozen: FrozenRun, batched: list[AgentResult], hosted: Collection[str] = ()
+             ) -> ReviewReport:
+    """The run's report from its local and batched results; its pairs and its row finished.
+    ``hosted``: the agents the coding agent's host reviewed (``scale.host``), their cached pairs
+    included: each result says so (``reviewed_by``)."""
     assert run.reuse is not None
     batched, _ = refine(batched, frozen.facts, frozen.config)  # the local results were judged at submit
     given = {r.id: r for r in [*frozen.local, *batched]}
     results = [given.get(e.agent) or agent_result(e, "failed", error="no result came back for this agent",
                                                    kind="llm") for e in run.reuse.manifest.entries]
+    merged = [r.model_copy(update={"reviewed_by": HOST_REVIEWER}) if r.id in hosted and r.reviewed_by is None else r
+              for r in run.reuse.merge(results)]
     report = aggregate(frozen.facts, frozen.classification, frozen.manifest.entries, frozen.gaps,
-                       run.reuse.merge(results), frozen.config, run_id=frozen.run_id, tool_version=__version__,
+                       merged, frozen.config, run_id=frozen.run_id, tool_version=__version__,
                        filter_mode=frozen.filter_mode, fail_on=frozen.fail_on,
                        waivers={**frozen.waivers, **run.waivers}, files_left_out=frozen.left_out,
                        gate_findings=frozen.own_file_findings)

@@ -223,7 +223,7 @@ HANDLERS = {
     "run": "run", "plan": "plan", "config": "config_cmd", "init": "init", "explain": "explain",
     "agents": "agents_cmd", "meta": "meta_cmd", "baseline": "baseline_cmd", "replay": "replay",
     "loop": "loop_cmd", "hook": "hook_cmd", "mcp": "mcp_cmd", "sweep": "sweep", "batch": "batch_cmd",
-    "merge": "merge", "gaps": "gaps", "ack": "ack", "rule": "rule",
+    "collect": "collect", "merge": "merge", "gaps": "gaps", "ack": "ack", "rule": "rule",
     **{name: name for name in STATE_COMMANDS},
 }
 

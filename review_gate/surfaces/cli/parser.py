@@ -14,6 +14,7 @@ from review_gate.surfaces.cli.options import DECISIONS, HOOK_HOSTS, seconds
 from review_gate.surfaces.cli.review_parsers import (
     add_baseline,
     add_batch,
+    add_collect,
     add_explain,
     add_merge,
     add_plan,
@@ -157,7 +158,7 @@ _BUILDERS: tuple[tuple[Callable[[Subparsers], None], tuple[str, ...]], ...] = (
     (add_agents, ("agents",)), (add_baseline, ("baseline",)), (add_replay, ("replay",)),
     (add_state, STATE_COMMANDS), (add_ack, ("ack",)), (add_gaps, ("gaps",)), (add_meta, ("meta",)),
     (add_loop, ("loop",)), (add_hook, ("hook",)), (add_mcp, ("mcp",)), (add_sweep, ("sweep",)),
-    (add_batch, ("batch",)), (add_merge, ("merge",)), (add_rule, ("rule",)))
+    (add_batch, ("batch",)), (add_collect, ("collect",)), (add_merge, ("merge",)), (add_rule, ("rule",)))
 COMMANDS = tuple(name for _, names in _BUILDERS for name in names)
 
 

@@ -60,6 +60,13 @@ def add_run(sub: Subparsers) -> None:
                           "it as a gap; repeatable, each followed by its --gap-reason")
     run.add_argument("--gap-reason", dest="add_agents", action=AddAgentAction, metavar="TEXT",
                      help="why the change needs the --add-agent before it (required with each one)")
+    run.add_argument("--llm", choices=("provider", "host"), default="provider",
+                     help="who answers the llm reviewers: their providers (default), or host: the coding agent's "
+                          "host, whose sub-agents answer review tasks written into the run's directory (no key "
+                          "needed; a self-review, said so in every format); finish it with `review-gate collect RUN`")
+    run.add_argument("--ci", action="store_true",
+                     help="this is CI (as the CI variable says): a host review counts as skipped unless "
+                          "host_reviews in review-gate.json is everywhere")
     shard_option(run)
     verbose_option(run)
 
@@ -169,6 +176,30 @@ def add_batch(sub: Subparsers) -> None:
     collect.add_argument("--poll", type=seconds, metavar="SECONDS", default=30.0,
                          help="seconds between checks with --wait (default 30)")
     collect.add_argument("--bundle", metavar="DIR", help="write the replay bundle to DIR (default: submit's --bundle)")
+    verbose_option(collect)
+
+
+def add_collect(sub: Subparsers) -> None:
+    collect = sub.add_parser(
+        "collect", help="hand back the host's answers to a `--llm host` run's review tasks, and decide the gate",
+        description="With --answer TASK FILE (repeatable): check each answer of the host's sub-agents against its "
+                    "task (its answer_schema, the files it shows) and keep it; once every task is answered, decide "
+                    "the gate. Without --answer: decide the gate now from the answers kept (also those written "
+                    "to a task's answer_file); a task with no answer is a reviewer that did not run. An answer "
+                    "that does not validate, names a file outside its task, or comes for an unknown or finished "
+                    "run is refused (exit 2) and the task stays unanswered. Exit codes as run once decided.")
+    collect.add_argument("run", nargs="?", metavar="RUN",
+                         help="a run id, a unique prefix or suffix of one, or last (default: the newest run "
+                              "waiting for its host)")
+    collect.add_argument("--answer", nargs=2, action="append", metavar=("TASK", "FILE"), default=[],
+                         help="the answer to TASK: FILE holds the sub-agent's JSON object (- for standard input)")
+    collect.add_argument("--list", action="store_true", help="list the run's tasks and whether each is answered")
+    collect.add_argument("--config", metavar="DIR", help="config directory (its review-gate.json names the "
+                                                         "state_path)")
+    collect.add_argument("--format", "-f", dest="outputs", action=FormatAction, choices=tuple(FORMATS),
+                         help=f"output format, repeatable: {', '.join(FORMATS)}")
+    collect.add_argument("--output", "-o", dest="outputs", action=FormatAction, metavar="FILE",
+                         help="write the format before it to FILE instead of standard output")
     verbose_option(collect)
 
 

@@ -50,6 +50,15 @@ def run_command(args: argparse.Namespace) -> int:
     files: list[tuple[str | api.Render, str]] = [
         (renderers.get(fmt, fmt), path) for fmt, path in targets if path is not None and path != "-"]
     share = shards.parse(args.shard) if args.shard else None
+    if args.llm == "host":
+        for flag, given in (("--offline", args.offline), ("--shard", share), ("--bundle", args.bundle),
+                            ("--no-state", args.no_state), ("--add-agent", added)):
+            if given:
+                raise UsageError(f"--llm host and {flag}: a host review waits in the run state for the host's "
+                                 "answers, over the whole change", fix=f"drop {flag}, or review without --llm host")
+        from review_gate.surfaces.commands import collect
+
+        return collect.start(args, request, files, intent)
     reports: list[ReviewReport] = []
 
     async def main() -> None:  # returns nothing: asyncio keeps a finished task's repr, and a report is big
