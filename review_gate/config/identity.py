@@ -10,8 +10,8 @@ its shipped files.
 
 Left out, because they are not configuration and change with every run: the run state's files
 (``skip``: the state file and its companions, never opened beside their connection, see
-``state.open_databases``), the loop's per-machine folders (``sessions/``, ``hil/``, ``review-logs/``) and any
-``.git``.
+``state.open_databases``), the loop's per-machine folders (``sessions/``, ``hil/``, ``review-logs/``),
+the host runs' tasks and answers (``host/``) and any ``.git``.
 Files are opened without blocking and read only when regular (a FIFO never blocks), hashed in
 pieces; a directory reached twice through links is walked once. A directory of more than
 MAX_FILES files is refused (ConfigError): a configuration is a handful of files, and hashing a
@@ -44,6 +44,8 @@ from review_gate.state import open_databases
 MAX_FILES = 5000
 MAX_COPY_BYTES = 64 * MIB  # one file of a configuration copied (``copy``); a larger one is left out
 LOOP_FOLDERS = frozenset({"sessions", "hil", "review-logs"})  # review_gate.loop.files.FOLDERS: per machine
+HOST_FOLDER = "host"  # review_gate.scale.host.tasks: a host run's tasks and answers, beside the run state
+PER_MACHINE = LOOP_FOLDERS | {HOST_FOLDER}
 
 
 def digests(directory: str | Path | None, *, skip: Iterable[Path] = ()) -> dict[str, str]:
@@ -122,8 +124,9 @@ def _walk(top: Path, skip: frozenset[str]) -> dict[str, str]:
             continue  # gone, or not readable: nothing the gate can read from it either
         for entry in entries:
             name = prefix + entry.name
-            if (not prefix and entry.name in LOOP_FOLDERS) or entry.name == ".git":
-                continue  # the loop's per-machine files; git's own database (a configuration at a repository's root)
+            if (not prefix and entry.name in PER_MACHINE) or entry.name == ".git":
+                continue  # the loop's and host runs' per-machine files; git's own database (a configuration at a
+                # repository's root)
             try:
                 mode = entry.stat().st_mode  # through a link: what the gate would read
             except OSError:

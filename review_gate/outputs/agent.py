@@ -32,7 +32,14 @@ from collections.abc import Mapping, Sequence
 
 from review_gate.models import SEVERITIES, SEVERITY_RANK, Finding, ReviewReport
 from review_gate.outputs.ids import finding_name, sentence, short_ids, waived_kinds
-from review_gate.outputs.reviewers import STATES, absent_agents, dropped, dropped_line, fails_open_note
+from review_gate.outputs.reviewers import (
+    STATES,
+    absent_agents,
+    dropped,
+    dropped_line,
+    fails_open_note,
+    host_line,
+)
 from review_gate.outputs.summary import summary_line
 from review_gate.text.escape import sanitize
 
@@ -189,7 +196,8 @@ def _agents(report: ReviewReport) -> list[str]:
     if len(absent) > MAX_LISTED:
         out.append(f"- … and {len(absent) - MAX_LISTED} more agents that did not complete")
     note = fails_open_note(report)
-    return [*out, *([f"- {note}"] if note else [])]
+    host = host_line(report)
+    return [*([f"- {_clip(sanitize(host), NOTE_CHARS * 2)}"] if host else []), *out, *([f"- {note}"] if note else [])]
 
 
 def _dropped(report: ReviewReport) -> list[str]:

@@ -27,6 +27,7 @@ import json
 from typing import Any
 
 from review_gate.models import Finding, Gap, ReviewReport
+from review_gate.outputs.reviewers import hosted
 from review_gate.outputs.sarif import rule_id_of
 from review_gate.text.escape import json_safe
 
@@ -57,11 +58,15 @@ def render(report: ReviewReport) -> str:
 def issues(report: ReviewReport) -> list[dict[str, Any]]:
     seen: dict[str, int] = {}
     result = []
+    by_host = set(hosted(report))
     for finding in report.findings:
         count = seen.get(finding.fingerprint, 0) + 1
         seen[finding.fingerprint] = count
         fingerprint = finding.fingerprint if count == 1 else f"{finding.fingerprint}-{count}"
-        result.append(_issue(finding, fingerprint))
+        issue = _issue(finding, fingerprint)
+        if finding.agent in by_host:  # a self-review, said where the finding is read
+            issue = {**issue, "description": f"{issue['description']} (reviewed by: host sub-agent)"}
+        result.append(issue)
     result += [_waived_issue(f) for f in report.waived_in_change]
     return result + [_gap_issue(g) for g in report.gaps]
 

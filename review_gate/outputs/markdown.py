@@ -21,7 +21,14 @@ from collections.abc import Callable, Sequence
 
 from review_gate.models import SEVERITIES, SEVERITY_RANK, AgentResult, Finding, Gap, ReviewReport
 from review_gate.outputs.ids import short_ids
-from review_gate.outputs.reviewers import STATES, absent_agents, dropped, dropped_line, fails_open_note
+from review_gate.outputs.reviewers import (
+    STATES,
+    absent_agents,
+    dropped,
+    dropped_line,
+    fails_open_note,
+    host_line,
+)
 from review_gate.outputs.summary import DECISION_LABELS, summary_line
 from review_gate.text.escape import sanitize
 
@@ -262,8 +269,10 @@ def _waived(waived: Sequence[Finding], ids: dict[str, str]) -> list[str]:
 def _agents(report: ReviewReport) -> list[str]:
     absent = absent_agents(report)
     off = disabled_line(report)
+    host = host_line(report)
+    said = [f"**{text(host, limit=1000)}**", ""] if host else []
     if not absent:
-        return [off, ""] if off else []
+        return [*said, off, ""] if off else said
     lines = [f"### Agents that did not review ({len(absent)})", "",
              "| agent | status | required | counts in | why |", "|---|---|---|---|---|"]
     for a in absent:
@@ -271,7 +280,7 @@ def _agents(report: ReviewReport) -> list[str]:
         lines.append(f"| {text(a.agent, limit=200)} | {STATES.get(a.status, 'did not review everything')} "
                      f"| {'yes' if a.required else 'no'} | {counted} | {text(a.reason, limit=500)} |")
     note = fails_open_note(report)
-    return [*lines, "", *([note, ""] if note else []), *([off, ""] if off else [])]
+    return [*said, *lines, "", *([note, ""] if note else []), *([off, ""] if off else [])]
 
 
 def disabled_line(report: ReviewReport) -> str | None:

@@ -55,6 +55,21 @@ def dropped_line(agent: str, finding: DroppedFinding) -> str:
             f"reviewer of its request: {finding.message}")
 
 
+def hosted(report: ReviewReport) -> list[str]:
+    """The agents the coding agent's host answered for (``reviewed_by``), in report order."""
+    return [a.id for a in report.agents if a.reviewed_by is not None]
+
+
+def host_line(report: ReviewReport) -> str | None:
+    """Said in every format when the host answered for some reviewers: who reviewed, and what
+    that review is worth (untrusted: agent ids)."""
+    names = hosted(report)
+    if not names:
+        return None
+    return (f"reviewed by: host sub-agent ({', '.join(names)}): a self-review by the reviewed coding agent's own "
+            "host, not by the reviewers' providers; its findings add to the others' and never lower them")
+
+
 def fails_open_note(report: ReviewReport) -> str | None:
     """Said when the gate passes over reviewers that failed: the configuration chose it."""
     if report.exit_code != 0:

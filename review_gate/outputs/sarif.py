@@ -39,7 +39,8 @@ from typing import Any
 from urllib.parse import quote
 
 from review_gate.models import SEVERITY_RANK, Finding, Gap, ReviewReport, RuleInfo
-from review_gate.outputs.reviewers import absent_agents, dropped
+from review_gate.models.report import HOST_REVIEWER
+from review_gate.outputs.reviewers import absent_agents, dropped, host_line, hosted
 from review_gate.text.escape import json_safe
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -90,6 +91,10 @@ def sarif_log(report: ReviewReport) -> dict[str, Any]:
                     *(_accepted(f, index) for f in external)],
         "properties": _run_properties(report),
     }
+    by_host = set(hosted(report))
+    for result in run["results"]:  # a self-review, said on each of its findings
+        if result["properties"].get("agent") in by_host:
+            result["properties"]["reviewedBy"] = HOST_REVIEWER
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
@@ -269,6 +274,7 @@ def _run_properties(report: ReviewReport) -> dict[str, Any]:
         "exitCode": report.exit_code,
         "metrics": report.metrics.model_dump(mode="json"),
         "didNotReview": [a.model_dump(mode="json") for a in absent_agents(report)],
+        **({"reviewedBy": {HOST_REVIEWER: hosted(report), "note": host_line(report)}} if hosted(report) else {}),
         "droppedFindings": [{"agent": agent, **d.model_dump(mode="json")} for agent, d in dropped(report)],
         "findingsWithoutLocation": [
             {"fingerprint": f.fingerprint, "ruleId": rule_id_of(f), "severity": f.severity,

@@ -21,7 +21,14 @@ from rich.text import Text
 
 from review_gate.models import SEVERITIES, AgentResult, Finding, NotInspected, ReviewReport
 from review_gate.outputs.ids import short_ids, waived_kinds
-from review_gate.outputs.reviewers import absent_agents, absent_lines, dropped, dropped_line, fails_open_note
+from review_gate.outputs.reviewers import (
+    absent_agents,
+    absent_lines,
+    dropped,
+    dropped_line,
+    fails_open_note,
+    host_line,
+)
 from review_gate.outputs.summary import summary_line
 from review_gate.text.escape import sanitize
 
@@ -249,7 +256,11 @@ def _agents(out: Writer, agents: Sequence[AgentResult], found: Mapping[str, int]
 
 def did_not_review(out: Writer, report: ReviewReport) -> None:
     """The agents that did not review all they were given and why, the findings dropped as
-    outside every reviewer's scope, and why the gate passes over them when it does."""
+    outside every reviewer's scope, and why the gate passes over them when it does; and who
+    reviewed, when the coding agent's host answered for some reviewers."""
+    host = host_line(report)
+    if host is not None:
+        out.line(Text(sanitize(host), style="yellow"))
     for line in absent_lines(absent_agents(report)):
         out.hanging(0, Text("did not review: ", style="yellow"), Text(sanitize(line), style="yellow"))
     for agent, finding in dropped(report):

@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from review_gate.config.identity import HOST_FOLDER
 from review_gate.errors import AnswerError, StateError
 from review_gate.llm import review as lens_review
 from review_gate.llm.answer import UnusableAnswer, extract_json
@@ -39,7 +40,7 @@ HOW = ("You are one reviewer of a code change. Follow the system message; the us
 
 def run_directory(state_path: Path, run_id: str) -> Path:
     """Where a host run keeps its tasks and answers: beside the run state, never in the review."""
-    return state_path.parent / "host" / run_id
+    return state_path.parent / HOST_FOLDER / run_id
 
 
 def task_id(frozen: FrozenRun, request: Request) -> str:
