@@ -13,7 +13,9 @@ them and a model can call them without reading this page:
 - ``accept``: a person's acceptance of a reported finding (fingerprint or short id, reason, last day),
   refused unless the server was started with ``--allow-accept``: the client is usually the coding
   agent, and an agent must not waive its own findings;
-- ``loop_status``: where the coder/reviewer loop's sessions stand (``review-gate loop status``).
+- ``loop_status``: where the coder/reviewer loop's sessions stand (``review-gate loop status``);
+- ``host_review``, ``host_answer``, ``host_collect``: a review whose LLM reviewers the client's own
+  sub-agents answer, with no provider key (``host_tools.py``).
 
 The client is usually the coding agent whose change is judged, and the server runs outside the
 host's sandbox: so the configuration, the repository and ``fail_on`` are fixed when the server
@@ -128,6 +130,9 @@ def build(*, allow_accept: bool = False, fixed: Fixed | None = None) -> MCPServe
     server.add_tool(_errors_as_tool_errors(loop_status), description=(
         "Where the coder/reviewer loop's sessions stand (one task, or all): the phase and stage, the iteration, "
         "the verdict, and what a person is awaited for (an approval, a response, the hand-off)."))
+    from review_gate.surfaces.mcp import host_tools
+
+    host_tools.add(server, _errors_as_tool_errors)
     return server
 
 

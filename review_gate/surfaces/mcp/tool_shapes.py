@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from review_gate.models import Finding, Gap
+from review_gate.models.host import HostTask
 from review_gate.pipeline.arguments import MAX_PATH_BYTES, MAX_REF_CHARS
 
 MAX_FINDINGS = 200  # findings returned as data; the report in `format` counts the rest
@@ -118,3 +119,24 @@ class AcceptResult(Output):
     fingerprint: str = Field(description="The finding's whole fingerprint.")
     acceptance: int = Field(description="The acceptance's id, for `review-gate accepted --revoke ID`.")
     expires: str | None = Field(description="The last day it applies (YYYY-MM-DD), or null.")
+
+
+class HostTasks(Output):
+    """A host review started: the tasks its sub-agents answer, or, when nothing had to be asked,
+    the decided review."""
+
+    run_id: str
+    tasks: list[HostTask] = Field(description="Each task: one reviewer's request (messages, answer_schema, files). "
+                                              "Run each with a sub-agent and pass its JSON answer to host_answer.")
+    ran: list[str] = Field(description="Agents that needed no model and ran already.")
+    not_run: list[str] = Field(description="Agents that did not run, each with why.")
+    how: str = Field(description="What to do with the tasks.")
+    decided: ReviewResult | None = Field(description="Set when nothing had to be asked: the review, decided.")
+
+
+class HostAnswerResult(Output):
+    run_id: str
+    task: str
+    findings: int = Field(description="Findings the answer holds.")
+    unanswered: list[str] = Field(description="The run's tasks still waiting for an answer.")
+    decided: ReviewResult | None = Field(description="Set once the last task is answered: the review, decided.")
