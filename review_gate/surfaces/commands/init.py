@@ -112,6 +112,8 @@ def _hooks(root: Path, name: str) -> int:
     program = running_program()
     added, updated = merge(path, host.entries(program), marker(host.NAME))
     check = f"`{program} hook check {host.NAME}`"
+    if name == "claude-code":
+        console.out(_skill(root, program))
     if not added and not updated:
         console.out(f"{path} already runs `{program} hook {host.NAME}`; nothing was changed. Prove it runs: {check}")
         return 0
@@ -122,6 +124,29 @@ def _hooks(root: Path, name: str) -> int:
                 f"  That path is this machine's: on another, run `review-gate init --hooks {host.NAME}` there (or put "
                 f"review-gate on the PATH the agent has). Prove the hooks run and block: {check}")
     return 0
+
+
+SKILL = Path(".claude") / "skills" / "review-gate" / "SKILL.md"
+
+
+def _skill(root: Path, program: str) -> str:
+    """Claude Code's skill with the steps of a host review (``hooks/SKILL.md``, naming this
+    review-gate), where Claude Code reads project skills; one that differs (the user's) is left as it is."""
+    text = (Path(__file__).resolve().parents[1] / "hooks" / "SKILL.md").read_text(encoding="utf-8")
+    text = text.replace("{program}", program)
+    path = root / SKILL
+    try:
+        current = path.read_text(encoding="utf-8") if path.is_file() else None
+        if current == text:
+            return f"{path} is up to date (the steps of a host review)"
+        if current is not None or path.is_symlink():
+            return (f"{path} exists and differs from review-gate's skill; it was left as it is (remove it and run "
+                    f"`review-gate init --hooks claude-code` again for the current steps)")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReviewGateError(f"cannot write {path}: {exc}", fix="make .claude/skills/ writable") from None
+    return f"wrote {path}: the skill with the steps of a host review (sub-agents answer the LLM reviewers)"
 
 
 def running_program() -> str:

@@ -51,6 +51,7 @@ from review_gate.state import blocks
 from review_gate.state.location import state_file
 from review_gate.state.store import Store, open_store
 from review_gate.surfaces import console, quoted_agent_report
+from review_gate.surfaces.hooks import host_review
 from review_gate.surfaces.hooks.base import (
     EDIT_TOOLS,
     SHELL_TOOLS,
@@ -142,7 +143,8 @@ def decide(host: str, payload: Payload, options: Options) -> Outcome:
     root = git.repo_root(cwd) if cwd.is_dir() else None
     if root is None:
         return Outcome("allow", note=f"review-gate: {cwd} is not inside a git repository; nothing was reviewed")
-    verdict = review(gates, root, options, intent=session_task(payload.transcript) if host == CLAUDE_CODE else None)
+    verdict = review(gates, root, options, intent=session_task(payload.transcript) if host == CLAUDE_CODE else None,
+                     hosted=host == CLAUDE_CODE and gates == ("stop",))
     if gates != ("stop",):
         return Outcome("allow") if verdict.passed else Outcome("deny", reason=verdict.reason)
     return _stop(host, payload, verdict, root, options)
@@ -162,7 +164,8 @@ def configuration(payload: Payload, options: Options) -> tuple[list[Path], list[
     if root is not None:
         found += [root / ".review-gate", *(root / h.SETTINGS for h in HOSTS.values()),
                   root / ".claude" / "settings.local.json"]
-    return found, ([root / ".review-gate" / "sessions"] if root is not None else [])
+    # the loop's session files, where a coder writes its responses; a host review's tasks and answers
+    return found, ([root / ".review-gate" / "sessions", root / ".review-gate" / "host"] if root is not None else [])
 
 
 def _shown(path: Path, payload: Payload) -> str:
@@ -173,16 +176,18 @@ def _shown(path: Path, payload: Payload) -> str:
     return str(path)
 
 
-def review(gates: tuple[Gate, ...], root: Path, options: Options, *, intent: str | None = None) -> Verdict:
+def review(gates: tuple[Gate, ...], root: Path, options: Options, *, intent: str | None = None,
+           hosted: bool = False) -> Verdict:
     """The gate on each change ``gates`` stand for, within the budget; the first that fails
     decides; an error is a failing verdict. ``intent``: what the session was asked to do, for
-    the LLM reviewers (``hooks.task``)."""
+    the LLM reviewers (``hooks.task``). ``hosted``: the host's sub-agents may answer the LLM
+    reviewers when no key is set (``hooks.host_review``: a Claude Code stop)."""
     started = time.monotonic()
     out: list[Verdict] = []
 
     async def main() -> None:
         for request, heading in _changes(gates, root, options.base):
-            verdict = await _review(request, root, options, started, intent)
+            verdict = await _review(request, root, options, started, intent, hosted)
             if not verdict.passed:
                 out.append(Verdict(False, _headed(verdict.reason, heading), verdict.summary))
                 return
@@ -241,14 +246,21 @@ def _changes(gates: tuple[Gate, ...], root: Path, base: str | None) -> list[tupl
 
 
 async def _review(request: DiffRequest, root: Path, options: Options, started: float,
-                  intent: str | None = None) -> Verdict:
+                  intent: str | None = None, hosted: bool = False) -> Verdict:
     config = api.load(options.config, root)
     offline, agent_timeout, notes = _plan_time(config, options.budget_s)
     left = options.budget_s - (time.monotonic() - started)
+    by_host = hosted and host_review.wanted(config)
     with anyio.move_on_after(max(left, 1.0)) as scope:
-        report = await api.review_async(request=request, config=options.config, fail_on=options.fail_on,
-                                        offline=offline, agent_timeout=agent_timeout,
-                                        intent=None if offline else intent, committed_waivers=True)
+        if by_host:
+            waiting = await host_review.start(request, options.config, options.fail_on, intent)
+            if waiting.report is None:
+                return Verdict(False, host_review.block_reason(waiting), "REVIEW: PENDING (host review tasks)")
+            report, notes = waiting.report, []
+        else:
+            report = await api.review_async(request=request, config=options.config, fail_on=options.fail_on,
+                                            offline=offline, agent_timeout=agent_timeout,
+                                            intent=None if offline else intent, committed_waivers=True)
     if scope.cancelled_caught:
         return Verdict(False, f"review-gate did not finish the review within the hook's budget of "
                               f"{options.budget_s:g} s, so nothing was decided and the gate fails closed. "
