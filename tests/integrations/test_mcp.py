@@ -22,7 +22,7 @@ pytest.importorskip("mcp")
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-TOOLS = {"review", "plan", "explain", "accept", "loop_status"}
+TOOLS = {"review", "plan", "explain", "accept", "loop_status", "host_review", "host_answer", "host_collect"}
 
 
 def session(repo: GitRepo, check: Callable[[ClientSession], Awaitable[None]], *flags: str) -> None:
