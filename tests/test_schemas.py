@@ -29,6 +29,7 @@ CONFIG_SCHEMAS = {
 REGENERATE = "schemas/ is stale: regenerate it with `python -m review_gate.models.schema_export`"
 STAGE_SCHEMAS = ("facts.schema.json", "classification.schema.json", "manifest.schema.json", "gap-log.schema.json",
                  "agent-result.schema.json")
+HOST_SCHEMAS = ("host-task.schema.json", "host-answered.schema.json")
 
 
 def load_schema(name: str) -> dict[str, Any]:
@@ -46,7 +47,8 @@ def errors(schema_name: str, instance: Any) -> list[str]:
 
 
 def test_every_schema_is_published() -> None:
-    assert sorted(schemas()) == sorted([*CONFIG_SCHEMAS.values(), "report.schema.json", *STAGE_SCHEMAS])
+    assert sorted(schemas()) == sorted([*CONFIG_SCHEMAS.values(), "report.schema.json", *STAGE_SCHEMAS,
+                                        *HOST_SCHEMAS])
     on_disk = sorted(p.name for p in SCHEMA_DIR.glob("*.json"))
     assert on_disk == sorted(schemas()), REGENERATE
 

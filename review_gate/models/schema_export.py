@@ -1,5 +1,6 @@
-"""The published JSON Schemas of the five config files, the JSON report and what each stage hands
-the next (the facts, the classification, the manifest, the gap log, an agent's result).
+"""The published JSON Schemas of the five config files, the JSON report, what each stage hands
+the next (the facts, the classification, the manifest, the gap log, an agent's result) and a host
+review's task and answer.
 
 They are generated from the models, never written by hand, and checked in under ``schemas/``
 so that editors can validate a config file as it is typed (``"$schema": "..."`` in the file)
@@ -22,6 +23,7 @@ from pydantic import TypeAdapter
 
 from review_gate.models import AgentResult, Gap, ManifestEntry, PRClassification, PRFacts, ReviewConfig, ReviewReport
 from review_gate.models.config import AGENTS_FILE, COMPOSITION_FILE, DOMAINS_FILE, RULES_FILE, SETTINGS_FILE
+from review_gate.models.host import HostAnswered, HostTask
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 BASE_ID = "https://raw.githubusercontent.com/review-gate/review-gate/main/schemas/"
@@ -52,6 +54,14 @@ STAGES: dict[str, tuple[TypeAdapter[Any], str, str]] = {
                             "suggestion and, where one config entry closes it, a JSON Patch."),
     "agent-result.schema.json": (TypeAdapter(AgentResult), "review-gate agent result (stage 5, dispatch)",
                                  "One agent's outcome: its status, attempts, duration, usage and findings."),
+    # a host review (`review-gate --llm host`): a task file of the run's directory, and an answer taken
+    "host-task.schema.json": (TypeAdapter(HostTask), "review-gate host review task",
+                              "One llm reviewer's request for the coding agent's host to answer with a sub-agent: "
+                              "the messages and the answer's JSON Schema exactly as a provider would get them, "
+                              "and the files a finding may name."),
+    "host-answered.schema.json": (TypeAdapter(HostAnswered), "review-gate host answer taken",
+                                  "An answer to a host review task, checked and kept: the task, its findings' "
+                                  "count and the run's tasks still unanswered."),
 }
 
 

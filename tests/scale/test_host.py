@@ -229,3 +229,14 @@ def test_answered_files_are_not_asked_again_and_stay_the_hosts(cli, server: LlmS
     reviewer = next(a for a in again.json()["agents"] if a["id"] == "reviewer")
     assert reviewer["status"] == "cached" and reviewer["reviewed_by"] == "host sub-agent"
     assert any(f["agent"] == "reviewer" and f["severity"] == "critical" for f in again.json()["findings"])
+
+
+def test_a_task_file_validates_against_its_published_schema(cli, server: LlmServer, tmp_path: Path) -> None:
+    from jsonschema import Draft202012Validator
+
+    from review_gate.models.schema_export import SCHEMA_DIR
+
+    cfg = host_config(tmp_path, server)
+    _, _, [task] = start(cli, cfg)
+    schema = json.loads((SCHEMA_DIR / "host-task.schema.json").read_text())
+    assert list(Draft202012Validator(schema).iter_errors(task)) == []
