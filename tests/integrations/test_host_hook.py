@@ -49,7 +49,7 @@ def test_a_stop_with_no_key_hands_the_reviews_to_the_agents_sub_agents(cli, repo
     assert reason.startswith("review-gate: REVIEW PENDING |")
     assert "sub-agent (the Task tool" in reason and "reviewed by: host sub-agent" in reason
     run_id = reason.split("review-gate collect ")[1].split()[0]
-    assert f"`review-gate collect {run_id}`" in reason
+    assert f"review-gate collect {run_id}`: it checks every answer" in reason
     listed = tasks_of(reason)
     assert listed and all(task.is_file() and not answer_file.exists() for task, answer_file in listed)
     assert "(1 of 3)" in reason  # a block like any other: the agent cannot be trapped
@@ -74,6 +74,18 @@ def test_a_stop_with_no_key_hands_the_reviews_to_the_agents_sub_agents(cli, repo
     assert again["reason"].startswith("review-gate: FAIL") and "REVIEW PENDING" not in again["reason"]
     assert "reviewed by: host sub-agent" in again["reason"] and "a shell command built from user input" in \
         again["reason"]
+
+
+def test_init_installs_the_skill_with_the_steps(cli, repo: GitRepo) -> None:
+    result = cli("init", "--hooks", "claude-code")
+    assert result.code == 0, result.err
+    skill = repo.root / ".claude" / "skills" / "review-gate" / "SKILL.md"
+    text = skill.read_text()
+    assert text.startswith("---\nname: review-gate\n") and "## When the LLM reviewers are yours to answer" in text
+    assert "review-gate on this machine: `/" in text  # the absolute program the hooks run
+    assert "up to date" in cli("init", "--hooks", "claude-code").out
+    skill.write_text("my own skill\n")
+    assert "left as it is" in cli("init", "--hooks", "claude-code").out and skill.read_text() == "my own skill\n"
 
 
 def test_the_tasks_of_a_stop_not_answered_never_pass(cli, repo: GitRepo) -> None:

@@ -127,13 +127,14 @@ def _hooks(root: Path, name: str) -> int:
 
 
 SKILL = Path(".claude") / "skills" / "review-gate" / "SKILL.md"
+PROGRAM_LINE = "review-gate on this machine: "  # the skill's line that names the program, filled in
 
 
 def _skill(root: Path, program: str) -> str:
     """Claude Code's skill with the steps of a host review (``hooks/SKILL.md``, naming this
     review-gate), where Claude Code reads project skills; one that differs (the user's) is left as it is."""
     text = (Path(__file__).resolve().parents[1] / "hooks" / "SKILL.md").read_text(encoding="utf-8")
-    text = text.replace("{program}", program)
+    text = text.replace(f"{PROGRAM_LINE}`review-gate`", f"{PROGRAM_LINE}`{program}`", 1)
     path = root / SKILL
     try:
         current = path.read_text(encoding="utf-8") if path.is_file() else None

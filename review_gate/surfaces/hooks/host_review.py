@@ -38,7 +38,9 @@ async def start(request: DiffRequest, config_dir: str | None, fail_on: FailOn | 
 def block_reason(started: api.HostStarted) -> str:
     """What the agent must do before it stops again (the tasks' paths and ids are ours; the
     files they name are the change's, escaped)."""
-    run = started.run_id
+    from review_gate.surfaces.commands.init import running_program
+
+    run, program = started.run_id, running_program()
     lines = [
         f"review-gate: REVIEW PENDING | {len(started.tasks)} review task(s) wait for your sub-agents",
         "No LLM provider key is set, so the LLM reviewers' requests are yours to answer with sub-agents: a "
@@ -48,15 +50,15 @@ def block_reason(started: api.HostStarted) -> str:
         "1. For each task below, start a sub-agent (the Task tool; in parallel) with this prompt: "
         + SUB_AGENT.format(path="<the task's file>"),
         "2. Write each sub-agent's JSON reply, exactly as it gave it, to the task's answer file (listed below), or "
-        f"hand it back with `review-gate collect {run} --answer TASK -` (the JSON on standard input).",
-        f"3. Run `review-gate collect {run}`: it checks every answer, decides the gate and prints the findings. "
+        f"hand it back with `{program} collect {run} --answer TASK -` (the JSON on standard input).",
+        f"3. Run `{program} collect {run}`: it checks every answer, decides the gate and prints the findings. "
         "Fix what it reports. An answer it refuses names the task and the problem: ask that sub-agent again.",
         "Tasks:",
     ]
     for task in started.tasks[:MAX_TASKS_LISTED]:
         lines.append(sanitize(_task_line(task)))
     if len(started.tasks) > MAX_TASKS_LISTED:
-        lines.append(f"- ... and {len(started.tasks) - MAX_TASKS_LISTED} more: `review-gate collect {run} --list`")
+        lines.append(f"- ... and {len(started.tasks) - MAX_TASKS_LISTED} more: `{program} collect {run} --list`")
     if started.not_run:
         lines.append(sanitize(f"Did not run: {'; '.join(started.not_run)}"))
     return "\n".join(lines)
