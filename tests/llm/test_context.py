@@ -3,6 +3,7 @@ around each hunk, read from the new content by its blob id with the real tree-si
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 import threading
@@ -34,14 +35,19 @@ def diff_of(repo: GitRepo, *args: str) -> list[FileChange]:
     return parse_diff(repo.git("diff", *git.DIFF_OPTIONS, *args).encode())
 
 
+def still() -> float:
+    """A clock that never moves: widening's budgets never run out, however busy the machine."""
+    return 0.0
+
+
 def shown(files: list[FileChange], root: Path | None, budget: int = 20_000) -> str:
-    plan = chunking.split(files, budget, context.widen(files, str(root) if root else None))
+    plan = chunking.split(files, budget, context.widen(files, str(root) if root else None, still))
     assert plan.unreviewed == []
     return "\n".join(s for c in plan.chunks for s in c.sections)
 
 
-def widened(files: list[FileChange], root: Path) -> dict[tuple[str, int], Around]:
-    return context.widen(files, str(root))
+def widened(files: list[FileChange], root: Path, clock: context.Clock = still) -> dict[tuple[str, int], Around]:
+    return context.widen(files, str(root), clock)
 
 
 PY = '''\
@@ -297,10 +303,40 @@ def test_a_file_the_parser_is_slow_on_is_given_up_not_waited_for(repo: GitRepo) 
     repo.write("slow.py", source.replace("return x\n", "return x + 1\n"))
     files = diff_of(repo)
     found: list[dict[tuple[str, int], Around]] = []
-    worker = threading.Thread(target=lambda: found.append(widened(files, repo.root)), daemon=True)
+    # the production clock (this thread's CPU time): the parse would take hours of it
+    worker = threading.Thread(target=lambda: found.append(context.widen(files, str(repo.root))), daemon=True)
     worker.start()
     worker.join(120)
     assert found == [{}], "widening did not give up on a slow parse"
+
+
+def ticking(step: float) -> context.Clock:
+    """A clock ``step`` seconds later at each reading: a machine as slow as a test needs."""
+    readings = itertools.count()
+    return lambda: next(readings) * step
+
+
+def test_a_parse_stops_when_its_clock_passes_the_file_budget(repo: GitRepo) -> None:
+    filler = "".join(f"X{n:05d} = {n}\n" for n in range(20_000))  # long enough to be asked how it goes
+    repo.write("app.py", PY + filler)
+    repo.commit("users")
+    repo.write("app.py", PY_NO_CHECK + filler)
+    files = diff_of(repo)
+    assert widened(files, repo.root, ticking(0.01)) == {}  # PARSE_SECONDS: 50 readings
+    context.forget()
+    assert widened(files, repo.root)  # the control: the clock is what stopped it
+
+
+def test_no_file_is_parsed_once_the_clock_passes_the_call_budget(repo: GitRepo) -> None:
+    repo.write("app.py", PY)
+    repo.write("cart.js", JS)
+    repo.commit("two")
+    repo.write("app.py", PY_NO_CHECK)
+    repo.write("cart.js", JS.replace("    const shipping = 5;\n", ""))
+    files = diff_of(repo)
+    assert widened(files, repo.root, ticking(context.WIDEN_SECONDS)) == {}
+    context.forget()
+    assert {path for path, _ in widened(files, repo.root)} == {"app.py", "cart.js"}
 
 
 def test_no_widening_without_the_grammar(repo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
