@@ -15,7 +15,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+from trio.testing import MockClock
 
 from review_gate.agents import KINDS, AgentContext, AgentOutput, AgentSpec, AgentTask, base
 from review_gate.agents.base import Estimate
@@ -47,6 +49,34 @@ RECORDER = """\
     print(json.dumps([{"severity": "info", "message": "ran " + sys.argv[1].rsplit("/", 1)[-1],
                        "file": "app.py", "line": 1}]))
 """
+
+
+# Agents that wait for each other, not for the clock: what they prove holds on any machine, and
+# where dispatch were wrong they would wait until their deadline and end timed_out.
+WAITER = """\
+    import json, os, sys, time
+    mine, deadline = sys.argv[1], time.monotonic() + 120
+    waits_for = sys.argv[2:]  # files that must exist before this agent finishes
+    with open(mine + ".started", "w"):
+        pass
+    while not all(os.path.exists(w) for w in waits_for) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    done = sorted(n for n in os.listdir(os.path.dirname(mine)) if n.endswith(".done"))
+    with open(mine, "w") as out:
+        json.dump(done, out)  # the agents that finished before this one
+    print("[]")
+"""
+
+
+def waiting_agent(tmp_path: Path, agent_id: str, waits_for: list[str]) -> dict[str, Any]:
+    """An agent that starts, waits until the agents ``waits_for`` name have started (``x.started``)
+    or finished (``x.done``), then finishes, writing ``agent_id.done``; 120 s to spare."""
+    script = tmp_path / "waiter.py"
+    script.write_text(textwrap.dedent(WAITER), encoding="utf-8")
+    marks = tmp_path / "marks"
+    marks.mkdir(exist_ok=True)
+    argv = [sys.executable, str(script), str(marks / f"{agent_id}.done"), *(str(marks / w) for w in waits_for)]
+    return command_agent(agent_id, argv, timeout_s=150)
 
 
 def recorder(tmp_path: Path) -> Path:
@@ -129,32 +159,35 @@ async def test_concurrency_one_runs_agents_one_after_another(tmp_path: Path) -> 
 @pytest.mark.anyio
 async def test_with_enough_slots_every_agent_runs_at_the_same_time(tmp_path: Path) -> None:
     ids = [f"agent-{n}" for n in range(4)]
-    config = config_with(tmp_path, [timed_agent(tmp_path, a, 0.8) for a in ids])
-    started = time.monotonic()
+    # each finishes only once all four have started: were one held back, the others would wait for it
+    config = config_with(tmp_path, [waiting_agent(tmp_path, a, [f"{b}.done.started" for b in ids]) for a in ids])
     results = await dispatch(manifest(*ids), FACTS, config, options(config, concurrency=4))
-    elapsed = time.monotonic() - started
-    assert all(r.status == "completed" for r in results), [r.error for r in results]
-    spans = intervals(tmp_path, ids)
-    assert max(s for s, _ in spans) < min(e for _, e in spans), "some agent waited for another"
-    assert elapsed < 0.8 * 4
+    assert [r.status for r in results] == ["completed"] * 4, [r.error for r in results]
 
 
 @pytest.mark.anyio
 async def test_results_come_back_in_manifest_order_not_finishing_order(tmp_path: Path) -> None:
-    config = config_with(tmp_path, [timed_agent(tmp_path, "zeta", 0.4), timed_agent(tmp_path, "alpha", 0),
-                                    timed_agent(tmp_path, "mid", 0.2)])
+    # alpha finishes first, mid after it, zeta last: each waits for the one before
+    config = config_with(tmp_path, [waiting_agent(tmp_path, "zeta", ["mid.done"]),
+                                    waiting_agent(tmp_path, "alpha", []),
+                                    waiting_agent(tmp_path, "mid", ["alpha.done"])])
     order = ["zeta", "alpha", "mid"]
     results = await dispatch(manifest(*order), FACTS, config, options(config))
     assert [r.id for r in results] == order
-    zeta, alpha, mid = (end for _, end in intervals(tmp_path, order))
-    assert alpha < mid < zeta, "the agents did not finish in the opposite order"
+    assert json.loads((tmp_path / "marks" / "zeta.done").read_text()) == ["alpha.done", "mid.done"]
     for result in results:
-        assert result.status == "completed"
+        assert result.status == "completed", result.error
         assert result.kind == "command"
         assert result.attempts == 1
         assert result.files == FILES
-        assert [f.agent for f in result.findings] == [result.id]
-        assert result.findings[0].fingerprint
+
+
+@pytest.mark.anyio
+async def test_a_finding_comes_back_with_its_agent_and_fingerprint(tmp_path: Path) -> None:
+    config = config_with(tmp_path, [timed_agent(tmp_path, "alpha", 0)])
+    [result] = await dispatch(manifest("alpha"), FACTS, config, options(config))
+    assert [f.agent for f in result.findings] == ["alpha"]
+    assert result.findings[0].fingerprint
 
 
 @pytest.mark.anyio
@@ -220,9 +253,13 @@ async def test_the_timeout_option_overrides_every_agents_own(tmp_path: Path) -> 
 
 
 @pytest.mark.anyio
-async def test_the_deadline_starts_when_the_agent_gets_a_slot(tmp_path: Path) -> None:
+@pytest.mark.parametrize("anyio_backend", [("trio", {"clock": MockClock(autojump_threshold=0)})])
+async def test_the_deadline_starts_when_the_agent_gets_a_slot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Two 0.6 s agents, one slot, 1 s deadline each: the second waits 0.6 s yet still finishes.
-    config = config_with(tmp_path, [timed_agent(tmp_path, a, 0.6, timeout_s=1) for a in ("one", "two")])
+    # trio's mock clock: the event loop's time moves only when every task waits, so the sleeps
+    # and the deadlines are exact on any machine
+    monkeypatch.setitem(KINDS, "command", FakeKind(sleeps=0.6))
+    config = config_with(tmp_path, [command_agent(a, ["unused"], timeout_s=1) for a in ("one", "two")])
     results = await dispatch(manifest("one", "two"), FACTS, config, options(config, concurrency=1))
     assert [r.status for r in results] == ["completed", "completed"], [r.error for r in results]
 
@@ -238,8 +275,9 @@ class FakeKind:
     review_pack = base.NO_PACKS
 
     def __init__(self, *plan: BaseException | None, needs_network: bool = False,
-                 estimate: Estimate | None = base.SPENDS_NOTHING, spends: int = 0) -> None:
+                 estimate: Estimate | None = base.SPENDS_NOTHING, spends: int = 0, sleeps: float = 0) -> None:
         self.plan = list(plan)
+        self.sleeps = sleeps
         self.needs_network = needs_network
         self.estimate = estimate
         self.spends = spends
@@ -247,6 +285,7 @@ class FakeKind:
 
     async def review(self, spec: AgentSpec, task: AgentTask, context: AgentContext) -> AgentOutput:
         self.calls.append(time.monotonic())
+        await anyio.sleep(self.sleeps)
         step = self.plan.pop(0) if self.plan else None
         if step is not None:
             raise step
