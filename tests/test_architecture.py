@@ -72,7 +72,7 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "review_gate.judging.preexisting": ("only", ()),
     "review_gate.judging.submodule_notes": ("only", ("review_gate.models", "review_gate.judging.fingerprint")),
     "review_gate.judging.waivers": ("only", ("review_gate.models", "review_gate.judging.fingerprint",
-                                             "review_gate.text.literals")),
+                                             "review_gate.text.literals", "review_gate.text.waiver_markers")),
     "review_gate.judging.shared_acceptances": ("only", ("review_gate.models", "review_gate.errors",
                                                         "review_gate.config", "review_gate.judging.baseline")),
     # llm/ (prompts, providers, answers) never imports agents/, a stage or a sink
@@ -87,7 +87,8 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "review_gate.pipeline": ("not", (*SURFACES, "review_gate.loop")),
     # a caller's arguments checked: over models, the output formats' names and the shards' bound
     "review_gate.pipeline.arguments": ("only", ("review_gate.models", "review_gate.errors", "review_gate.outputs",
-                                                "review_gate.scale.shards")),
+                                                "review_gate.scale.shards", "review_gate.pipeline.bounds")),
+    "review_gate.pipeline.bounds": ("only", ("review_gate.errors",)),
     "review_gate.pipeline.review_request": ("only", ("review_gate.models", "review_gate.errors",
                                                      "review_gate.change.git", "review_gate.pipeline.arguments",
                                                      "review_gate.pipeline.normalize")),

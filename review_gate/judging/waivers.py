@@ -42,6 +42,7 @@ from review_gate.models.facts import Line, PRFacts
 from review_gate.models.findings import Finding, InlineWaiver, WaivedKind, Waiver
 from review_gate.models.lines import Lines
 from review_gate.text.literals import in_string
+from review_gate.text.waiver_markers import MARKERS
 
 AGENT = "review-gate"
 RULE_ID = "inline-waiver"
@@ -64,7 +65,6 @@ _PEERS: tuple[tuple[str, re.Pattern[str], bool, bool], ...] = (
     ("semgrep", re.compile(r"(?:#|//|/\*|--)[ \t]*nosemgrep\b" + _CODES), True, True),
 )
 BARE_SPARES = BLOCKING  # what a peer's suppression naming no code never waives
-MARKERS = ("review-gate", "noqa", "nosec", "eslint-disable", "zizmor", "nosemgrep")
 _ANY_MARKER = re.compile("|".join(re.escape(m) for m in MARKERS))  # one pass over a line, not six
 
 

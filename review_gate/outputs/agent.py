@@ -31,6 +31,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from review_gate.models import SEVERITIES, SEVERITY_RANK, Finding, ReviewReport
+from review_gate.outputs.agent_size import MAX_CHARS as MAX_CHARS
+from review_gate.outputs.agent_size import MIN_CHARS as MIN_CHARS
 from review_gate.outputs.ids import finding_name, sentence, short_ids, waived_kinds
 from review_gate.outputs.reviewers import (
     STATES,
@@ -43,8 +45,6 @@ from review_gate.outputs.reviewers import (
 from review_gate.outputs.summary import summary_line
 from review_gate.text.escape import sanitize
 
-MAX_CHARS = 8_000
-MIN_CHARS = 1_000  # below this not even the verdict and what was not checked fit
 MESSAGE_CHARS = 400
 FIX_CHARS = 300
 QUOTE_CHARS = 160

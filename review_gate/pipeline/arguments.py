@@ -21,23 +21,19 @@ from typing import get_args
 from review_gate.errors import InputError, UsageError
 from review_gate.models import FailOn, FilterMode, Packing
 from review_gate.models.config_values import MAX_CONCURRENCY
+from review_gate.pipeline.bounds import MAX_NAME_BYTES as MAX_NAME_BYTES
+from review_gate.pipeline.bounds import MAX_PATH_BYTES as MAX_PATH_BYTES
+from review_gate.pipeline.bounds import MAX_TIMEOUT_S as MAX_TIMEOUT_S
+from review_gate.pipeline.bounds import path_size as path_size
+from review_gate.pipeline.bounds import shown as shown
 
 FAIL_ON: tuple[str, ...] = get_args(FailOn)
 FILTER_MODES: tuple[str, ...] = get_args(FilterMode)
 PACKINGS: tuple[str, ...] = get_args(Packing)
-MAX_TIMEOUT_S = 3600  # an agent's deadline, as timeout_s in the config files
-MAX_PATH_BYTES = 4096  # PATH_MAX on Linux: a longer path is refused by the OS (ENAMETOOLONG)
-MAX_NAME_BYTES = 255  # NAME_MAX: the longest name of one file or directory in a path
 
 
 def _kind(value: object) -> str:
     return "None" if value is None else type(value).__name__
-
-
-def shown(value: object) -> str:
-    """``value`` as a message quotes it: its repr, cut (a caller's value may be any size)."""
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def text(name: str, value: object, *, optional: bool = True, empty: bool = True) -> None:
@@ -60,23 +56,6 @@ def pathlike(name: str, value: object) -> None:
     if not os.fspath(value):
         raise UsageError(f"{name} is empty", fix=f"give {name} as a path")
     path_size(name, value)
-
-
-def path_size(name: str, value: str | os.PathLike[str]) -> None:
-    """A path the OS would refuse before looking at the disk (a NUL byte, longer than a path or
-    one of its names may be), refused here naming the argument, never as an OSError from deep
-    inside (ENAMETOOLONG was a crash log)."""
-    raw = os.fsencode(value)
-    if b"\0" in raw:
-        raise UsageError(f"{name} {shown(os.fspath(value))}: a path cannot hold a NUL byte",
-                         fix=f"give {name} as the path of an existing file or directory")
-    if len(raw) > MAX_PATH_BYTES:
-        raise UsageError(f"{name} {shown(os.fspath(value))}: the path is {len(raw):,} bytes long, more than the "
-                         f"{MAX_PATH_BYTES:,} a path may have", fix=f"give {name} a shorter path")
-    longest = max(len(part) for part in raw.split(b"/"))
-    if longest > MAX_NAME_BYTES:
-        raise UsageError(f"{name} {shown(os.fspath(value))}: a name in the path is {longest:,} bytes long, more "
-                         f"than the {MAX_NAME_BYTES} a file name may have", fix=f"give {name} a shorter path")
 
 
 MAX_REF_CHARS = 1024  # a git ref or revision expression; git itself refuses far shorter names

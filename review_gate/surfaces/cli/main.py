@@ -9,18 +9,17 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import secrets
 import signal
 import sys
-import tempfile
 import threading
-import traceback
 from collections.abc import Callable, Iterator, Sequence
-from datetime import datetime
-from pathlib import Path
-from types import FrameType
+from typing import TYPE_CHECKING
 
 from review_gate.surfaces.cli.parser import COMMANDS, STATE_COMMANDS, build_parser
+
+if TYPE_CHECKING:  # the crash log's modules are imported when there is a crash to log
+    from pathlib import Path
+    from types import FrameType
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT
 EXIT_TERMINATED = 143  # 128 + SIGTERM
@@ -78,6 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             console.err(f"review-gate: error: {console.sanitize(named[0])} {console.sanitize(named[1])}: {why}\n"
                         f"  fix: give {console.sanitize(named[0])} a path that can be used")
             return 2
+        import traceback
+
         log = _crash_log(traceback.format_exc())
         where = f"details in {log}" if log else "its details could not be saved"
         with contextlib.suppress(OSError):  # stderr may be the thing that broke
@@ -118,7 +119,7 @@ def _check_paths(args: argparse.Namespace) -> None:
     """Refuse a path the OS would refuse (too long, a NUL byte) and an empty value before
     anything reads them."""
     from review_gate.errors import UsageError
-    from review_gate.pipeline.arguments import path_size
+    from review_gate.pipeline.bounds import path_size
 
     for name, value in _given_paths(args):
         if not value:
@@ -166,6 +167,11 @@ def _crash_log(text: str) -> Path | None:
     """Write a traceback to a new file only this user can read: a unique name created with
     O_EXCL and O_NOFOLLOW in the user's cache directory (else a fresh temporary file), so that
     no file or link planted under a guessable /tmp name is written through."""
+    import secrets
+    import tempfile
+    from datetime import datetime
+    from pathlib import Path
+
     from review_gate.state.cache_dir import cache_dir
 
     name = f"crash-{datetime.now():%Y%m%d-%H%M%S}-{secrets.token_hex(4)}.log"

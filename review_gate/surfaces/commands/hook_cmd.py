@@ -12,13 +12,16 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from review_gate.errors import UsageError
-from review_gate.outputs.agent import MIN_CHARS
-from review_gate.pipeline.arguments import MAX_TIMEOUT_S
-from review_gate.surfaces.hooks import HOSTS
-from review_gate.surfaces.hooks.base import MAX_PAYLOAD, PROBE_EVENT, Payload, read_payload
-from review_gate.surfaces.hooks.gate import RESERVE_S, Options, decide
+from review_gate.outputs.agent_size import MIN_CHARS
+from review_gate.pipeline.bounds import MAX_TIMEOUT_S
+from review_gate.surfaces.hooks import HOSTS, fast_path
+from review_gate.surfaces.hooks.base import MAX_PAYLOAD, PROBE_EVENT, RESERVE_S, Payload, read_payload
+
+if TYPE_CHECKING:
+    from review_gate.surfaces.hooks.gate import Options
 
 MIN_BUDGET_S = 2 * RESERVE_S
 
@@ -42,6 +45,10 @@ def hook_command(args: argparse.Namespace) -> int:
                          fix="give 1000 or more (default 8000)")
     host = HOSTS[args.host]
     payload = read_payload(sys.stdin.buffer.read(MAX_PAYLOAD + 1))
+    if fast_path.allowed(payload, args.config):
+        return 0  # a silent allow, in both hosts' contracts; the gate, the models and the shell reader never load
+    from review_gate.surfaces.hooks.gate import Options, decide
+
     options = Options(max_blocks=args.max_blocks, budget_s=args.budget, base=args.base, config=args.config,
                       fail_on=args.fail_on, max_chars=args.max_chars)
     if payload.event == PROBE_EVENT:

@@ -16,7 +16,10 @@ it cannot read (or a bad flag) is a usage error, exit 2, which a host takes for 
   with the count of blocked stops that keeps an agent from being trapped;
 - ``claude_code``, ``codex``: one module per host: how an answer is written, where the
   project's hook settings live and what ``review-gate init --hooks HOST`` puts there;
-- ``settings``: merging hook entries into a host's JSON settings file.
+- ``settings``: merging hook entries into a host's JSON settings file;
+- ``fast_path``: the silent allow of a tool call that surely writes nothing the hook guards
+  (``ls -la``, a ``Read``, an edit of a source file), from the payload alone, before the gate,
+  the models or the shell reader load.
 
 A host is one module and one line in ``HOSTS``.
 """

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from review_gate.errors import UsageError
-from review_gate.surfaces.hooks import edited, shell, written
 
 STOP_EVENTS = ("Stop", "SubagentStop")
 PROBE_EVENT = "reviewGateHookCheck"  # `hook check` asks the hook, as the host runs it, what it judges with
@@ -29,6 +28,7 @@ TOOL_EVENT = "PreToolUse"
 SHELL_TOOLS = ("Bash",)
 EDIT_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")  # tools that write the file they name
 MAX_PAYLOAD = 8 * 1024 * 1024
+RESERVE_S = 5.0  # of a hook's --budget, kept for reading the change, deciding and answering
 
 Gate = Literal["stop", "commit", "push", "pr"]
 Action = Literal["allow", "block", "deny"]
@@ -151,6 +151,8 @@ def gates_for(payload: Payload) -> tuple[Gate, ...]:
         return ("stop",)
     if payload.event != TOOL_EVENT or payload.tool_name not in SHELL_TOOLS or not payload.command:
         return ()
+    from review_gate.surfaces.hooks import shell  # the shell reader, loaded for a line to read
+
     found = shell.gates(payload.command, Path(payload.cwd) if payload.cwd else None)
     order: tuple[Gate, ...] = ("commit", "push", "pr")
     return tuple(gate for gate in order if gate in found)
@@ -163,6 +165,8 @@ def elsewhere(payload: Payload) -> bool:
     line), or for one that cannot be told (``cd "$DIR"``)."""
     if payload.event != TOOL_EVENT or payload.tool_name not in SHELL_TOOLS or not payload.command:
         return False
+    from review_gate.surfaces.hooks import shell
+
     return "elsewhere" in shell.gates(payload.command, Path(payload.cwd) if payload.cwd else None)
 
 
@@ -172,6 +176,8 @@ def persons_step(payload: Payload, protected: Sequence[Path], exempt: Sequence[P
     ``protected`` path outside the ``exempt`` ones (``hooks.shell``), or an edit tool writing one."""
     if payload.event != TOOL_EVENT:
         return False
+    from review_gate.surfaces.hooks import shell
+
     cwd = Path(payload.cwd) if payload.cwd else Path.cwd()
     if payload.tool_name in SHELL_TOOLS and payload.command:
         return "waive" in shell.gates(payload.command, cwd, protected, exempt)
@@ -189,8 +195,9 @@ def adds_waiver(payload: Payload, peers: Callable[[], Sequence[str]], root: Path
     them, a sed or perl substitution applied to the files it edits: ``hooks.written``). ``peers``
     gives the peer codes the configuration's rules name; asked only when a comment may be one.
     ``root``: the repository's top, inside which a file is read."""
-    from review_gate.judging.waivers import MARKERS
     from review_gate.judging.waivers import adds_waiver as found
+    from review_gate.surfaces.hooks import edited, written
+    from review_gate.text.waiver_markers import MARKERS
 
     if payload.event != TOOL_EVENT:
         return None

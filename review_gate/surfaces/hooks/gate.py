@@ -54,6 +54,7 @@ from review_gate.surfaces import console, quoted_agent_report
 from review_gate.surfaces.hooks import host_review
 from review_gate.surfaces.hooks.base import (
     EDIT_TOOLS,
+    RESERVE_S,
     SHELL_TOOLS,
     TOOL_EVENT,
     Gate,
@@ -68,7 +69,6 @@ from review_gate.surfaces.hooks.claude_code import NAME as CLAUDE_CODE
 from review_gate.surfaces.hooks.task import session_task
 from review_gate.text.escape import sanitize
 
-RESERVE_S = 5.0  # of the budget, kept for reading the change, deciding and answering
 FRAME_CHARS = 400  # of --max-chars, kept for the hook's own lines around the report
 
 
