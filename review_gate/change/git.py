@@ -125,6 +125,19 @@ def worktree_base(root: Path, ref: str | None) -> str:
     return merge_base(root, resolve(root, base_ref), resolve(root, "HEAD"))
 
 
+def default_base(root: Path, head: str | None = None) -> str | None:
+    """The merge-base of ``head`` (HEAD when None) with the default branch: the newest commit of
+    the branch's history that the branch itself did not write. None without a commit, a default
+    branch or a common history."""
+    try:
+        branch = default_branch(root)
+        if branch is None or (head is None and not has_head(root)):
+            return None
+        return merge_base(root, resolve(root, branch), head or resolve(root, "HEAD"))
+    except GitError:
+        return None
+
+
 def merge_base(root: Path, a: str, b: str) -> str:
     result = run(["merge-base", a, b], root, check=False)
     if result.returncode != 0:

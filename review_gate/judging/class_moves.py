@@ -26,7 +26,7 @@ import posixpath
 from collections.abc import Mapping
 from pathlib import Path
 
-from review_gate.change import blobs, text_or_binary, whole_file_diff
+from review_gate.change import blobs, git, text_or_binary, whole_file_diff
 from review_gate.change.diff_parser import parse_diff
 from review_gate.change.git import LINK_MODE
 from review_gate.change.left_tree import LeftTree
@@ -40,9 +40,28 @@ MAX_LINKED_FILES = 200  # files of a linked directory reviewed at the link's pat
 
 
 def crossing(facts: PRFacts, classifier: Classifier) -> list[FileChange]:
-    """The text files the change renames or copies from a path of other classes."""
+    """The text files the change renames or copies from a path of other classes, and every file it
+    copies: git reads a range, a working tree and the index with ``-M`` alone, so a copy is a file
+    added whole there; only a diff given as input (``git diff -C``) shows one as a copy, whose
+    lines the section does not show (issue 29)."""
     return [c for c in facts.files if c.status in MOVES and c.old_path is not None and not c.binary
-            and c.unread is None and classifier.classes(c.old_path) != classifier.classes(c.path)]
+            and c.unread is None
+            and (c.status == "copied" or classifier.classes(c.old_path) != classifier.classes(c.path))]
+
+
+def unread_moves(facts: PRFacts, moves: list[FileChange]) -> PRFacts:
+    """``facts`` with each of ``moves`` unread: its lines could not be had, and shown only as the
+    diff shows them (none, for a whole rename or copy) they were reviewed as nothing. Pure."""
+    if not moves:
+        return facts
+    lost = {c.path: Unread(kind="unreadable",
+                           reason=f"{c.path} is a {'copy' if c.status == 'copied' else 'rename'} of {c.old_path}, "
+                                  "to be reviewed whole, and neither the diff nor the repository has its content",
+                           fix="give the diff with the file's lines (git diff --no-renames), run the review in the "
+                               "repository that has its blob, or review the commits as a range")
+            for c in moves}
+    return facts.model_copy(update={"files": [c.model_copy(update={"unread": lost[c.path]}) if c.path in lost else c
+                                              for c in facts.files]})
 
 
 def links(facts: PRFacts) -> dict[str, str]:
@@ -108,8 +127,10 @@ def read_moves(facts: PRFacts, config: ReviewConfig, root: Path | None) -> PRFac
     diff names, else (a rename with no edit shows none) the file it was in the base commit; a
     link's, its target's as the change leaves it. Without a repository, or content that cannot be
     had (a link to a directory), the file stays as the diff shows it."""
-    if root is None or not facts.files:
+    if not facts.files:
         return facts
+    if root is None:  # a diff given outside a repository: nothing to read a move's lines from
+        return unread_moves(facts, crossing(facts, Classifier(config.rules.path_classes, None)))
     around = GitSurroundings(root, facts.base)
     classifier = Classifier(config.rules.path_classes, around.gitattributes())
     moves = crossing(facts, classifier)
@@ -122,8 +143,17 @@ def read_moves(facts: PRFacts, config: ReviewConfig, root: Path | None) -> PRFac
     try:
         moved.update((c.path, data) for c, data in blobs.new_contents(root, moves) if data is not None)
         unchanged = {c.old_path: c.path for c in moves if c.path not in moved and c.old_path is not None}
-        if unchanged and facts.base is not None:
-            found = blobs.files_at(root, facts.base, list(unchanged), blobs.MAX_BYTES)
+        # a whole move shows no blob: its lines are the old path's in the base commit. A diff given
+        # as input names no base: the old path is read at the merge-base of HEAD with the default
+        # branch, which the branch did not write (HEAD and the working tree it may have: a clean
+        # copy of the old path there would stand for what the diff brings onto main), and only for
+        # a section with no hunk (an edited copy's old content is not its new one)
+        start = facts.base
+        if start is None:
+            start = git.default_base(root)
+            unchanged = {old: new for old, new in unchanged.items() if not _edited(facts, new)}
+        if unchanged and start is not None:
+            found = blobs.files_at(root, start, list(unchanged), blobs.MAX_BYTES)
             moved.update((unchanged[old], data) for old, data in found.items())
         if every_link:
             tree = LeftTree(root, facts.head)
@@ -138,7 +168,12 @@ def read_moves(facts: PRFacts, config: ReviewConfig, root: Path | None) -> PRFac
             linked, unread = _linked_directories(tree, directories, classifier)
     except (GitError, OSError):
         pass  # what could be read is reviewed whole; the rest as the diff shows it
-    return with_linked(reviewed_whole(facts, moved), linked, unread)
+    whole = with_linked(reviewed_whole(facts, moved), linked, unread)
+    return unread_moves(whole, [c for c in moves if c.path not in moved])
+
+
+def _edited(facts: PRFacts, path: str) -> bool:
+    return any(c.hunks for c in facts.files if c.path == path)
 
 
 def _linked_directories(tree: LeftTree, directories: Mapping[str, str],

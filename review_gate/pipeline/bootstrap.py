@@ -106,16 +106,7 @@ class Setup:
             return None
         if request.mode in ("range", "worktree") and not request.exact_base and not request.branch_base:
             return facts.base
-        from review_gate.errors import GitError
-
-        try:
-            branch = git.default_branch(root)
-            head = facts.head or (git.resolve(root, "HEAD") if git.has_head(root) else None)
-            if branch is None or head is None:
-                return None
-            return git.merge_base(root, git.resolve(root, branch), head)
-        except GitError:
-            return None  # no common history with the default branch: nothing of the branch is trusted
+        return git.default_base(root, facts.head)
 
     def waivers(self, facts: PRFacts) -> dict[str, Waiver]:
         """The baseline's and the shared acceptances' waivers, read where the reviewed change

@@ -124,9 +124,35 @@ def normalize_now(request: DiffRequest) -> PRFacts:
     return checked("normalize", _normalize(checked("normalize", request)))
 
 
-def _parse(data: bytes | Iterable[bytes], where: Where) -> list[FileChange]:
+def _parse(data: bytes | Iterable[bytes], where: Where, given: str | None = None) -> list[FileChange]:
+    """The files of a diff; ``given``: the name of a diff given as input, which may be a patch series."""
     files = parse_diff(data) if isinstance(data, bytes) else parse_stream(data)
+    if given is not None:
+        _one_version_each(files, given)
     return merge_sections(reveal(files, where))
+
+
+def _one_version_each(files: list[FileChange], name: str) -> None:
+    """Refuse a patch series (``git format-patch --stdout``, ``git log -p``) that changes one file
+    in more than one section. Each section's line numbers, context and removed lines belong to the
+    version of the file its own commit started from; judged together, a later section's context
+    showed a line an earlier one added as unchanged, under a comment the base has, and that comment
+    waived it (issue 29). Judging every section against its own old side would take a review per
+    commit: that is a range, which reads the history from git. What git
+    itself writes twice for one path in one diff, a file deleted and one added in its place (a
+    file that becomes a symbolic link), is one version after another and stays."""
+    seen: dict[str, FileChange] = {}
+    for change in files:
+        first = seen.get(change.path)
+        if first is None and change.status == "renamed" and change.old_path is not None:
+            first = seen.get(change.old_path)
+        if first is not None and not (first.status == "deleted" and change.status == "added"):
+            raise InputError(f"{name} changes {sanitize(change.path)} in more than one section (a patch series): "
+                             "each section's lines and comments belong to another version of the file",
+                             fix="review the commits as a range (from FIRST^ to LAST) in their repository, or give "
+                                 "their combined diff (git diff FIRST^ LAST); a series whose commits each change "
+                                 "other files is reviewed as it is")
+        seen[change.path] = change
 
 
 def _read_file(path: str, name: str) -> Iterator[bytes]:
@@ -153,7 +179,7 @@ def _read_file(path: str, name: str) -> Iterator[bytes]:
 
 def _given_files(data: Iterable[bytes], name: str, where: Where) -> list[FileChange]:
     """The files of a diff given as input; an empty one is refused (see ``_given``)."""
-    files = _parse(data, where)
+    files = _parse(data, where, name)
     if not files:
         _given(b"", name)
     return files
@@ -223,7 +249,8 @@ def _given(data: bytes, name: str) -> bytes:
 def _normalize(request: DiffRequest) -> PRFacts:
     given = Where(root=Path(request.repo_root) if request.repo_root else None, patch=True)
     if request.mode == "stdin":
-        return PRFacts(source="stdin", files=_parse(_given(request.stdin_data or b"", "standard input"), given))
+        text = _given(request.stdin_data or b"", "standard input")
+        return PRFacts(source="stdin", files=_parse(text, given, "the diff on standard input"))
     if request.mode == "file":
         assert request.path is not None
         name = f"the diff {sanitize(request.path)}"

@@ -116,9 +116,26 @@ def test_a_committed_state_database_is_not_trusted(cli: Any, repo: GitRepo, tmp_
     assert "state_changed" in {g["kind"] for g in report["gaps"]}
 
 
-# 3. Every section of a patch series is reviewed.
+# 3. Every section of a patch series is reviewed, or the series is refused.
 
 def test_every_patch_of_a_series_is_reviewed(cli: Any, repo: GitRepo) -> None:
+    repo.branch("feature")
+    repo.write("app.py", "import requests\n" + INSECURE)
+    repo.commit("first patch: the insecure call")
+    repo.write("cli.py", "print('done')\n")
+    repo.commit("second patch: another file")
+    series = repo.git("format-patch", "--stdout", "main..feature")
+    assert series.count("diff --git") == 2
+
+    result = cli("--diff", "-", "--format", "json", stdin=series.encode())
+    report = report_of(result)
+    assert "sec-tls-verify-01" in rules_fired(report)
+    assert result.code == 1
+    assert [f["path"] for f in report["classification"]["files"]] == ["app.py", "cli.py"]
+
+
+def test_a_series_that_changes_one_file_twice_is_never_green(cli: Any, repo: GitRepo) -> None:
+    """Its sections' lines belong to different versions of the file: refused (issue 29, item 10)."""
     repo.branch("feature")
     repo.write("app.py", "import requests\n" + INSECURE)
     repo.commit("first patch: the insecure call")
@@ -126,13 +143,8 @@ def test_every_patch_of_a_series_is_reviewed(cli: Any, repo: GitRepo) -> None:
     repo.commit("second patch: another line")
     series = repo.git("format-patch", "--stdout", "main..feature")
     assert series.count("diff --git a/app.py b/app.py") == 2
-
     result = cli("--diff", "-", "--format", "json", stdin=series.encode())
-    report = report_of(result)
-    assert "sec-tls-verify-01" in rules_fired(report)
-    assert result.code == 1
-    [app] = report["classification"]["files"]
-    assert app["path"] == "app.py"
+    assert result.code == 2 and "a patch series" in result.err
 
 
 # 4. A required agent that cannot run fails the gate closed.

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import anyio
+import pytest
 
 from review_gate.change.diff_parser import parse_diff
+from review_gate.errors import InputError
 from review_gate.pipeline.normalize import DiffRequest, merge_sections, normalize
 from tests.conftest import make_diff
 
@@ -33,7 +35,10 @@ def test_distinct_files_stay_apart() -> None:
     assert [f.path for f in files] == ["a.py", "b.py"]
 
 
-def test_normalize_merges_a_series_read_from_stdin() -> None:
+def test_normalize_refuses_a_series_that_changes_one_file_twice() -> None:
     data = (make_diff("app.py", ["a = 1"]) + make_diff("app.py", ["b = 2"], start=2, new_file=False)).encode()
+    with pytest.raises(InputError, match=r"changes app\.py in more than one section"):
+        anyio.run(normalize, DiffRequest(mode="stdin", stdin_data=data))
+    data = (make_diff("app.py", ["a = 1"]) + make_diff("cli.py", ["b = 2"])).encode()
     facts = anyio.run(normalize, DiffRequest(mode="stdin", stdin_data=data))
-    assert [f.path for f in facts.files] == ["app.py"]
+    assert [f.path for f in facts.files] == ["app.py", "cli.py"]
