@@ -163,7 +163,10 @@ def _left_out(rest: Sequence[Finding], total: int) -> str:
 def _tail(report: ReviewReport, notes: Sequence[str]) -> str:
     unchecked = [*_agents(report), *_dropped(report), *_unreviewed(report), *_not_inspected(report),
                  *_gaps(report), *(f"- {_clip(sanitize(n), NOTE_CHARS)}" for n in notes)]
-    out = ["", "Not checked:" if unchecked else "Not checked: nothing; every changed file was reviewed.", *unchecked]
+    host = host_line(report)
+    said = ["", f"{_clip(sanitize(host), NOTE_CHARS * 2)}."] if host else []
+    out = [*said, "", "Not checked:" if unchecked else "Not checked: nothing; every changed file was reviewed.",
+           *unchecked]
     inline = report.waived_in_change
     for finding in inline[:MAX_LISTED]:
         waiver = finding.inline_waiver
@@ -196,8 +199,7 @@ def _agents(report: ReviewReport) -> list[str]:
     if len(absent) > MAX_LISTED:
         out.append(f"- … and {len(absent) - MAX_LISTED} more agents that did not complete")
     note = fails_open_note(report)
-    host = host_line(report)
-    return [*([f"- {_clip(sanitize(host), NOTE_CHARS * 2)}"] if host else []), *out, *([f"- {note}"] if note else [])]
+    return [*out, *([f"- {note}"] if note else [])]
 
 
 def _dropped(report: ReviewReport) -> list[str]:
