@@ -189,6 +189,12 @@ def test_exit_zero_is_advisory_but_not_for_errors(cli, tmp_path: Path) -> None:
     advisory = cli("--diff", "-", "--exit-zero", "--format", "json", stdin=MIXED.encode())
     assert advisory.code == 0
     assert advisory.json()["decision"] == "fail"
+    # what was decided is still said, to people and to agents that grep: only the exit code changes
+    text = cli("--diff", "-", "--exit-zero", stdin=MIXED.encode())
+    assert text.code == 0
+    assert text.out.rstrip().splitlines()[-1].startswith("REVIEW: FAIL | ")
+    github = cli("--diff", "-", "--exit-zero", "--format", "github", stdin=MIXED.encode())
+    assert github.out.rstrip().splitlines()[-1].startswith("REVIEW: FAIL | ")
     assert cli("--diff", "-", "--exit-zero", "--fail-on", "fail", stdin=MIXED.encode()).code == 2
     assert cli("--diff", "-", "--exit-zero", stdin=b"@@ -1 +1 @@\n+x\n").code == 2  # bad input is still an error
     config = tmp_path / "cfg"

@@ -38,6 +38,12 @@ def find_repo_root() -> Path | None:
     return git.repo_root(Path.cwd())
 
 
+def advisory(code: int) -> int:
+    """``--exit-zero``'s exit code: 0 where the gate stops the change (1), as ruff's; every report
+    still says what the gate decided (``REVIEW: FAIL``). An incomplete run (3) still exits 3."""
+    return 0 if code == 1 else code
+
+
 def config_for(args: argparse.Namespace, root: Path | None, *, one_pass: bool = False) -> ReviewConfig:
     directory = locate_config_dir(getattr(args, "config", None), root)
     if one_pass:  # config validate: schema and cross-file problems in one run

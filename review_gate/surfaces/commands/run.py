@@ -16,6 +16,7 @@ from review_gate.outputs.agent import MAX_CHARS, MIN_CHARS
 from review_gate.scale import shards
 from review_gate.surfaces import console, quoted_agent_report
 from review_gate.surfaces.commands.common import (
+    advisory,
     check_concurrency,
     check_timeout,
     diff_request,
@@ -30,8 +31,6 @@ def run_command(args: argparse.Namespace) -> int:
     check_concurrency(args.concurrency)
     if args.exit_zero and args.fail_on is not None:
         raise UsageError("--exit-zero and --fail-on both set the exit code", fix="give one of them")
-    if args.exit_zero:
-        args.fail_on = "never"
     if args.baseline is not None and args.no_baseline:
         raise UsageError("--baseline and --no-baseline contradict each other", fix="give one of them")
     check_timeout(args.timeout)
@@ -77,7 +76,7 @@ def run_command(args: argparse.Namespace) -> int:
     anyio.run(main)
     [report] = reports
     show(report, targets, renderers, verbose=args.verbose)
-    return report.exit_code
+    return advisory(report.exit_code) if args.exit_zero else report.exit_code
 
 
 def added_agents(pairs: list[list[str | None]] | None) -> list[tuple[str, str]]:

@@ -11,7 +11,7 @@ from review_gate import api
 from review_gate.errors import UsageError
 from review_gate.models import ReviewReport
 from review_gate.surfaces import console
-from review_gate.surfaces.commands.common import check_concurrency, check_timeout, output_targets
+from review_gate.surfaces.commands.common import advisory, check_concurrency, check_timeout, output_targets
 from review_gate.surfaces.commands.emit import show, text_renderers
 from review_gate.surfaces.commands.progress import Progress
 
@@ -33,7 +33,7 @@ def sweep_command(args: argparse.Namespace) -> int:
     async def main() -> None:
         with Progress(live=console.is_interactive(sys.stderr)) as progress:
             reports.append(await api.sweep_async(
-                args.paths, since=args.since, config=args.config, fail_on="never" if args.exit_zero else args.fail_on,
+                args.paths, since=args.since, config=args.config, fail_on=args.fail_on,
                 filter_mode=args.filter_mode, offline=args.offline, concurrency=args.concurrency,
                 agent_timeout=args.timeout, constitution=args.constitution, baseline=args.baseline,
                 use_baseline=not args.no_baseline, packing=args.packing, state=not args.no_state,
@@ -43,4 +43,4 @@ def sweep_command(args: argparse.Namespace) -> int:
     anyio.run(main)
     [report] = reports
     show(report, targets, text_renderers(args.verbose), verbose=args.verbose)
-    return report.exit_code
+    return advisory(report.exit_code) if args.exit_zero else report.exit_code
