@@ -219,3 +219,25 @@ def test_a_broken_baseline_named_on_the_command_line_is_exit_2_whatever_the_run_
         assert result.code == 2, (path, result.out, result.err)
         assert "bad.json: /: invalid JSON" in result.err and "Traceback" not in result.err
         assert "agent " not in result.err  # no agent ran
+
+
+def test_the_baseline_records_only_counted_findings(cli: Any, repo: GitRepo) -> None:
+    """One person's local acceptance, an inline waiver and a finding the base already has never
+    become a waiver for the whole team (docs: "every counted finding")."""
+    repo.write("old.py", "import requests\nr = requests.get(u, verify=False, timeout=5)\n")
+    repo.commit("old code")
+    repo.branch("feature")
+    repo.write("old.py", "import requests\nr = requests.get(u, verify=False, timeout=5)  \n")  # pre-existing
+    repo.write("a.py", "import requests\nr = requests.get(a, verify=False, timeout=5)\n")  # accepted locally
+    repo.write("b.py", "import requests\n# review-gate: ignore[sec-tls-verify-01] a test server\n"
+                       "r = requests.get(b, verify=False, timeout=5)\n")  # waived inline
+    repo.write("c.py", "import requests\nr = requests.get(c, verify=False, timeout=5)\n")  # counted
+    repo.commit("feature")
+    report = cli("--offline", "--base", "main", "--format", "json").json()
+    local = next(f for f in report["findings"] if f["file"] == "a.py")
+    assert cli("accept", local["fingerprint"], "--reason", "mine").code == 0
+    made = cli("baseline", "--offline", "--base", "main")
+    assert made.code == 0, made.err
+    entries = json.loads(baseline_file(repo).read_text())["findings"]
+    assert [e["file"] for e in entries] == ["c.py"]
+    assert "baselined 1 finding" in made.err

@@ -30,9 +30,8 @@ def baseline_command(args: argparse.Namespace) -> int:
     reports: list[ReviewReport] = []
 
     async def main() -> None:
-        # No baseline applied: it records everything the review finds now, what a person
-        # accepted on this machine included. The gate's own files (the baseline itself among
-        # them) are never part of the change.
+        # No baseline applied: it records everything the review counts now (an old entry's finding
+        # included). The gate's own files (the baseline itself among them) are never part of the change.
         reports.append(await api.review_async(request=request, config=args.config, offline=args.offline,
                                               filter_mode=args.filter_mode, use_baseline=False))
 
@@ -44,7 +43,9 @@ def baseline_command(args: argparse.Namespace) -> int:
             f"baseline not written: required agent{'s' if len(missing) > 1 else ''} "
             f"{', '.join(missing)} did not review the whole change, so the baseline would miss their findings",
             fix="run `review-gate run --format text` to see why, fix it, and try again")
-    written = baseline.from_findings([*report.findings, *report.waived], __version__, expires)
+    # only what counts: a finding someone accepted (on this machine, or for the team), one an
+    # inline comment waives, or one the base already has is not debt to hand to the whole team
+    written = baseline.from_findings(report.findings, __version__, expires)
     baseline.save(written, target)
     until = f", until {expires.isoformat()}" if expires else ""
     count = len(written.findings)
