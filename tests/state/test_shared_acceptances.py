@@ -87,3 +87,16 @@ def test_a_malformed_shared_file_is_exit_2_naming_the_file_and_entry(repo: GitRe
 
 def test_the_file_name_is_written_once() -> None:
     assert own_files.ACCEPTANCES_NAME == shared_acceptances.FILE_NAME
+
+
+def test_accepted_lists_the_team_acceptances(repo: GitRepo, cli: Any) -> None:
+    """`accepted` said "no active acceptances" while a team acceptance waived a finding."""
+    repo.write("app.py", INSECURE)
+    fingerprint = _finding(cli)
+    assert cli("accept", fingerprint[:10], "--reason", "the test server has no certificate", "--shared").code == 0
+    listed = cli("accepted")
+    assert listed.code == 0, listed.err
+    assert "no active acceptances" not in listed.err
+    assert "for the team, in" in listed.out and "acceptances.json" in listed.out
+    assert fingerprint in listed.out and "the test server has no certificate" in listed.out
+    assert "app.py sec-tls-verify-01" in listed.out
