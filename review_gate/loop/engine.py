@@ -103,6 +103,7 @@ class Loop(Steps):
             if s.settings.phases.get(s.work_phase).approver_for(s.stage) != MANUAL:  # type: ignore[arg-type]
                 s = self._commit(s, {"step": "judge", "waiting": None}, [self._made(s, path, MANUAL)])
                 return await self.advance(s)
+        as_left = sha256(path)  # what a person may have edited, before approve writes the feedback in
         if at_review and (verdict or feedback or replace):
             text = read_text(path)
             if text is None:
@@ -110,7 +111,7 @@ class Loop(Steps):
             updated = update_review(text, feedback, verdict, replace)
             if updated != text:
                 write_text(self.files(s), path, updated)
-        s = self._accept(s, MANUAL, feedback, verdict)
+        s = self._accept(s, MANUAL, feedback, verdict, as_left=as_left)
         if was_handoff:
             hil.resolve(self.files(s), "approved" + (" --complete" if verdict == "PASS" else " --revise" if verdict
                                                       else ""))

@@ -198,23 +198,27 @@ class Steps:
 
     # -- approving and deciding -------------------------------------------------------------
 
-    def _accept(self, s: Session, actor: str, feedback: str | None, override: MetaVerdict | None = None) -> Session:
+    def _accept(self, s: Session, actor: str, feedback: str | None, override: MetaVerdict | None = None,
+                *, as_left: str | None = None) -> Session:
+        """``as_left``: the review's digest before ``approve`` wrote the person's feedback or verdict
+        into it (what an edit by hand is told from); the file's digest now when not given."""
         path = self.content(s)
         digest = sha256(path)  # at this moment: a person's edit counts
         if digest is None:
             raise no_file(path, self.files(s).shown(path), "write it, then run `review-gate loop approve` again")
         event = Event("approved", actor, self.files(s).shown(path), digest, feedback)
         if (s.phase, s.stage) == ("review", "response"):
-            return self._decide(s, path, event, feedback, override)
+            return self._decide(s, path, event, feedback, override, as_left or digest)
         phase, stage = after_approval(s.work_phase, s.stage)  # type: ignore[arg-type]
         self.reporter.info(f"{s.task}: {s.where} approved ({actor})")
         return self._commit(s, {"phase": phase, "stage": stage, "step": "work", "waiting": None, "attempt": 0,
                                 "feedback": None, "carry": feedback}, [event])
 
     def _decide(self, s: Session, path: Path, event: Event, feedback: str | None,
-                override: MetaVerdict | None) -> Session:
+                override: MetaVerdict | None, as_left: str) -> Session:
         gate = self._written_by_gate(s, path)
-        edited = gate is not None and gate.sha256 != event.sha256
+        # edited by hand: not what approve itself wrote (--feedback, --complete, --revise)
+        edited = gate is not None and gate.sha256 != as_left
         shown = self.files(s).shown(path)
         recorded = gate.detail.get("verdict") if gate is not None and gate.detail else None
         verdict: Verdict

@@ -30,6 +30,8 @@ def test_manual_review_approval_with_feedback_reaches_the_coder(rig: LoopRig) ->
     assert third.code == 0, third.err
     assert [r["decision"] for r in rig.decisions("hil")] == ["NO_GO", "GO"]
     assert "keep the 5 second timeout" in rig.decisions("hil")[0]["feedback"]
+    # approve wrote the feedback into the review itself: nobody edited it by hand
+    assert [r["edited"] for r in rig.decisions("hil")] == [False, False]
 
 
 def test_a_person_edits_the_review_before_approving_and_the_edit_counts(rig: LoopRig) -> None:
