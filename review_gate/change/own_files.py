@@ -296,7 +296,7 @@ def split(facts: PRFacts, own: OwnFiles) -> tuple[PRFacts, list[Gap]]:
     for change in facts.files:
         for path in _paths(change):
             kind = own.kind(path)
-            if kind is not None and not own.inert(path):
+            if kind is not None and not own.inert(path) and not facts.as_is:  # a sweep edits no file
                 touched.setdefault((kind, _subject(kind, path, own)), []).append(path)
             elif path in own.directories() or path == GATE_DIRECTORY:
                 replaced.append(path)  # a file or a link where the gate's directory is: reviewed, and said

@@ -86,6 +86,10 @@ __all__ = ["Commit", "FileChange", "FileStatus", "Hunk", "Line", "LineIndex", "L
            "RemovedLines", "Unread", "UnreadKind"]
 
 
+SWEEP_SOURCE = "sweep of "
+"""How the source of a sweep's facts starts: files as they are, each as if added whole."""
+
+
 class PRFacts(Frozen):
     source: str = Field(description="Where the diff came from: a git range, a file or stdin.")
     base: str | None = None
@@ -96,6 +100,11 @@ class PRFacts(Frozen):
     @property
     def lines_added(self) -> int:
         return sum(f.added for f in self.files)
+
+    @property
+    def as_is(self) -> bool:
+        """A sweep's facts: the files as they are, changing nothing (not even the gate's own files)."""
+        return self.source.startswith(SWEEP_SOURCE)
 
     @property
     def lines_removed(self) -> int:

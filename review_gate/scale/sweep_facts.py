@@ -33,6 +33,7 @@ from review_gate.change.diff_parser import parse_diff
 from review_gate.change.own_files import OwnFiles
 from review_gate.errors import UsageError
 from review_gate.models import Gap, PRFacts, Unread
+from review_gate.models.facts import SWEEP_SOURCE
 from review_gate.state import open_databases
 
 MAX_FILE_BYTES = 2_000_000  # a file larger than this is not read whole (it is unreviewed unless binary)
@@ -78,7 +79,7 @@ def sweep_facts(cwd: Path, root: Path, pathspecs: Sequence[str] = (), *, since: 
     head = git.resolve(root, "HEAD") if git.has_head(root) else None
     where = f" since {since}" if since is not None else ""
     scope = " ".join(pathspecs) if pathspecs else "the working tree"
-    source = f"sweep of {scope}{where}" + (f" at {head[:12]}" if head else "")
+    source = f"{SWEEP_SOURCE}{scope}{where}" + (f" at {head[:12]}" if head else "")
     # The base is the commit the trusted inputs (the baseline) are read from: the one the sweep
     # is relative to, else HEAD.
     return Swept(PRFacts(source=source, base=since_commit or head, head=None, files=files), gaps, head,

@@ -133,3 +133,16 @@ def test_paths_with_unusual_characters_are_swept(cli, repo: GitRepo, tmp_path: P
     _, report = sweep(cli, pattern_config(tmp_path))
     assert sorted(f["file"] for f in report["findings"]) == sorted(
         ["my file.py", "quo\"te.py", "tab\there.py", "naïve.py", " lead.py"])
+
+
+def test_a_committed_team_acceptance_is_applied_and_no_gap(cli, repo: GitRepo) -> None:
+    """A sweep reported a baseline_changed gap for the committed, unchanged acceptances.json it applied."""
+    repo.write("app.py", "import requests\nr = requests.get(url, verify=False, timeout=5)\n")
+    repo.commit("app")
+    [finding] = cli("sweep", "--offline", "--no-state", "--format", "json").json()["findings"]
+    assert cli("accept", finding["fingerprint"], "--reason", "a test server", "--shared", "--force").code == 0
+    repo.commit("the team's acceptance")
+    swept = cli("sweep", "--offline", "--no-state", "--format", "json")
+    report = swept.json()
+    assert [w["fingerprint"] for w in report["waived"]] == [finding["fingerprint"]]
+    assert "baseline_changed" not in {g["kind"] for g in report["gaps"]}
