@@ -46,6 +46,7 @@ from review_gate.outputs.summary import summary_line
 from review_gate.text.escape import sanitize
 
 MESSAGE_CHARS = 400
+SHORT_CHARS = 80  # a blocking finding's message where the whole entry does not fit
 FIX_CHARS = 300
 QUOTE_CHARS = 160
 NOTE_CHARS = 300
@@ -81,22 +82,42 @@ def render(report: ReviewReport, max_chars: int = MAX_CHARS, *, lines: Mapping[t
     ids = short_ids(f.fingerprint for f in [*report.findings, *report.waived])
     kinds = {a.id: a.kind for a in report.agents}
     head = _head(report)
-    tail = _tail(report, notes)
-    budget = limit - len(head) - len(tail) - LEFT_OUT_ROOM
-    entries: list[str] = []
-    used = 0
-    for finding in ordered:
-        entry = _entry(len(entries) + 1, finding, ids[finding.fingerprint], _quote(finding, kinds, lines))
-        if used + len(entry) > budget:
+    blocking = sum(1 for f in ordered if f.severity in BLOCKING)
+    # the findings to fix come before the list of what was not checked: when they do not fit
+    # beside it, that list is said in one line (its whole is in `review-gate show last`)
+    for tail in (_tail(report, notes), _short_tail(report, notes)):
+        entries = _entries(ordered, ids, kinds, lines, limit - len(head) - len(tail) - LEFT_OUT_ROOM)
+        if len(entries) >= blocking:
             break
-        entries.append(entry)
-        used += len(entry)
-    body = "".join(entries) + _left_out(ordered[len(entries):], len(ordered))
+    body = "".join(entries) + _left_out(ordered[len(entries):], len(ordered), shown=len(entries))
     text = head + body + tail
     if len(text) > limit:  # only a pathological tail (thousands of failed agents) gets here
         cut = "\n… (cut to fit the size limit; `review-gate show last` has the whole report)\n"
         text = text[:limit - len(cut)].rsplit("\n", 1)[0] + cut
     return text
+
+
+BLOCKING = frozenset({"critical", "major"})  # what the default gate stops a change for
+
+
+def _entries(ordered: Sequence[Finding], ids: Mapping[str, str], kinds: Mapping[str, str],
+             lines: Mapping[tuple[str, int], str] | None, budget: int) -> list[str]:
+    """The entries of ``ordered`` (most severe first) that fit in ``budget`` characters: whole, or
+    for a finding that blocks, shortened to where, what and its id rather than left out."""
+    entries: list[str] = []
+    used = 0
+    for finding in ordered:
+        number, short = len(entries) + 1, ids[finding.fingerprint]
+        entry = _entry(number, finding, short, _quote(finding, kinds, lines))
+        if used + len(entry) > budget and finding.severity in BLOCKING:
+            name = sanitize(finding_name(finding))
+            said = sentence(_clip(sanitize(finding.message.strip()), SHORT_CHARS))
+            entry = f"{number}. {_location(finding)} {finding.severity} {name} — {said} [id {short}]\n"
+        if used + len(entry) > budget:
+            break
+        entries.append(entry)
+        used += len(entry)
+    return entries
 
 
 def _head(report: ReviewReport) -> str:
@@ -151,13 +172,25 @@ def _quote(finding: Finding, kinds: Mapping[str, str], lines: Mapping[tuple[str,
     return text
 
 
-def _left_out(rest: Sequence[Finding], total: int) -> str:
+def _left_out(rest: Sequence[Finding], total: int, *, shown: int) -> str:
     if not rest:
         return ""
     by = {s: sum(1 for f in rest if f.severity == s) for s in SEVERITIES}
     counts = ", ".join(f"{n} {s}" for s, n in by.items() if n)
+    then = "fix the ones above and run the gate again, or see" if shown else "see"
     return (f"… {len(rest)} of {total} findings left out to stay within the size limit ({counts}); "
-            "fix the ones above and run the gate again, or see them all with `review-gate show last`.\n")
+            f"{then} them all with `review-gate show last`.\n")
+
+
+def _short_tail(report: ReviewReport, notes: Sequence[str]) -> str:
+    """``_tail`` in a few lines, for a size limit that the findings to fix need."""
+    unchecked = [*absent_agents(report), *dropped(report), *report.coverage.unreviewed, *report.gaps, *notes]
+    said = [f"Not checked: {len(unchecked)} item{'s' if len(unchecked) != 1 else ''} (agents that did not "
+            "review, files nobody reviewed, gaps); the list is in `review-gate show last`." if unchecked
+            else "Not checked: nothing; every changed file was reviewed."]
+    if report.waived:
+        said.append(f"Waived (reported, not counted): {len(report.waived)}; `review-gate show last` lists them.")
+    return "\n".join(["", *said, "", f"Next: {NEXT[report.decision]}"]) + "\n"
 
 
 def _tail(report: ReviewReport, notes: Sequence[str]) -> str:

@@ -78,6 +78,31 @@ def test_the_limit_holds_and_what_was_left_out_is_counted() -> None:
     assert "Not checked:" in text and "Next:" in text  # never dropped
 
 
+def test_a_blocking_finding_is_never_left_out_for_what_was_not_checked(report: ReviewReport) -> None:
+    """--max-chars 1000 dropped the only major finding, kept the list of unchecked agents, and said
+    "fix the ones above" with none shown."""
+    major = Finding(fingerprint="a" * 32, agent="security-patterns", rule_id="sec-tls-verify-01", severity="major",
+                    category="transport-security", file="app/http.py", line=12, message="TLS verification off " * 20,
+                    recommendation="Keep verification on. " * 14)
+    crowded = make_report([major], decision="needs_fixes").model_copy(update={
+        "agents": report.agents, "did_not_review": report.did_not_review, "gaps": report.gaps})
+    text = agent.render(crowded, 1000)
+    assert len(text) <= 1000
+    [shown] = entries(text)
+    assert (shown["where"], shown["severity"], shown["rule"]) == ("app/http.py:12", "major", "sec-tls-verify-01")
+    assert "Not checked:" in text and "review-gate show last" in text and "Next:" in text
+
+
+def test_the_left_out_line_never_points_at_findings_that_are_not_there() -> None:
+    assert "fix the ones above" not in agent._left_out([_minor()], 1, shown=0)
+    assert "fix the ones above" in agent._left_out([_minor()], 2, shown=1)
+
+
+def _minor() -> Finding:
+    return Finding(fingerprint="b" * 32, agent="a", severity="warning", category="general", file="a.py", line=1,
+                   message="m")
+
+
 def test_run_quotes_the_flagged_line_of_a_command_agents_finding(cli, repo: GitRepo, tmp_path: Path) -> None:
     finder = script(tmp_path, "finder.py", """\
         import json
