@@ -171,7 +171,8 @@ def _rest(out: Writer, report: ReviewReport) -> None:
     cov = report.coverage
     text = coverage_line(report)
     if cov.findings_filtered:
-        text += f", {plural(cov.findings_filtered, 'finding')} off the changed lines not counted ({cov.filter_mode})"
+        text += (f", {plural(cov.findings_filtered, 'finding')} off the changed lines not counted (filter mode "
+                 f"{cov.filter_mode}; --filter-mode nofilter counts them)")
     if cov.unreviewed:
         text += f"; unreviewed: {', '.join(sanitize(p) for p in cov.unreviewed[:5])}"
         text += f" and {len(cov.unreviewed) - 5} more" if len(cov.unreviewed) > 5 else ""

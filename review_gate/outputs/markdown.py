@@ -196,7 +196,7 @@ def _head(report: ReviewReport) -> list[str]:
              f"· domains: {domains}")
     if cov.findings_filtered:
         facts += (f" · {cov.findings_filtered} findings off the changed lines not counted "
-                  f"(filter mode {cov.filter_mode})")
+                  f"(filter mode {cov.filter_mode}; `--filter-mode nofilter` counts them)")
     return [*lines, facts, ""]
 
 

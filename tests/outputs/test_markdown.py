@@ -112,7 +112,7 @@ def test_untrusted_text_starts_no_construct() -> None:
     assert kinds["link_open"] == 0 and kinds["image"] == 0 and kinds["blockquote_open"] == 0
     assert kinds["ordered_list_open"] == 0 and kinds["code_block"] == 0 and kinds["s_open"] == 0
     assert kinds["heading_open"] == len([line for line in out.splitlines() if line.startswith("#")])
-    assert kinds["em_open"] == 0 and kinds["code_inline"] == 1 + len(nasty)  # the summary line, the ids
+    assert kinds["em_open"] == 0 and kinds["code_inline"] == 2 + len(nasty)  # the summary line, the flag, the ids
     assert kinds["bullet_list_open"] == 2  # the recommendations, one item each, and the unreviewed file
     assert kinds["list_item_open"] == len(nasty) + 1
     for message in nasty:
