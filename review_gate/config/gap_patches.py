@@ -57,8 +57,34 @@ def free_id(base: str, taken: Iterable[str]) -> str:
 
 
 def scope_globs(paths: Sequence[str]) -> list[str]:
-    """Globs that select ``paths``: each path itself, taken literally."""
-    return [literal_glob(p) for p in paths]
+    """Globs that select ``paths`` and the files like them, for a policy that lasts beyond this
+    change: the paths under one top directory that share an extension as one glob over it
+    (``deploy/**/*.yaml``), the same extension at the root as ``*.ext``; a path like no other
+    stays itself, taken literally (a permanent policy must not list one change's files).
+
+    >>> scope_globs(["deploy/k8s/api.yaml", "deploy/k8s/web.yaml", "deploy/base/ns.yaml", "Makefile"])
+    ['deploy/**/*.yaml', 'Makefile']
+    >>> scope_globs(["a.py", "b.py", "src/x.py"])
+    ['*.py', 'src/x.py']
+    """
+    groups: dict[tuple[str, str], list[str]] = {}
+    for path in paths:
+        top, _, rest = path.partition("/")
+        name = path.rsplit("/", 1)[-1]
+        dot = name.rfind(".")
+        extension = name[dot:] if dot > 0 and _PLAIN.fullmatch(name[dot:]) else ""
+        groups.setdefault((top if rest else "", extension), []).append(path)
+    out: list[str] = []
+    for (top, extension), members in groups.items():
+        if len(members) < 2 or not extension or (top and not _PLAIN_DIR.fullmatch(top)):
+            out += [literal_glob(p) for p in members]
+        else:
+            out.append(f"{top}/**/*{extension}" if top else f"*{extension}")
+    return list(dict.fromkeys(out))
+
+
+_PLAIN = re.compile(r"\.[A-Za-z0-9_+-]+")  # an extension a glob can name without escaping
+_PLAIN_DIR = re.compile(r"[A-Za-z0-9_.+-]+")
 
 
 def unclassified_glob(path: str) -> tuple[str, str]:

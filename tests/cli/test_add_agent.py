@@ -85,6 +85,17 @@ def test_an_added_agent_reviews_the_change_and_is_logged_as_a_gap(cli: Any, tmp_
     assert json.loads(gap["suggestion"].split('"policies": ', 1)[1]) == policy
 
 
+def test_the_permanent_policy_proposed_is_the_globs_the_paths_share(cli: Any, tmp_path: Path) -> None:
+    """It hard-coded this change's nine file paths as a permanent policy."""
+    nine = "".join(make_diff(f"deploy/k8s/svc{n}.yaml", ["kind: Service"]) for n in range(8))
+    result = cli("--diff", "-", "--no-state", "--offline", "--config", str(config(tmp_path)), "--format", "json",
+                 "--add-agent", "sec", "--gap-reason", "it feeds the deploy job",
+                 stdin=(nine + make_diff("app.py", ["x = 1"])).encode())
+    assert result.code in (0, 1), result.err
+    [gap] = [g for g in result.json()["gaps"] if g["kind"] == "agent_addition"]
+    assert gap["patch"]["operations"][0]["value"]["trigger"]["paths"] == ["app.py", "deploy/**/*.yaml"]
+
+
 def test_a_glob_scopes_the_added_agent(cli: Any, tmp_path: Path) -> None:
     _, report = run(cli, config(tmp_path), "--add-agent", "sec:*.py", "--gap-reason", "python evaluates input")
     assert agent(report, "sec")["files"] == ["app.py"]
