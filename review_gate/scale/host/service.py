@@ -155,9 +155,9 @@ def gather(path: Path, ref: str | None) -> tuple[str, batches.BatchRun, FrozenRu
 
 
 def ingest(run: RunState, frozen: FrozenRun, answered: list[lens_review.Answered | None]) -> ReviewReport | None:
-    """The run's report from the answers; None when another collect took the run first."""
-    if not run.claim_batch(frozen.run_id):
-        return None
+    """The run's report from the answers; None when another collect took the run first. Every
+    result is made before the run is taken: what could still fail after it is only the decision
+    and its recording."""
     reuse = run.resume(Plan(facts=frozen.facts, classification=frozen.classification, manifest=frozen.manifest,
                             gaps=frozen.gaps), frozen.run_id, frozen.extras)
     entries = {e.agent: e for e in reuse.manifest.entries}
@@ -175,6 +175,8 @@ def ingest(run: RunState, frozen: FrozenRun, answered: list[lens_review.Answered
         results += unit_results(frozen, unit, entries, files, lines, [r for _, r in mine], chunks, reasons,
                                 Usage(), spec, source="host")
     hosted = {e.agent for e in frozen.manifest.entries if requests.batchable(e, frozen.config, host=True)}
+    if not run.claim_batch(frozen.run_id):
+        return None
     return conclude(run, frozen, results, hosted)
 
 
