@@ -1,6 +1,6 @@
-"""How many requests an endpoint gets in flight at once: a window that grows with what the
-endpoint says it can take and shrinks when it pushes back (additive increase, multiplicative
-decrease, the shape TCP's congestion control made well known).
+"""How many requests an endpoint gets in flight at once: a window that grows while the endpoint
+answers and shrinks when it pushes back (additive increase, multiplicative decrease, the shape
+TCP's congestion control made well known, and every client that meets limits it is not told).
 
 - It starts small: ``START`` requests, the parallel slots a local server (Ollama, llama-server)
   usually has, and a first burst small enough for a low paid tier, sent before any rate-limit
@@ -9,8 +9,11 @@ decrease, the shape TCP's congestion control made well known).
 - Once an answer carries rate-limit headers, the endpoint has budgets the governor checks
   request by request, so the window opens at once to its ceiling (``CEILING``, or the
   explicit ``max_concurrency``, a hard cap): the budgets, not the window, then say how many
-  go (the governor spaces out the requests past the most ever answered at once). An endpoint
-  that never sends such headers (a local server) never grows past ``START``.
+  go (the governor spaces out the requests past the most ever answered at once).
+- An endpoint that sends no such headers (llama.cpp, vLLM, Ollama, most proxies) tells nothing
+  of its limits but its answers: each usable answer grows the window by one request until the
+  first push back (a slow start: the window doubles a round trip), by one request a round trip
+  after it (1/window an answer), up to the ceiling.
 - A 429 while the headers say every budget still has room is the server's own limit on
   requests at once, one it reports nowhere: the window's ceiling becomes one less than the
   requests that were in flight when the refused one went out, for the rest of the run.
@@ -19,13 +22,17 @@ decrease, the shape TCP's congestion control made well known).
   queues what it has no slot for. (A hosted API's latency follows the length of its answers,
   and its budgets are in its headers.) One push back halves the window once: requests already
   in flight when it was halved cannot halve it again. After that it grows by one request a
-  round trip (1/window an answer), back to where it may go.
+  round trip, back to where it may go.
 
     >>> flow = Flow(start=4, ceiling=64, explicit=False)
     >>> flow.answered(latency=2.0, index=1, headers=True); flow.limit
     64
     >>> flow.pushed_back(index=2, sent=40); flow.limit
     32
+    >>> quiet = Flow(start=4, ceiling=64, explicit=False)
+    >>> for index in range(1, 5): quiet.answered(latency=2.0, index=index, headers=False)
+    >>> quiet.limit
+    8
 """
 
 from __future__ import annotations
@@ -48,8 +55,10 @@ class Flow:
         self.start = min(start, ceiling)
         self.explicit = explicit
         self.window = float(ceiling if explicit else self.start)
-        self.threshold = float(ceiling)  # where a window opening at once stops, after a push back
-        self.opened = explicit  # it may grow to its ceiling: headers seen, or the team said how far
+        # where a window opening at once stops, and where growing a request an answer (the slow
+        # start) gives way to a request a round trip: the ceiling until the first push back
+        self.threshold = float(ceiling)
+        self.opened = explicit  # opened at once: headers seen, or the team said how far
         self.headers = False  # an answer carried rate-limit headers
         self.fastest: float | None = None
         self.average: float | None = None
@@ -62,8 +71,8 @@ class Flow:
 
     @property
     def room(self) -> int:
-        """As far as the window may grow now."""
-        return self.ceiling if self.opened else self.start
+        """As far as the window may grow."""
+        return self.ceiling
 
     def answered(self, latency: float, index: int, headers: bool, sent: int | None = None) -> None:
         """A usable answer after ``latency`` seconds; ``headers``: it carried rate-limit headers."""
@@ -80,7 +89,8 @@ class Flow:
             self.window = max(self.window, min(float(self.room), self.threshold))
             return
         if self.average <= CALM * self.fastest and self.window < self.room:
-            self.window = min(float(self.room), self.window + 1 / self.window)
+            slow_start = not self.headers and self.window < self.threshold
+            self.window = min(float(self.room), self.window + (1.0 if slow_start else 1 / self.window))
 
     def busy(self, in_flight: int) -> None:
         """The server refused a request sent while ``in_flight`` were (it included) though its

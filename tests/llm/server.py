@@ -9,7 +9,9 @@ Anthropic ``tool_use`` blocks); ``tool_results`` reads back what a request answe
 
 ``rate_limit`` (a ``RateLimit``, off by default) turns on the rate-limit mode: requests beyond
 its limits are answered 429 before they take a step, and every answer carries the provider's
-rate-limit headers.
+rate-limit headers. ``busy_above`` (None by default) is a server that says nothing of its
+limits, as llama.cpp, vLLM and most proxies: a request that would be more than that many in
+work at once is answered ``busy_status`` (429) with no header at all, and counted in ``refused``.
 
 It also speaks both providers' batch APIs (``Batches``): OpenAI's files and batches endpoints
 (``/v1/files``, ``/v1/batches``, ``/v1/files/{id}/content``) and Anthropic's Message Batches
@@ -435,6 +437,9 @@ class LlmServer:
         self.batches = Batches(self)
         self.in_work = 0  # model requests being answered now
         self.most_at_once = 0  # the most there ever were
+        self.busy_above: int | None = None  # more requests in work at once than this are refused
+        self.busy_status = 429
+        self.refused = 0  # requests refused as more than busy_above at once
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), _handler(self))
@@ -571,13 +576,18 @@ def _handler(owner: LlmServer) -> type[BaseHTTPRequestHandler]:
             request = Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
             limit = owner.rate_limit
             refused = limit.admit(self.path, body) if limit is not None else None
-            if refused is not None:
-                status, payload, headers = 429, json.dumps(error_body(self.path, 429)).encode(), refused
-            else:
-                step = owner.next_step(request)
-                with owner._lock:
+            with owner._lock:  # taking a place in work and refusing one are one step: no race past busy_above
+                busy = refused is None and owner.busy_above is not None and owner.in_work >= owner.busy_above
+                owner.refused += busy
+                if refused is None and not busy:
                     owner.in_work += 1
                     owner.most_at_once = max(owner.most_at_once, owner.in_work)
+            if refused is not None:
+                status, payload, headers = 429, json.dumps(error_body(self.path, 429)).encode(), refused
+            elif busy:
+                status, payload, headers = owner.busy_status, json.dumps(error_body(self.path, 429)).encode(), {}
+            else:
+                step = owner.next_step(request)
                 try:
                     status, payload, headers = self.answer_step(step, limit)
                 finally:

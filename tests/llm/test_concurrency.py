@@ -1,5 +1,7 @@
 """How many requests an endpoint gets at once (``review_gate.llm.concurrency``): small until the
-headers tell the budgets, open then, halved on a push back, a learned or explicit cap kept."""
+headers tell the budgets, open then; without headers grown by its answers (a request an answer,
+then a request a round trip after the first push back); halved on a push back; a learned or
+explicit cap kept."""
 
 from __future__ import annotations
 
@@ -17,30 +19,66 @@ def test_it_starts_small_and_opens_once_the_headers_tell_the_budgets() -> None:
     flow = Flow(START, CEILING, explicit=False)
     assert flow.limit == START == 4
     flow.answered(1.0, index=1, headers=False)
-    assert flow.limit == START  # an answer without budgets says nothing of them
+    assert flow.limit == START + 1  # an answer without budgets: one more, as any answer
     flow.answered(1.0, index=2, headers=True)
     assert flow.limit == CEILING == 64
 
 
-def test_an_endpoint_without_headers_never_grows_past_its_start() -> None:
+def test_an_endpoint_without_headers_doubles_a_round_trip_until_it_pushes_back() -> None:
     flow = Flow(START, CEILING, explicit=False)
-    for index in range(1, 200):
-        flow.answered(1.0, index, headers=False)
-    assert flow.limit == START
+    for index in range(1, 5):  # the first round: 4 answers
+        flow.answered(2.0, index, headers=False, sent=4)
+    assert flow.limit == 8
+    for index in range(5, 13):  # the second: 8
+        flow.answered(2.0, index, headers=False, sent=12)
+    assert flow.limit == 16
+    for index in range(13, 200):
+        flow.answered(2.0, index, headers=False, sent=index)
+    assert flow.limit == CEILING  # and no further
+
+
+def test_after_a_push_back_an_endpoint_without_headers_grows_a_request_a_round_trip() -> None:
+    flow = Flow(START, CEILING, explicit=False)
+    for index in range(1, 13):
+        flow.answered(2.0, index, headers=False, sent=12)
+    assert flow.limit == 16
+    flow.pushed_back(index=13, sent=28)  # a 429 (or 503, 529) above what it takes
+    assert flow.limit == 8
+    flow.pushed_back(index=20, sent=28)  # sent before the halving: not again
+    assert flow.limit == 8
+    for index in range(29, 29 + 8):  # a round trip: 8 answers
+        flow.answered(2.0, index, headers=False, sent=index)
+    assert flow.window == pytest.approx(9, abs=0.05)
+    for index in range(37, 37 + 9):  # the next: 9
+        flow.answered(2.0, index, headers=False, sent=index)
+    assert flow.window == pytest.approx(10, abs=0.1)
+
+
+def test_an_explicit_max_concurrency_bounds_an_endpoint_without_headers() -> None:
+    governor = Governor("e", Limits(max_concurrency=6))
+    for index in range(100):
+        ticket = governor.take(NEED, float(index))
+        ticket.observe({}, 200, now=index + 0.5)
+        governor.release(ticket)
+    assert governor.concurrency == 6
+    refused = governor.take(NEED, 200.0)
+    refused.observe({}, 503, now=200.5)
+    assert governor.concurrency == 3
 
 
 def test_latency_that_rises_without_headers_halves_the_window_once_a_round() -> None:
     flow = Flow(START, CEILING, explicit=False)
     flow.answered(1.0, index=1, headers=False, sent=4)
-    flow.answered(4.0, index=2, headers=False, sent=4)  # one slow answer: the average is not twice the fastest
-    assert flow.limit == 4
-    flow.answered(4.0, index=3, headers=False, sent=4)  # queueing: now it is
+    assert flow.limit == 5
+    flow.answered(4.0, index=2, headers=False, sent=4)  # one slow answer: not twice the fastest, not calm
+    assert flow.limit == 5
+    flow.answered(4.0, index=3, headers=False, sent=4)  # queueing: now it is twice
     assert flow.limit == 2
     flow.answered(9.0, index=4, headers=False, sent=4)  # sent before the cut: no second halving
     assert flow.limit == 2
-    for index in range(5, 40):  # calm again: one more a round trip, back to the start at most
+    for index in range(5, 40):  # calm again: a request a round trip, not one an answer
         flow.answered(1.0, index, headers=False, sent=index)
-    assert flow.limit == START
+    assert START < flow.limit < 12
 
 
 def test_a_429_halves_it_once_and_it_grows_back_a_request_a_round() -> None:

@@ -64,8 +64,9 @@ def test_retry_after_is_honoured_once_not_a_ladder(cli: Any, tmp_path: Path, ser
     _, report = run(cli, cfg, DIFF)
     elapsed = time.monotonic() - started
     agent = agent_result(report, "llm")
-    assert (agent["status"], agent["attempts"]) == ("completed", 2)
-    assert 1.0 <= elapsed < 2.5
+    assert (agent["status"], agent["attempts"]) == ("completed", 2)  # one wait, one retry: no ladder
+    assert len(server.requests) == 2
+    assert elapsed >= 1.0  # the wait it was told (a lower bound: a busy machine only adds to it)
 
 
 @pytest.mark.parametrize(("status", "provider"), [(500, "openai"), (529, "anthropic"), (429, "anthropic")])
@@ -207,12 +208,10 @@ def test_chunks_are_sent_in_parallel_merged_and_a_huge_hunk_is_cut_into_windows(
     diffs = [make_diff(f"m{i}.py", [f"v{i}_{n} = {n}" for n in range(60)]) for i in range(8)]
     diffs.append(make_diff("huge.py", ["s = '" + "q" * 9000 + "'"]))
     cfg = write_config(tmp_path, [llm_agent("llm", server, max_input_tokens=1500)])
-    started = time.monotonic()
     _, report = run(cli, cfg, "".join(diffs))
-    elapsed = time.monotonic() - started
     agent = agent_result(report, "llm")
     assert len(server.requests) > 2
-    assert elapsed < 0.3 * len(server.requests)  # concurrently, not one after another
+    assert server.most_at_once > 1  # concurrently, not one after another
     assert sorted({f["file"] for f in report["findings"]}) == ["huge.py", *(f"m{i}.py" for i in range(8))]
     assert agent["out_of_scope"] == len(server.requests)
     assert agent["unreviewed"] == [] and report["coverage"]["unreviewed"] == []
