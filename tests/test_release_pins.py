@@ -28,3 +28,37 @@ def test_installing_from_pypi_is_said_to_wait_for_the_release() -> None:
             if FROM_PYPI.search(line) and "published" not in line:
                 bare.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert not bare
+
+
+USES = re.compile(r"^\s*-?\s*uses:\s*(?P<ref>\S+)", re.MULTILINE)
+FENCE = re.compile(r"```ya?ml\n(?P<body>.*?)```", re.DOTALL)
+
+
+def _workflow_snippets() -> list[tuple[str, str]]:
+    """Every YAML snippet of the docs (fenced in Markdown, or a whole example file)."""
+    found = []
+    for path in DOCS:
+        text = path.read_text(encoding="utf-8")
+        if path.suffix == ".yml":
+            found.append((str(path.relative_to(ROOT)), text))
+        elif path.suffix == ".md":
+            found += [(f"{path.relative_to(ROOT)}#{n}", m["body"]) for n, m in enumerate(FENCE.finditer(text))]
+    return found
+
+
+def test_every_action_the_docs_use_is_pinned_by_commit() -> None:
+    """A tag can be moved to other code; a commit id cannot (zizmor's unpinned-uses)."""
+    loose = [f"{where}: {m['ref']}" for where, body in _workflow_snippets() for m in USES.finditer(body)
+             if not m["ref"].startswith("./") and not re.search(r"@[0-9a-f]{40}$", m["ref"])]
+    assert not loose
+
+
+def test_every_checkout_the_docs_show_keeps_no_credentials_and_every_workflow_says_its_permissions() -> None:
+    checkouts, unscoped = [], []
+    for where, body in _workflow_snippets():
+        for m in USES.finditer(body):
+            if m["ref"].startswith("actions/checkout@") and "persist-credentials: false" not in body[m.end():][:300]:
+                checkouts.append(where)
+        if re.search(r"^jobs:", body, re.MULTILINE) and "permissions:" not in body:
+            unscoped.append(where)
+    assert not checkouts and not unscoped
