@@ -37,7 +37,7 @@ FENCE = re.compile(r"```ya?ml\n(?P<body>.*?)```", re.DOTALL)
 def _workflow_snippets() -> list[tuple[str, str]]:
     """Every YAML snippet of the docs (fenced in Markdown, or a whole example file)."""
     found = []
-    for path in DOCS:
+    for path in [*DOCS, *sorted((ROOT / ".github" / "workflows").glob("*.yml"))]:
         text = path.read_text(encoding="utf-8")
         if path.suffix == ".yml":
             found.append((str(path.relative_to(ROOT)), text))
@@ -62,3 +62,19 @@ def test_every_checkout_the_docs_show_keeps_no_credentials_and_every_workflow_sa
         if re.search(r"^jobs:", body, re.MULTILINE) and "permissions:" not in body:
             unscoped.append(where)
     assert not checkouts and not unscoped
+
+
+def test_a_release_is_built_checked_and_published_by_trusted_publishing() -> None:
+    import yaml
+
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text(encoding="utf-8"))
+    assert workflow[True] == {"push": {"tags": ["v*"]}}  # YAML reads the key `on` as true
+    assert workflow["permissions"] == {}
+    build, publish = workflow["jobs"]["build"], workflow["jobs"]["publish"]
+    assert build["permissions"] == {"contents": "read"}
+    script = "\n".join(step.get("run", "") for step in build["steps"])
+    assert "python -m build" in script and "twine check --strict" in script
+    assert publish["needs"] == "build" and publish["permissions"] == {"id-token": "write"}
+    assert publish["environment"]["name"] == "pypi"
+    assert publish["steps"][-1]["uses"].startswith("pypa/gh-action-pypi-publish@")
+    assert not any("password" in (step.get("with") or {}) for step in publish["steps"])  # no stored token
