@@ -15,9 +15,10 @@ when this interpreter imports nothing from the working directory (the hooks ``in
 ``python -I -m review_gate`` or the console script, which never restart in a clean
 environment). The file runs twice over: from the entry points (``review_gate/__main__.py``, the
 console script's ``surfaces.cli.main.entry``), and before them from
-``review_gate-isolation.pth`` in site-packages, which the interpreter processes before
-``sitecustomize``: read there by its path (a module imported by name could come from
-``PYTHONPATH`` too), so it uses only ``os`` and ``sys``, which are loaded before any ``.pth``.
+``review-gate-isolation.pth`` in site-packages, which the interpreter processes before
+``sitecustomize``: read there by its path, ``site-packages/review_gate/_isolation.py`` (a module
+imported by name could come from ``PYTHONPATH`` too; an editable install has the file there as
+well), so it uses only ``os`` and ``sys``, which are loaded before any ``.pth``.
 """
 
 from __future__ import annotations
