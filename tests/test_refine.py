@@ -257,23 +257,34 @@ def test_one_drop_column_finding_per_migration_file(cli: Any, repo: GitRepo) -> 
 # --------------------------------------------------------------------------- pre-existing
 
 
-def test_a_reformat_lists_old_findings_as_pre_existing(cli: Any, repo: GitRepo) -> None:
-    change(repo, {"app/client.py": "def fetch(url):\n    return (requests.get(url, verify = False))\n"})
-    change(repo, {"app/client.py": "def fetch(url):\n    return requests.get(url,verify=False)\n"}, "black")
+def test_a_reindent_lists_old_findings_as_pre_existing(cli: Any, repo: GitRepo) -> None:
+    change(repo, {"app/client.py": "def fetch(url):\n    return requests.get(url, verify=False)\n"})
+    change(repo, {"app/client.py": "def fetch(url):\n    if url:\n        return requests.get(url, verify=False)\n"},
+           "indent")
     report = review(cli)
     assert report["findings"] == [] and passes(report)
     assert "sec-tls-verify-01" in {w["rule_id"] for w in report["waived"]}
     assert all(w["waived"].startswith("pre-existing") for w in report["waived"])
-    assert {w["waived_kind"] for w in report["waived"]} <= {"preexisting", "moved"}
+    assert {w["waived_kind"] for w in report["waived"]} == {"preexisting"}
 
 
-def test_a_comment_moved_off_the_line_leaves_an_old_finding_old(cli: Any, repo: GitRepo) -> None:
+def test_a_reformat_inside_a_line_is_judged_as_written(cli: Any, repo: GitRepo) -> None:
+    """Text is compared as written but for leading and trailing whitespace (issue 29): what a
+    formatter changes inside a line may be code, so the reformatted line is judged again."""
+    change(repo, {"app/client.py": "def fetch(url):\n    return (requests.get(url, verify = False))\n"})
+    change(repo, {"app/client.py": "def fetch(url):\n    return requests.get(url,verify=False)\n"}, "black")
+    report = review(cli)
+    assert found(report, "sec-tls-verify-01") == [("app/client.py", 2, "major")] and report["waived"] == []
+
+
+def test_a_comment_moved_off_the_line_makes_the_line_judged_again(cli: Any, repo: GitRepo) -> None:
+    """Comments are not guessed from ``#`` or ``//`` (issue 29): the line without its comment is
+    another line."""
     line = 'RUN mkdir -p "$PGDATA" && chmod 777 "$PGDATA"'
     change(repo, {"Dockerfile": f'FROM debian\n{line} # replaced by 700 at run time ("--user")\n'})
     change(repo, {"Dockerfile": f'FROM debian\n# replaced by 700 at run time ("--user")\n{line}\n'}, "comment")
     report = review(cli)
-    assert found(report, "sec-chmod-777-01") == []
-    assert [w["rule_id"] for w in report["waived"]] == ["sec-chmod-777-01"]
+    assert found(report, "sec-chmod-777-01") == [("Dockerfile", 3, "major")] and report["waived"] == []
 
 
 def test_a_moved_module_is_not_new_but_a_new_line_in_it_is(cli: Any, repo: GitRepo) -> None:
@@ -290,15 +301,19 @@ def test_a_moved_module_is_not_new_but_a_new_line_in_it_is(cli: Any, repo: GitRe
     assert "sec-tls-verify-01" in {w["rule_id"] for w in report["waived"]}
 
 
-def test_a_line_moved_to_another_file_is_pre_existing_in_a_diff_file_too(cli: Any, tmp_path: Path) -> None:
-    diff = ("diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,1 @@\n x = 1\n"
-            "-r = requests.get(u, verify=False)\n"
+def test_a_line_moved_to_another_file_is_judged_there_in_a_diff_file_too(cli: Any, tmp_path: Path) -> None:
+    """A line removed from one file pays only for lines of the same file or of a file renamed or
+    copied from it (issue 29): b.py is neither, so its line is judged; within a.py, a move is old."""
+    diff = ("diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1,3 +1,3 @@\n x = 1\n"
+            "-r = requests.get(u, verify=False)\n z = 3\n+    r = requests.get(u, verify=False)\n"
             "diff --git a/b.py b/b.py\n--- a/b.py\n+++ b/b.py\n@@ -1,1 +1,3 @@\n y = 2\n"
-            "+r = requests.get(u,  verify=False)\n+eval(u)\n")
+            "+r = requests.get(u, verify=False)\n+eval(u)\n")
     result = cli("--diff", "-", "--offline", "--no-state", "--format", "json", stdin=diff.encode())
     report = json.loads(result.out)
-    assert found(report) == [("b.py", 3, "major")]
-    assert "sec-tls-verify-01" in {w["rule_id"] for w in report["waived"]}
+    assert found(report, "sec-tls-verify-01") == [("b.py", 2, "major")]
+    assert [(w["file"], w["rule_id"], w["waived_kind"]) for w in report["waived"]
+            if w["rule_id"] == "sec-tls-verify-01"] == [
+        ("a.py", "sec-tls-verify-01", "preexisting")]
 
 
 def test_a_print_that_names_its_stream_on_a_later_line_is_deliberate_output(cli: Any, repo: GitRepo) -> None:
@@ -307,15 +322,16 @@ def test_a_print_that_names_its_stream_on_a_later_line_is_deliberate_output(cli:
     assert found(review(cli), "hyg-debug-print-01") == [("app/run.py", 6, "warning")]
 
 
-def test_a_new_version_copied_from_the_last_is_not_new(cli: Any, repo: GitRepo) -> None:
+def test_a_new_version_copied_from_the_last_is_new(cli: Any, repo: GitRepo) -> None:
+    """A copy of a file that stays adds occurrences: the old file's line still stands and pays
+    there (issue 29: a copy was paid twice); tests/test_pairing.py has the copy whose source goes."""
     steps = "".join(f"RUN step {n}\n" for n in range(10))
     change(repo, {"11/Dockerfile": f'FROM debian\n{steps}RUN chmod 777 "$PGDATA"\n'})
     change(repo, {"12/Dockerfile": f'FROM debian:12\n{steps}RUN chmod 777 "$PGDATA"\n',
                   "12/other/Dockerfile": 'FROM alpine\nRUN chmod 777 /data\n'}, "add 12")
     report = review(cli)
-    assert found(report, "sec-chmod-777-01") == [("12/other/Dockerfile", 2, "major")]
-    [waived] = report["waived"]
-    assert waived["file"] == "12/Dockerfile" and "11/Dockerfile before it" in waived["waived"]
+    assert found(report, "sec-chmod-777-01") == [("12/Dockerfile", 12, "major"), ("12/other/Dockerfile", 2, "major")]
+    assert report["waived"] == []
 
 
 def test_a_line_moved_out_of_a_test_into_the_code_is_new(cli: Any, repo: GitRepo) -> None:

@@ -1,79 +1,49 @@
-"""Findings that are not new: their rule fires on the same line before the change. Pure.
+"""Findings that are not new: an old occurrence of their rule pays for them, one for one. Pure.
 
-Like Semgrep's ``--baseline-commit``: a reformat (black, prettier) or a move re-adds old lines, and
-every old finding would come back as new. A finding on a line the change adds is pre-existing when
-an old occurrence pays for it, one for one (``paired``): a line the change removes, from the file
-or from a file in the same path classes (a move), whose normalised text is the flagged line's and
-on which the rule fires; for a new file that copies a file of its name, that file's lines; or, for
-a finding that does not block (a warning, info), a removed line of the same hunk on which the
-rule's match is the same words (an edit elsewhere on the line). A blocking finding's match may be
-only part of what matters (``shell=True`` with a new argument, a submodule's ``url =`` with a new
-address): only its whole line before makes it old. One for one: a change that adds a copy of an old
-line beside it adds a new finding (an ``eval`` in a dead function does not excuse two new routes
-that call it). Normalised: without a trailing comment, whitespace or parentheses, quotes made one
-kind, a trailing comma or semicolon dropped, so ``x = (sha1(s)) , # ok`` and ``x = sha1(s)`` are
-one line.
-Pre-existing findings are listed (as waived, with the reason), never counted.
+Like Semgrep's ``--baseline-commit``: a move re-adds old lines, and every old finding would come
+back as new. A finding on a line the change adds is pre-existing when a line the change removes
+pays for it (``paired``), on which the rule fires and whose text is the flagged line's as written
+(only leading and trailing whitespace aside: a re-indent is the same line, a reformat inside it is
+not, since whitespace in a string or ``//`` in an expression is code). What may pay:
 
->>> normal("  r = (get(url,  verify=False)),  # why")
-'r=geturl,verify=False'
+- a line removed from the same file (``own``: a move within the file, a re-indent), or from the
+  file it was renamed from;
+- a line removed from the file a new file copies (its ``source``: a split, a file moved without
+  git pairing the rename), when that file stands in the same path classes;
+- for a finding that does not block (a warning, info), a removed line of the same hunk on which
+  the rule's match is the same words (an edit elsewhere on the line). A blocking finding's match
+  may be only part of what matters (``shell=True`` with a new argument): only its whole line
+  before makes it old.
+
+Each removed line pays once, over the whole change: the line a copy of a file keeps still stands
+in the file it was copied from, and pays there, so it pays for no copy; a line removed from one
+file pays for no line added to another it was not moved or copied to; a change that adds a copy of
+an old line beside it adds a new finding.
+
+>>> old = {"a.py": [Removed(0, "r = get(url, verify=False)", "verify=False")]}
+>>> paired([Added("a.py", 5, 0, "r = get(url, verify=False)", "verify=False"),
+...         Added("a.py", 9, 1, "r = get(url, verify=False)", "verify=False"),
+...         Added("b.py", 2, 0, "r = get(url, verify=False)", "verify=False")], old,
+...        {"a.py": ("a.py", []), "b.py": (None, [])})
+{('a.py', 5): ('own', 'a.py')}
 """
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any, Literal
 
-_SPACE = re.compile(r"\s+")
-_PARENS = re.compile(r"[()]")
-
-
-_COMMENT = re.compile(r"\s(?:#|//)\s")  # where a trailing comment may start
-
-
-def uncommented(line: str) -> str:
-    """``line`` without a trailing ``# ...`` or ``// ...`` comment: one that starts after whitespace,
-    outside quotes (an even number of each quote before it).
-
-    >>> uncommented('chmod 777 "$D" # "777" is replaced')
-    'chmod 777 "$D"'
-    """
-    for found in _COMMENT.finditer(line):
-        before = line[:found.start()]
-        if before.count('"') % 2 == 0 and before.count("'") % 2 == 0 and before.count("`") % 2 == 0:
-            return before
-    return line
-
 
 def normal(line: str) -> str:
-    """A line's text as reformatting leaves it: no trailing comment, no whitespace, no parentheses
-    (a formatter adds and drops redundant ones), one kind of quote, no trailing , or ;."""
-    return _PARENS.sub("", _SPACE.sub("", uncommented(line))).replace("'", '"').rstrip(",;")
+    """A line's text as compared with an old one: as written, less leading and trailing whitespace.
 
-
-def fired_counts(regex: Any, texts: Iterable[str]) -> Counter[str]:
-    """How many lines of ``texts`` of each normalised text a match of ``regex`` (a compiled RE2 line
-    pattern over bytes) is on; one line counts once."""
-    found: Counter[str] = Counter()
-    for text in texts:
-        data = text.encode("utf-8", "surrogateescape")
-        seen: set[int] = set()
-        for match in regex.finditer(data):
-            start = match.start()
-            while start < match.end() - 1 and data[start:start + 1] == b"\n":
-                start += 1  # a match that begins with the newline before its line
-            low = data.rfind(b"\n", 0, start) + 1
-            if low in seen:
-                continue
-            seen.add(low)
-            high = data.find(b"\n", start)
-            found[normal(data[low:high if high >= 0 else len(data)].decode("utf-8", "replace"))] += 1
-    return found
+    >>> normal("    return eval(size) // 2  ")
+    'return eval(size) // 2'
+    """
+    return line.strip()
 
 
 def lines_touched(regex: Any, lines: Sequence[str]) -> list[int]:
@@ -103,8 +73,9 @@ def first_match(regex: Any, line: str) -> str | None:
 
 @dataclass(frozen=True)
 class Added:
-    """A flagged line the change adds: its number, its hunk, its normalised text, the rule's match."""
+    """A flagged line the change adds: its file, number, hunk, compared text, the rule's match."""
 
+    path: str
     number: int
     hunk: int
     text: str
@@ -114,42 +85,59 @@ class Added:
 
 @dataclass(frozen=True)
 class Removed:
-    """A line the change removes from the same file, on which the rule fires."""
+    """A line the change removes from a file (its hunk there), on which the rule fires."""
 
     hunk: int
     text: str
     match: str
 
 
-Pairing = Literal["moved", "elsewhere", "edited"]
+Pairing = Literal["own", "source", "edited"]
 
 
-def paired(added: Sequence[Added], removed: Sequence[Removed], elsewhere: Counter[str]) -> dict[int, Pairing]:
-    """Which added lines an old occurrence pays for, one for one, in line order: a removed line
-    of the same text (``moved``: a reformat, a move within the file), an occurrence ``elsewhere``
-    (removed from a file alike, or in the file a new one copies), or, for a line whose finding does
-    not block, a removed line of the same hunk with the same match (``edited``).
+Where = tuple[str | None, Sequence[str]]
+"""Where a file's lines may come from: the base path it stood at (None for a new file or a copy),
+and the base paths of the files it copies."""
 
-    >>> old = [Removed(0, "r=geturl,verify=False", "verify=False")]
-    >>> paired([Added(5, 0, "r=geturl,verify=False", "verify=False"),
-    ...         Added(9, 1, "r=geturl,verify=False", "verify=False")], old, Counter())
-    {5: 'moved'}
-    """
-    used = [False] * len(removed)
-    left = Counter(elsewhere)
-    out: dict[int, Pairing] = {}
-    for line in sorted(added, key=lambda a: a.number):
-        same = next((i for i, r in enumerate(removed) if not used[i] and r.text == line.text), None)
-        if same is not None:
-            used[same] = True
-            out[line.number] = "moved"
-        elif left[line.text] > 0:
-            left[line.text] -= 1
-            out[line.number] = "elsewhere"
-        elif line.match is not None and not line.blocks:
-            edit = next((i for i, r in enumerate(removed)
-                         if not used[i] and r.hunk == line.hunk and r.match == line.match), None)
-            if edit is not None:
-                used[edit] = True
-                out[line.number] = "edited"
+
+def paired(added: Sequence[Added], removed: Mapping[str, Sequence[Removed]],
+           where: Mapping[str, Where]) -> dict[tuple[str, int], tuple[Pairing, str]]:
+    """(path, line) -> how and from which base path an old occurrence of one rule pays for an
+    added line, one for one over the whole change. ``removed``: each base path's removed lines on
+    which the rule fires; ``where``: each changed file's own base path and copy sources.
+
+    In three rounds, each in file and line order, so the nearest old line pays first: a removed
+    line of the same text where the file stood (``own``), then one of a file it copies
+    (``source``), then, for a line whose finding does not block, a removed line of the same hunk
+    where it stood with the same match (``edited``)."""
+    used = {path: [False] * len(lines) for path, lines in removed.items()}
+    ordered = sorted(added, key=lambda a: (a.path, a.number))
+    out: dict[tuple[str, int], tuple[Pairing, str]] = {}
+
+    def take(base: str, line: Added, exact: bool) -> bool:
+        """Mark the first unused removed line at ``base`` that pays for ``line``: of its text, or
+        (not ``exact``) of its hunk and match."""
+        lines, marks = removed.get(base, ()), used.get(base, [])
+        at = next((i for i, r in enumerate(lines) if not marks[i] and (
+            r.text == line.text if exact else r.hunk == line.hunk and r.match == line.match)), None)
+        if at is None:
+            return False
+        marks[at] = True
+        return True
+
+    for round_ in ("own", "source", "edited"):
+        for line in ordered:
+            key = (line.path, line.number)
+            if key in out:
+                continue
+            own, copies = where.get(line.path, (None, ()))
+            if round_ == "own" and own is not None and take(own, line, exact=True):
+                out[key] = ("own", own)
+            elif round_ == "source":
+                found = next((s for s in copies if take(s, line, exact=True)), None)
+                if found is not None:
+                    out[key] = ("source", found)
+            elif (round_ == "edited" and own is not None and line.match is not None and not line.blocks
+                  and take(own, line, exact=False)):
+                out[key] = ("edited", own)
     return out

@@ -11,9 +11,10 @@ the rule's settings (review-rules.json, ``models.rule_context``), in this order:
 3. contexts (``contexts``): the first that applies skips or lowers it (``review_gate.judging.rule_contexts``);
 4. ``once_per_file``: only the rule's first finding in a file stays, saying how many it stands for;
 5. pre-existing: a finding on a line the change adds that an old occurrence pays for, one for
-   one (a line the change removes, here or in a file alike; for a new file, the file of its name
-   it copies; the same hunk's removed line with the same match), or on a line the change does not
-   add, is listed as waived with the reason, never counted (``review_gate.judging.preexisting``).
+   one over the whole change (a line of the same text the change removes from the file, from the
+   file it was renamed from or from the file a new file copies; the same hunk's removed line with
+   the same match), or on a line the change does not add, is listed as waived with the reason,
+   never counted (``review_gate.judging.old_lines``, ``review_gate.judging.preexisting``).
 
 A lowered finding says why in its message. Nothing here is read from the change's own
 configuration: the settings are the trusted configuration's, the ``.gitattributes`` is the base
@@ -28,19 +29,19 @@ have findings); with none (a diff file and no repository), the hunks are all the
 from __future__ import annotations
 
 import functools
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Protocol
 
 from review_gate.judging.created_tables import change_creates
+from review_gate.judging.old_lines import OldLines
 from review_gate.judging.path_classes import HEAD_LINES, Classifier
 from review_gate.judging.placeholders import comment_line, documented_example, placeholder, reserved_host
-from review_gate.judging.preexisting import Added, Removed, fired_counts, first_match, lines_touched, normal, paired
 from review_gate.judging.rule_contexts import Lines, applies
-from review_gate.models import BLOCKING, SEVERITY_RANK, AgentResult, FileChange, Finding, PRFacts, ReviewConfig, Rule
-from review_gate.models.findings import PREEXISTING, Waiver
+from review_gate.models import SEVERITY_RANK, AgentResult, FileChange, Finding, PRFacts, ReviewConfig, Rule
+from review_gate.models.findings import Waiver
 from review_gate.models.lines import hides_lines
 from review_gate.models.rule_context import SECRETS, Action, PathClass
 from review_gate.text.regex import compile_pattern
@@ -118,7 +119,7 @@ def refine(results: list[AgentResult], facts: PRFacts, config: ReviewConfig, aro
     classifier = Classifier(config.rules.path_classes, around.gitattributes())
     classifier.know([p for c in facts.files for p in (c.path, c.old_path or c.path)])  # the files alike are asked
     files = {c.path: _file(c, texts.get(c.path), classifier) for c in unique}
-    base = _Base(around, unique, facts.files, classifier)
+    base = OldLines(around, unique, facts.files, classifier)
     owner = around.owner() if any(ctx.when == "same_owner" for r in rules.values() for ctx in r.contexts) else None
     created = functools.cache(lambda: change_creates(facts))  # read only when a `created` context asks
     waivers: dict[str, Waiver] = {}
@@ -137,7 +138,8 @@ def refine(results: list[AgentResult], facts: PRFacts, config: ReviewConfig, aro
         kept = _once_per_file(kept, rules)
         out.append(result.model_copy(update={"findings": kept}) if kept != result.findings else result)
     if preexisting:
-        waivers = base.preexisting([f for r in out for f in r.findings], rules, files)
+        waivers = base.preexisting([f for r in out for f in r.findings], rules,
+                                   {path: (f.change, f.lines) for path, f in files.items()})
     return out, waivers
 
 
@@ -267,123 +269,3 @@ def _once_per_file(findings: list[Finding], rules: Mapping[str, Rule]) -> list[F
         out.append(finding.model_copy(update={"message": f"{finding.message} (and {more} more in this file)"})
                    if more else finding)
     return out
-
-
-class _Base:
-    """What each rule fired on before the change: the lines it removes, and the file a new file
-    copies, read once, when first asked (``preexisting.paired`` pays for added lines with them).
-
-    Only lines from where the file stood count: the file itself, or a file it was renamed from,
-    copies, or took lines from, when that file is in the same path classes. A line from a test
-    moved into the code is new to the code: the rule may have skipped it in the test. Each
-    text is scanned once a rule: the removed lines once for every group of files alike.
-    """
-
-    def __init__(self, around: Surroundings, changes: list[FileChange], files: list[FileChange],
-                 classifier: Classifier) -> None:
-        self.around = around
-        self.changes = changes
-        self.classifier = classifier
-        self.files = files
-        self._removed: dict[frozenset[PathClass], str] | None = None
-        self._texts: dict[str, tuple[str, str]] | None = None
-        self._fired_removed: dict[tuple[str, frozenset[PathClass]], Counter[str]] = {}
-        self._lines: dict[str, tuple[dict[int, int], list[tuple[int, str]]]] = {}
-
-    def removed(self) -> dict[frozenset[PathClass], str]:
-        """The removed lines of the files alike (the same path classes), by where they stood (a
-        renamed file's: its old path)."""
-        if self._removed is None:
-            groups: dict[frozenset[PathClass], list[str]] = defaultdict(list)
-            for change in self.files:
-                lines = [text for h in change.hunks for text in h.removed_lines.texts()]
-                if lines:
-                    groups[self.classifier.classes(change.old_path or change.path)].extend(lines)
-            self._removed = {group: "\n".join(lines) for group, lines in groups.items()}
-        return self._removed
-
-    def preexisting(self, findings: list[Finding], rules: Mapping[str, Rule],
-                    files: Mapping[str, _File]) -> dict[str, Waiver]:
-        """Fingerprint -> why, for the findings an old occurrence pays for (``preexisting.paired``),
-        and those on lines the change does not add (they stood there before it)."""
-        groups: dict[tuple[str, str], list[Finding]] = defaultdict(list)
-        for finding in findings:
-            rule = rules.get(finding.rule_id or "")
-            if rule is not None and rule.pattern and finding.file in files and finding.line is not None:
-                groups[(rule.id, finding.file or "")].append(finding)
-        waivers: dict[str, Waiver] = {}
-        for (rule_id, path), flagged in groups.items():
-            blocking = {f.line for f in flagged if f.line is not None and f.severity in BLOCKING}
-            reasons = self._old(rules[rule_id], files[path], {f.line for f in flagged if f.line is not None}, blocking)
-            waivers.update((f.fingerprint, reasons[f.line]) for f in flagged if f.line in reasons)
-        return waivers
-
-    def _old(self, rule: Rule, where: _File, numbers: set[int], blocking: set[int]) -> dict[int, Waiver]:
-        regex = compile_pattern(rule.pattern or "")
-        change = where.change
-        here = self.classifier.classes(change.path)
-        hunk_of, gone = self._lines_of(change)
-        removed: list[Removed] = []
-        for at in lines_touched(regex, [text for _, text in gone]):  # the lines a match may be on, then each alone
-            index, text = gone[at]
-            match = first_match(regex, text)
-            if match is not None:
-                removed.append(Removed(index, normal(text), match))
-        elsewhere = Counter(self._removed_counts(rule, here))
-        if self.classifier.classes(change.old_path or change.path) == here:
-            elsewhere.subtract(Counter(r.text for r in removed))  # its own removed lines are ``removed``
-        source = self._copied_from(change, here)
-        if source is not None:
-            elsewhere.update(fired_counts(regex, [source[1]]))
-        out: dict[int, Waiver] = {}
-        added = []
-        for number in sorted(numbers):
-            line = where.lines.get(number)
-            if line is None:
-                continue
-            if number in hunk_of:
-                added.append(Added(number, hunk_of[number], normal(line), first_match(regex, line),
-                                   blocks=number in blocking))
-            else:
-                out[number] = Waiver(kind="preexisting",
-                                     reason=f"{PREEXISTING}: the line stood there before this change")
-        what = {"moved": "a line the change removes",
-                "elsewhere": f"{source[0]} before it, or a line it removes" if source else "a line the change removes",
-                "edited": "the line it edits, which matched the same way"}
-        for number, how in paired(added, removed, +elsewhere).items():
-            why = f"{PREEXISTING}: the rule fires on the same line before this change ({what[how]})"
-            out[number] = Waiver(kind="moved" if how == "elsewhere" else "preexisting", reason=why)
-        return out
-
-    def _lines_of(self, change: FileChange) -> tuple[dict[int, int], list[tuple[int, str]]]:
-        """A file's added line numbers -> their hunk, and its removed lines (hunk, text): read once
-        for every rule that flags the file."""
-        known = self._lines.get(change.path)
-        if known is None:
-            hunk_of: dict[int, int] = {}
-            gone: list[tuple[int, str]] = []
-            for index, hunk in enumerate(change.hunks):
-                for numbers in hunk.lines.added_ranges():
-                    hunk_of.update(dict.fromkeys(numbers, index))
-                gone.extend((index, text) for text in hunk.removed_lines.texts())
-            known = self._lines[change.path] = (hunk_of, gone)
-        return known
-
-    def _removed_counts(self, rule: Rule, here: frozenset[PathClass]) -> Counter[str]:
-        """The rule's removed lines in the files alike, by normalised text, counted once per rule."""
-        key = (rule.id, here)
-        if key not in self._fired_removed:
-            text = self.removed().get(here)
-            self._fired_removed[key] = fired_counts(compile_pattern(rule.pattern or ""), [text] if text else [])
-        return self._fired_removed[key]
-
-    def _copied_from(self, change: FileChange, here: frozenset[PathClass]) -> tuple[str, str] | None:
-        """For a new file, the file of its name in the same path classes it copies, with its content."""
-        if change.status != "added":
-            return None
-        if self._texts is None:  # only a new file copies: the base contents of the others are never read here
-            self._texts = self.around.base_texts([c for c in self.changes if c.status == "added"])
-        source = self._texts.get(change.path)
-        if source is None or source[0] == change.path or self.classifier.classes(source[0]) != here:
-            return None
-        return source
