@@ -82,3 +82,51 @@ def test_floor_division_is_not_a_comment(cli: Any, repo: GitRepo) -> None:
     change(repo, {"app/size.py": 'def half(size):\n    return eval(size) // 2 or eval(request.args["q"])\n'}, "edit")
     report = review(cli)
     assert found(report, "sec-py-eval-01") == [("app/size.py", 2, "major")] and report["waived"] == []
+
+
+NET = "import requests\n\n\ndef fetch(url):\n    return requests.get(url, verify=False, timeout=5)\n"
+COPY = "\n\ndef fetch_again(url):\n    return requests.get(url, verify=False, timeout=5)\n"
+
+
+def _on_main_with_entry(repo: GitRepo, cli: Any, shared: bool) -> None:
+    """main holds app/net.py and an entry for its one finding: the baseline's, or the team's acceptance."""
+    repo.write("app/net.py", NET)
+    if shared:
+        result = cli("--offline", "--format", "json")
+        [finding] = result.json()["findings"]
+        assert cli("accept", finding["fingerprint"][:10], "--reason", "test server", "--shared").code == 0
+    else:
+        repo.commit("net")
+        assert cli("baseline", "--offline", "--base", "HEAD~1").code == 0
+    repo.commit("the entry")
+    repo.branch("feature")
+
+
+def _verify_findings(report: dict[str, Any]) -> list[int]:
+    return [f["line"] for f in report["findings"] if f["rule_id"] == "sec-tls-verify-01"]
+
+
+def test_a_baseline_entry_pays_for_one_line_not_every_copy(cli: Any, repo: GitRepo) -> None:
+    """Issue 29, item 3: a new copy of a baselined line below it, then above it, counts."""
+    _on_main_with_entry(repo, cli, shared=False)
+    change(repo, {"app/net.py": NET + COPY}, "a copy below")
+    below = cli("--offline", "--no-state", "--base", "main", "--format", "json")
+    assert below.code == 1 and _verify_findings(below.json()) == [9], below.out
+    change(repo, {"app/net.py": "import requests\n" + COPY + "\n" + NET.removeprefix("import requests\n")},
+           "and above")
+    above = cli("--offline", "--no-state", "--base", "main", "--format", "json")
+    assert above.code == 1 and _verify_findings(above.json()) == [5], above.out
+    # the baselined line itself, moved in the file, is still paid for by its entry
+    change(repo, {"app/net.py": "import requests\n" + NET.removeprefix("import requests\n").replace(
+        "    return", "    if url:\n        return")}, "the old line alone, indented")
+    alone = cli("--offline", "--no-state", "--base", "main", "--format", "json")
+    assert alone.code == 0 and _verify_findings(alone.json()) == [], alone.out
+    assert [w["waived_kind"] for w in alone.json()["waived"]] == ["baseline"]
+
+
+def test_a_shared_acceptance_pays_for_one_line_not_every_copy(cli: Any, repo: GitRepo) -> None:
+    _on_main_with_entry(repo, cli, shared=True)
+    change(repo, {"app/net.py": NET + COPY}, "a copy below")
+    result = cli("--offline", "--no-state", "--base", "main", "--format", "json")
+    assert result.code == 1 and _verify_findings(result.json()) == [9], result.out
+    assert result.json()["waived"] == []

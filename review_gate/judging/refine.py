@@ -5,18 +5,20 @@ the rule's settings (review-rules.json, ``models.rule_context``), in this order:
 
 1. path classes (``path_classes``): in a test, fixture, example, docs, generated, vendored or
    minified file the rule skips the finding or lowers it (``review_gate.judging.path_classes``);
-2. placeholders (``placeholders``): a secret rule's match that holds a placeholder is dropped
+2. placeholders (``placeholders``): a secret rule's match that holds a placeholder is skipped
    (``review_gate.judging.placeholders``), and so is every secret rule's match that is only a key a
    vendor documents as an example (AWS's ``AKIA...EXAMPLE``);
 3. contexts (``contexts``): the first that applies skips or lowers it (``review_gate.judging.rule_contexts``);
-4. ``once_per_file``: only the rule's first finding in a file stays, saying how many it stands for;
+4. ``once_per_file``: only the rule's first finding in a file counts, saying how many it stands for;
 5. pre-existing: a finding on a line the change adds that an old occurrence pays for, one for
    one over the whole change (a line of the same text the change removes from the file, from the
    file it was renamed from or from the file a new file copies; the same hunk's removed line with
    the same match), or on a line the change does not add, is listed as waived with the reason,
    never counted (``review_gate.judging.old_lines``, ``review_gate.judging.preexisting``).
 
-A lowered finding says why in its message. Nothing here is read from the change's own
+A lowered finding says why in its message. A skipped one is kept in its result and returned with
+a waiver of its kind (``path_class``, ``context``, ``once_per_file``): aggregate lists it as
+waived, with the reason; no finding is dropped here. Nothing here is read from the change's own
 configuration: the settings are the trusted configuration's, the ``.gitattributes`` is the base
 side's. What the files look like comes from ``Surroundings`` (git, read lazily: only files that
 have findings); with none (a diff file and no repository), the hunks are all there is.
@@ -36,12 +38,13 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from review_gate.judging.created_tables import change_creates
+from review_gate.judging.occurrences import Occurrences, payable, renumbered
 from review_gate.judging.old_lines import OldLines
 from review_gate.judging.path_classes import HEAD_LINES, Classifier
 from review_gate.judging.placeholders import comment_line, documented_example, placeholder, reserved_host
 from review_gate.judging.rule_contexts import Lines, applies
 from review_gate.models import SEVERITY_RANK, AgentResult, FileChange, Finding, PRFacts, ReviewConfig, Rule
-from review_gate.models.findings import Waiver
+from review_gate.models.findings import WaivedKind, Waiver
 from review_gate.models.lines import hides_lines
 from review_gate.models.rule_context import SECRETS, Action, PathClass
 from review_gate.text.regex import compile_pattern
@@ -103,27 +106,47 @@ class _File:
 
 
 def refine(results: list[AgentResult], facts: PRFacts, config: ReviewConfig, around: Surroundings | None = None,
-           *, preexisting: bool = True) -> tuple[list[AgentResult], dict[str, Waiver]]:
-    """``results`` with their findings judged by their rules' settings, and the fingerprints of the
-    pre-existing ones with why (waivers the gate lists and does not count). ``preexisting``
-    false: a sweep, which reviews files as they are, so that nothing in them is old."""
+           *, preexisting: bool = True,
+           entries: Mapping[str, Waiver] | None = None) -> tuple[list[AgentResult], dict[str, Waiver]]:
+    """``results`` with their findings judged by their rules' settings and their fingerprints
+    numbered over their files' whole new content (``occurrences``), and the waivers of the
+    findings not counted: the pre-existing ones, and of ``entries`` (the baseline's and the
+    acceptances', when given), those that pay for a finding, one each. ``preexisting`` false: a
+    sweep, which reviews files as they are, so that nothing in them is old."""
     around = around or NoSurroundings()
     rules = {r.id: r for r in config.rules.rules}
     changes = {c.path: c for c in facts.files}
-    flagged = [changes[f.file] for r in results for f in r.findings
-               if f.file in changes and f.rule_id in rules]
-    if not flagged:
-        return results, {}
-    unique = list({c.path: c for c in flagged}.values())
-    texts = around.new_texts(unique)
+    flagged = list({f.file: changes[f.file] for r in results for f in r.findings
+                    if f.file in changes and f.rule_id in rules}.values())
+    lined = {f.file: changes[f.file] for r in results for f in r.findings if f.file in changes and f.line is not None}
+    wanted = {c.path: c for c in [*flagged, *lined.values()]}
+    texts = around.new_texts(list(wanted.values())) if wanted else {}
+    # Numbered first: every waiver below names a finding by the fingerprint the report gives it.
+    found = Occurrences(texts, (f for r in results for f in r.findings))
+    results = [_numbered(r, texts, found) for r in results]
+    out, old, skipped = _by_rules(results, facts, config, around, texts, flagged) if flagged else (
+        results, None, {})
+    judged = [f for r in out for f in r.findings if f.fingerprint not in skipped]
+    waivers = old(judged) if old is not None and preexisting else {}
+    if entries is not None:
+        waivers.update(payable(judged, found, _added(lined.values()), entries))
+    return out, {**waivers, **skipped}
+
+
+def _by_rules(results: list[AgentResult], facts: PRFacts, config: ReviewConfig, around: Surroundings,
+              texts: Mapping[str, str], flagged: list[FileChange],
+              ) -> tuple[list[AgentResult], Callable[[list[Finding]], dict[str, Waiver]], dict[str, Waiver]]:
+    """The results with their rules' settings applied, what tells the pre-existing findings, and
+    the waivers of the findings a setting skips (kept in the results: listed, never dropped)."""
+    rules = {r.id: r for r in config.rules.rules}
     classifier = Classifier(config.rules.path_classes, around.gitattributes())
     classifier.know([p for c in facts.files for p in (c.path, c.old_path or c.path)])  # the files alike are asked
-    files = {c.path: _file(c, texts.get(c.path), classifier) for c in unique}
-    base = OldLines(around, unique, facts.files, classifier)
+    files = {c.path: _file(c, texts.get(c.path), classifier) for c in flagged}
+    base = OldLines(around, flagged, facts.files, classifier)
     owner = around.owner() if any(ctx.when == "same_owner" for r in rules.values() for ctx in r.contexts) else None
     created = functools.cache(lambda: change_creates(facts))  # read only when a `created` context asks
-    waivers: dict[str, Waiver] = {}
     out = []
+    skipped: dict[str, Waiver] = {}
     for result in results:
         kept = []
         for finding in result.findings:
@@ -133,14 +156,30 @@ def refine(results: list[AgentResult], facts: PRFacts, config: ReviewConfig, aro
                 kept.append(finding)
                 continue
             judged = _judge(finding, rule, where, config, owner, created)
-            if judged is not None:
-                kept.append(judged)
-        kept = _once_per_file(kept, rules)
+            if isinstance(judged, Waiver):
+                skipped[finding.fingerprint] = judged
+                judged = finding
+            kept.append(judged)
+        kept = _once_per_file(kept, rules, skipped)
         out.append(result.model_copy(update={"findings": kept}) if kept != result.findings else result)
-    if preexisting:
-        waivers = base.preexisting([f for r in out for f in r.findings], rules,
-                                   {path: (f.change, f.lines) for path, f in files.items()})
-    return out, waivers
+    return out, lambda findings: base.preexisting(findings, rules, {
+        path: (f.change, f.lines) for path, f in files.items()}), skipped
+
+
+def _numbered(result: AgentResult, texts: Mapping[str, str], found: Occurrences) -> AgentResult:
+    numbered = renumbered(result.findings, texts, found)
+    return result if numbered == result.findings else result.model_copy(update={"findings": numbered})
+
+
+def _added(changes: Iterable[FileChange]) -> dict[str, set[int]]:
+    """Each file's lines the change adds."""
+    out: dict[str, set[int]] = {}
+    for change in changes:
+        numbers = out.setdefault(change.path, set())
+        for hunk in change.hunks:
+            for added in hunk.lines.added_ranges():
+                numbers.update(added)
+    return out
 
 
 def _file(change: FileChange, text: str | None, classifier: Classifier) -> _File:
@@ -186,30 +225,32 @@ def _action(rule: Rule, classes: Iterable[PathClass], config: ReviewConfig) -> t
     return chosen
 
 
-def _lowered(finding: Finding, action: Action, why: str) -> Finding | None:
-    """``finding`` skipped (None) or at the lower severity ``action`` names, its message saying why."""
+def _lowered(finding: Finding, action: Action, why: str, kind: WaivedKind) -> Finding | Waiver:
+    """``finding`` skipped (a waiver of ``kind`` that says why) or at the lower severity ``action``
+    names, its message saying why."""
     if action == "skip":
-        return None
+        return Waiver(kind=kind, reason=f"skipped: {why}")
     if action == "keep" or SEVERITY_RANK[action] <= SEVERITY_RANK[finding.severity]:
         return finding
     return finding.model_copy(update={"severity": action, "message": f"{finding.message} [{action}: {why}]"})
 
 
 def _judge(finding: Finding, rule: Rule, where: _File, config: ReviewConfig, owner: str | None,
-           created: Callable[[], AbstractSet[str]]) -> Finding | None:
+           created: Callable[[], AbstractSet[str]]) -> Finding | Waiver:
+    """The finding as its rule's settings leave it, or the waiver of one they skip."""
     chosen = _action(rule, where.classes, config)
-    judged: Finding | None = finding
+    judged: Finding | Waiver = finding
     if chosen is not None:
-        judged = _lowered(finding, chosen[0], f"in a {chosen[1]} file")
-    if judged is None or finding.line is None:
+        judged = _lowered(finding, chosen[0], f"in a {chosen[1]} file", "path_class")
+    if isinstance(judged, Waiver) or finding.line is None:
         return judged
     if rule.placeholders is not None and rule.pattern and _placeholder(rule, where.lines, finding):
-        return None
+        return Waiver(kind="context", reason="skipped: the match holds only a placeholder")
     if rule.category == SECRETS and rule.pattern and _documented(rule, where.lines, finding):
-        return None
+        return Waiver(kind="context", reason="skipped: a key the vendor documents as an example")
     for context in rule.contexts:
         if applies(context, where.lines, finding.line, owner, search, created):
-            return _lowered(judged, context.action, context.reason)
+            return _lowered(judged, context.action, context.reason, "context")
     return judged
 
 
@@ -246,12 +287,14 @@ def _placeholder(rule: Rule, lines: Lines, finding: Finding) -> bool:
                                 for v in values)
 
 
-def _once_per_file(findings: list[Finding], rules: Mapping[str, Rule]) -> list[Finding]:
-    """Only the first finding (by line) of each ``once_per_file`` rule in each file, counting the rest."""
+def _once_per_file(findings: list[Finding], rules: Mapping[str, Rule], skipped: dict[str, Waiver]) -> list[Finding]:
+    """Only the first finding (by line) of each ``once_per_file`` rule in each file counts, saying
+    how many more there are; the rest are kept, listed as waived in ``skipped``."""
     groups: dict[tuple[str, str], list[int]] = defaultdict(list)
     for index, finding in enumerate(findings):
         rule = rules.get(finding.rule_id or "")
-        if rule is not None and rule.once_per_file and finding.file is not None:
+        if (rule is not None and rule.once_per_file and finding.file is not None
+                and finding.fingerprint not in skipped):
             groups[(rule.id, finding.file)].append(index)
     if not any(len(g) > 1 for g in groups.values()):
         return findings
@@ -264,6 +307,10 @@ def _once_per_file(findings: list[Finding], rules: Mapping[str, Rule]) -> list[F
     out = []
     for index, finding in enumerate(findings):
         if index in dropped:
+            skipped[finding.fingerprint] = Waiver(kind="once_per_file",
+                                                  reason="counted once: the rule's first finding in the file stands "
+                                                         "for the rest")
+            out.append(finding)
             continue
         more = first.get(index, 0)
         out.append(finding.model_copy(update={"message": f"{finding.message} (and {more} more in this file)"})

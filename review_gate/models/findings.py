@@ -13,8 +13,8 @@ TEXT_LIMIT = 4000  # characters of an agent's message or recommendation kept: it
 PREEXISTING = "pre-existing"
 """How the reason of a finding that is not new starts (``waived``)."""
 
-WaivedKind = Literal["preexisting", "moved", "path_class", "context", "baseline", "shared_acceptance",
-                     "acceptance", "inline", "peer"]
+WaivedKind = Literal["preexisting", "moved", "path_class", "context", "once_per_file", "baseline",
+                     "shared_acceptance", "acceptance", "inline", "peer"]
 """Why a finding is left out of the count, by what pays for it (DESIGN §3, the judging step):
 
 - ``preexisting``: the rule fires on the same line before the change, in the same file (the line
@@ -22,7 +22,10 @@ WaivedKind = Literal["preexisting", "moved", "path_class", "context", "baseline"
 - ``moved``: a line of the same text that the change removes from the file this one was renamed
   or copied from pays for it;
 - ``path_class``: the rule skips its path class (a test, a fixture, generated code...);
-- ``context``: a context of the rule (review-rules.json ``contexts``) skips it;
+- ``context``: a context of the rule (review-rules.json ``contexts``) skips it, or its match is
+  only a placeholder or a vendor's documented example key;
+- ``once_per_file``: the rule counts once in a file (``once_per_file``), and its first finding
+  there stands for this one;
 - ``baseline``: an entry of the committed baseline; ``shared_acceptance``: an entry of the team's
   acceptances file; ``acceptance``: a person's acceptance or override in the run state;
 - ``inline``: a ``review-gate: ignore[...]`` comment; ``peer``: a peer tool's suppression
@@ -114,8 +117,8 @@ class Finding(Frozen):
     )
     waived_kind: WaivedKind | None = Field(
         default=None, description="What left it out of the count, set with waived by the one judging step: "
-                                  "preexisting, moved, path_class, context, baseline, shared_acceptance, acceptance, "
-                                  "inline or peer.")
+                                  "preexisting, moved, path_class, context, once_per_file, baseline, "
+                                  "shared_acceptance, acceptance, inline or peer.")
     inline_waiver: InlineWaiver | None = Field(
         default=None, description="The inline waiver on its line or the line above, honoured or not.")
 

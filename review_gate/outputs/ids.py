@@ -49,12 +49,13 @@ def waived_kinds(waived: Iterable[Finding]) -> list[tuple[int, str]]:
     the team), pre-existing (the rule fired on the line before the change), waived inline, or
     skipped where the rule does not apply (its path class or a context)."""
     counts = {"baselined": 0, "accepted": 0, "pre-existing": 0, "waived inline": 0, "skipped by path class": 0,
-              "skipped by a rule context": 0}
+              "skipped by a rule context": 0, "counted once in their file": 0}
     for finding in waived:
         kind = ("waived inline" if finding.inline_waiver is not None else "pre-existing" if finding.preexisting
                 else "baselined" if finding.waived_kind == "baseline" or finding.waived == "baselined"
                 else "skipped by path class" if finding.waived_kind == "path_class"
                 else "skipped by a rule context" if finding.waived_kind == "context"
+                else "counted once in their file" if finding.waived_kind == "once_per_file"
                 else "accepted")
         counts[kind] += 1
     return [(n, kind) for kind, n in counts.items() if n]

@@ -179,8 +179,7 @@ def write(root: Path | None, config: ReviewConfig, report: ReviewReport, the_pla
 
         info = bundles.BundleInfo(tool_version=report.tool_version, run_id=report.run_id, filter_mode=filter_mode,
                                   fail_on=fail_on, own_file_findings=the_plan.own_file_findings,
-                                  waivers={**waivers, **{f.fingerprint: Waiver(kind=f.waived_kind, reason=f.waived)
-                                                         for f in report.waived if f.waived and f.waived_kind}})
+                                  waivers=_decided(waivers, report))
         written += [(p, data, "bundle") for p, data in bundles.write(
             target, facts=the_plan.facts, classification=the_plan.classification,
             manifest=the_plan.manifest.entries, gaps=the_plan.gaps, config=config, report=report, info=info,
@@ -190,6 +189,16 @@ def write(root: Path | None, config: ReviewConfig, report: ReviewReport, the_pla
         written.append((*write_file(Path(path), render(report)), "report"))
     return [(rel, blob_ids(data), kind) for path, data, kind in written
             if (rel := relative(path, root)) is not None]
+
+
+def _decided(waivers: dict[str, Waiver], report: ReviewReport) -> dict[str, Waiver]:
+    """The waivers a replay applies: what this run left out, and the entries it read that paid for
+    none of its findings (a finding an entry did not pay for counts again in the replay: its
+    entry is not kept)."""
+    counted = {f.fingerprint for f in report.findings}
+    kept = {fp: waiver for fp, waiver in waivers.items() if fp not in counted}
+    return {**kept, **{f.fingerprint: Waiver(kind=f.waived_kind, reason=f.waived)
+                       for f in report.waived if f.waived and f.waived_kind}}
 
 
 def write_file(path: Path, text: str) -> tuple[Path, bytes]:

@@ -188,21 +188,26 @@ async def review(
         results = await dispatch(the_plan.manifest, the_plan.facts, config, options, listener, http)
     else:
         results = reuse.merge(await dispatch(reuse.manifest, the_plan.facts, config, options, listener, http))
-    results, preexisting = await judged(results, change or the_plan.facts, config, options.repo_root, sweep=sweep)
+    # The baseline's and the acceptances' entries are judged with the findings: each pays for one.
+    results, left_out = await judged(results, change or the_plan.facts, config, options.repo_root, sweep=sweep,
+                                     entries=waivers or {})
     return aggregate(
         the_plan.facts, the_plan.classification, the_plan.manifest.entries, the_plan.gaps, results,
         config, run_id=run_id or new_run_id(), tool_version=__version__, filter_mode=filter_mode, fail_on=fail_on,
-        waivers={**preexisting, **(waivers or {})}, files_left_out=the_plan.left_out,
+        waivers=left_out, files_left_out=the_plan.left_out,
         honour_added=honour_added_waivers, gate_findings=the_plan.own_file_findings, uncommitted=uncommitted,
     )
 
 
 async def judged(results: list[AgentResult], facts: PRFacts, config: ReviewConfig, root: str | None, *,
-                 sweep: bool = False) -> tuple[list[AgentResult], dict[str, Waiver]]:
-    """``refine.refine`` in a worker thread, reading the repository at ``root`` when there is one."""
+                 sweep: bool = False,
+                 entries: Mapping[str, Waiver] | None = None) -> tuple[list[AgentResult], dict[str, Waiver]]:
+    """``refine.refine`` in a worker thread, reading the repository at ``root`` when there is one:
+    the judged results and the waivers of what is not counted (with ``entries``, those of them
+    that pay for a finding)."""
     from review_gate.judging.refine import refine
     from review_gate.judging.surroundings import GitSurroundings
 
     around = GitSurroundings(Path(root), facts.base) if root is not None else None
     return await anyio.to_thread.run_sync(functools.partial(refine, results, facts, config, around,
-                                                            preexisting=not sweep))
+                                                            preexisting=not sweep, entries=entries))

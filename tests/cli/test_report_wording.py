@@ -17,10 +17,10 @@ from tests.hostile.helpers import command_agent, script, write_config
 
 
 def test_pre_existing_findings_are_not_called_accepted(cli: Any, repo: GitRepo) -> None:
-    repo.write("app/client.py", "def fetch(url):\n    return (requests.get(url, verify = False))\n")
+    repo.write("app/client.py", "def fetch(url):\n    return requests.get(url, verify=False)\n")
     repo.commit("client")
-    repo.write("app/client.py", "def fetch(url):\n    return requests.get(url,verify=False)\n")
-    repo.commit("black")
+    repo.write("app/client.py", "def fetch(url):\n    if url:\n        return requests.get(url, verify=False)\n")
+    repo.commit("indent")
     for verbose in ((), ("--verbose",)):
         out = cli("--base", "HEAD~1", "--head", "HEAD", "--offline", "--no-state", *verbose).out
         assert "waived: 2 findings not counted (2 pre-existing)" in out, out  # verify=False, and requests.get
