@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from review_gate.judging.occurrences import Occurrences, payable
+from review_gate.models import Waiver
 from tests.conftest import GitRepo
 from tests.test_refine import change, found, review
 
@@ -130,3 +132,10 @@ def test_a_shared_acceptance_pays_for_one_line_not_every_copy(cli: Any, repo: Gi
     result = cli("--offline", "--no-state", "--base", "main", "--format", "json")
     assert result.code == 1 and _verify_findings(result.json()) == [9], result.out
     assert result.json()["waived"] == []
+
+
+def test_an_entry_for_a_finding_the_judging_does_not_see_pays_as_its_fingerprint_says() -> None:
+    """The gate's own findings about its files (aggregate's ``gate_findings``) never pass through
+    refine: their baseline or acceptance entries still waive them."""
+    entries = {"f" * 32: Waiver(kind="baseline", reason="baselined")}
+    assert payable([], Occurrences({}, []), {}, entries) == entries

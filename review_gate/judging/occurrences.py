@@ -102,19 +102,19 @@ def payable(findings: list[Finding], occurrences: Occurrences, added: Mapping[st
     """The ``entries`` that pay for a finding, one each: of a line text's entries (those whose
     fingerprint is one of its occurrences), as many as stand on lines the change does not add pay
     for those, and the rest for findings on added lines whose fingerprint they hold, in line
-    order. An entry for a finding whose file is not known (a diff without its repository, a
-    finding with no line) pays as its fingerprint says."""
-    out = {fp: waiver for fp, waiver in entries.items() if waiver.kind not in ENTRY_KINDS}
+    order. An entry for a finding whose line is not known (a diff without its repository, a
+    finding with no line, the gate's own about its files, which are not among ``findings``) pays
+    as its fingerprint says."""
+    out = dict(entries)
     claims: dict[_Key, list[Finding]] = defaultdict(list)
     for finding in findings:
         waiver = entries.get(finding.fingerprint)
         if waiver is None or waiver.kind not in ENTRY_KINDS:
             continue
         line = occurrences.line(finding)
-        if line is None or finding.line not in added.get(finding.file or "", ()):
-            out[finding.fingerprint] = waiver  # unknown, or a line that stood there: as before
-            continue
-        claims[_key(finding, line)].append(finding)
+        if line is not None and finding.line in added.get(finding.file or "", ()):
+            del out[finding.fingerprint]  # it pays only if its text has an entry left for it
+            claims[_key(finding, line)].append(finding)
     for key, wanting in claims.items():
         numbers = occurrences.at[(key.file, key.text)]
         fingerprints = [fingerprint(key.agent, key.rule, key.file, key.text, k) for k in range(len(numbers))]

@@ -31,6 +31,7 @@ an old line beside it adds a new finding.
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections import defaultdict, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
@@ -111,15 +112,27 @@ def paired(added: Sequence[Added], removed: Mapping[str, Sequence[Removed]],
     (``source``), then, for a line whose finding does not block, a removed line of the same hunk
     where it stood with the same match (``edited``)."""
     used = {path: [False] * len(lines) for path, lines in removed.items()}
+    by_text: dict[tuple[str, str], deque[int]] = defaultdict(deque)  # each text's removed lines, in order
+    by_hunk: dict[tuple[str, int], list[int]] = defaultdict(list)
+    for path, lines in removed.items():
+        for i, r in enumerate(lines):
+            by_text[(path, r.text)].append(i)
+            by_hunk[(path, r.hunk)].append(i)
     ordered = sorted(added, key=lambda a: (a.path, a.number))
     out: dict[tuple[str, int], tuple[Pairing, str]] = {}
 
     def take(base: str, line: Added, exact: bool) -> bool:
         """Mark the first unused removed line at ``base`` that pays for ``line``: of its text, or
         (not ``exact``) of its hunk and match."""
-        lines, marks = removed.get(base, ()), used.get(base, [])
-        at = next((i for i, r in enumerate(lines) if not marks[i] and (
-            r.text == line.text if exact else r.hunk == line.hunk and r.match == line.match)), None)
+        marks = used.get(base, [])
+        if exact:
+            queue = by_text.get((base, line.text))
+            while queue and marks[queue[0]]:  # taken in an earlier round
+                queue.popleft()
+            at = queue.popleft() if queue else None
+        else:
+            at = next((i for i in by_hunk.get((base, line.hunk), ())
+                       if not marks[i] and removed[base][i].match == line.match), None)
         if at is None:
             return False
         marks[at] = True
