@@ -64,7 +64,15 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "review_gate.judging.refine": ("only", ("review_gate.models", "review_gate.judging.rule_contexts",
                                             "review_gate.judging.path_classes", "review_gate.judging.placeholders",
                                             "review_gate.judging.preexisting", "review_gate.judging.created_tables",
+                                            "review_gate.judging.old_lines", "review_gate.judging.occurrences",
                                             "review_gate.text.regex")),
+    # what pays for a finding not counted: old lines paired one for one, entries one each; pure
+    "review_gate.judging.old_lines": ("only", ("review_gate.models", "review_gate.judging.path_classes",
+                                               "review_gate.judging.preexisting", "review_gate.judging.rule_contexts",
+                                               "review_gate.text.regex")),
+    "review_gate.judging.occurrences": ("only", ("review_gate.models", "review_gate.judging.fingerprint")),
+    # the one judging step that leaves findings out of the count
+    "review_gate.judging.left_out": ("only", ("review_gate.models",)),
     "review_gate.judging.path_classes": ("only", ("review_gate.models", "review_gate.text.globs")),
     "review_gate.judging.rule_contexts": ("only", ("review_gate.models", "review_gate.judging.created_tables")),
     "review_gate.judging.created_tables": ("only", ("review_gate.models",)),
