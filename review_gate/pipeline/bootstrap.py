@@ -106,7 +106,7 @@ class Setup:
             return None
         if request.mode in ("range", "worktree") and not request.exact_base and not request.branch_base:
             return facts.base
-        return git.default_base(root, facts.head)
+        return git.default_base(root, facts.head or (facts.base if request.mode == "staged" else None))
 
     def waivers(self, facts: PRFacts) -> dict[str, Waiver]:
         """The baseline's and the shared acceptances' waivers, read where the reviewed change
