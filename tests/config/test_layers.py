@@ -341,3 +341,11 @@ def test_agents_list_says_which_layer_switched_an_agent(cli, repo: GitRepo) -> N
     assert states["performance-reviewer"] == f"disabled by {where}"
     assert states["test-reviewer"] == f"disabled by {where}"
     assert states["secrets-scanner"] == "enabled"
+
+
+def test_explain_says_which_layer_set_a_policy(cli, repo: GitRepo) -> None:
+    overlay(repo.root / ".review-gate", composition={"policies": [{"id": "code-security", "priority": 99}]})
+    result = cli("explain", "app/views.py")
+    assert result.code == 0, result.err
+    line = next(line for line in result.out.splitlines() if "policy code-security" in line)
+    assert "priority 99" in line and "priority by" in line and "review-composition.json" in line
