@@ -28,12 +28,14 @@ have findings); with none (a diff file and no repository), the hunks are all the
 from __future__ import annotations
 
 import functools
+import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Protocol
 
+from review_gate.judging import code_regions
 from review_gate.judging.created_tables import change_creates
 from review_gate.judging.path_classes import HEAD_LINES, Classifier
 from review_gate.judging.placeholders import comment_line, documented_example, placeholder, reserved_host
@@ -99,6 +101,19 @@ class _File:
     change: FileChange
     lines: Lines
     classes: frozenset[PathClass]
+    text: str | None = None  # its new content, when known
+    deadline: float = 0.0  # when parsing for this judging stops (``time.thread_time``)
+    _code: code_regions.Code | bool | None = False  # the parse, made when first asked (False: not yet)
+
+    def words(self, finding: Finding) -> bool:
+        """Whether the finding's match lies in a comment or docstring (``code_regions``), the file
+        parsed when first asked: only files with findings of a code rule are."""
+        if finding.line is None or self.text is None:
+            return False
+        if self._code is False:
+            self._code = code_regions.read(self.change.path, self.text, self.deadline)
+        code = self._code
+        return isinstance(code, code_regions.Code) and code.words(finding.line, finding.column, finding.end_line)
 
 
 def refine(results: list[AgentResult], facts: PRFacts, config: ReviewConfig, around: Surroundings | None = None,
@@ -117,7 +132,8 @@ def refine(results: list[AgentResult], facts: PRFacts, config: ReviewConfig, aro
     texts = around.new_texts(unique)
     classifier = Classifier(config.rules.path_classes, around.gitattributes())
     classifier.know([p for c in facts.files for p in (c.path, c.old_path or c.path)])  # the files alike are asked
-    files = {c.path: _file(c, texts.get(c.path), classifier) for c in unique}
+    deadline = time.thread_time() + code_regions.WORDS_SECONDS
+    files = {c.path: _file(c, texts.get(c.path), classifier, deadline) for c in unique}
     base = _Base(around, unique, facts.files, classifier)
     owner = around.owner() if any(ctx.when == "same_owner" for r in rules.values() for ctx in r.contexts) else None
     created = functools.cache(lambda: change_creates(facts))  # read only when a `created` context asks
@@ -141,11 +157,13 @@ def refine(results: list[AgentResult], facts: PRFacts, config: ReviewConfig, aro
     return out, waivers
 
 
-def _file(change: FileChange, text: str | None, classifier: Classifier) -> _File:
+def _file(change: FileChange, text: str | None, classifier: Classifier, deadline: float = 0.0) -> _File:
     if text is not None:
         known = dict(enumerate(text.split("\n"), 1))
     else:
         known = {line.number: line.text for hunk in change.hunks for line in hunk.lines}
+        if change.status == "added" and known and sorted(known) == list(range(1, len(known) + 1)):
+            text = "\n".join(known[n] for n in range(1, len(known) + 1)) + "\n"  # a new file's hunk is all of it
     # What marks a file generated or minified is read from the lines the change did not add: a header
     # or a long line the change adds itself does not switch off the review of the change.
     added: set[int] = set()
@@ -157,7 +175,7 @@ def _file(change: FileChange, text: str | None, classifier: Classifier) -> _File
     head = ("\n".join([known.get(n, "") for n in range(1, HEAD_LINES + 1) if n not in added] + early)
             if 1 in known or early else None)
     base = [*(text for number, text in known.items() if number not in added), *removed]
-    return _File(change, Lines(known, removed), classifier.classes(change.path, head, base))
+    return _File(change, Lines(known, removed), classifier.classes(change.path, head, base), text, deadline)
 
 
 _LENIENCY = {"skip": -1, **{s: len(SEVERITY_RANK) - r for s, r in SEVERITY_RANK.items()}}
@@ -201,6 +219,8 @@ def _judge(finding: Finding, rule: Rule, where: _File, config: ReviewConfig, own
         judged = _lowered(finding, chosen[0], f"in a {chosen[1]} file")
     if judged is None or finding.line is None:
         return judged
+    if rule.category in code_regions.CODE_CATEGORIES and rule.pattern and where.words(finding):
+        return None  # the pattern quoted in a comment or a docstring: words about code, not code
     if rule.placeholders is not None and rule.pattern and _placeholder(rule, where.lines, finding):
         return None
     if rule.category == SECRETS and rule.pattern and _documented(rule, where.lines, finding):

@@ -259,6 +259,7 @@ def aggregate(
     honour_added: bool = True,
     gate_findings: Sequence[Finding] = (),
     uncommitted: Mapping[str, AbstractSet[int]] | None = None,
+    texts: Mapping[str, str] | None = None,
 ) -> ReviewReport:
     """Merge, filter, dedupe, enrich and sort the findings, count them and decide the gate.
 
@@ -269,7 +270,8 @@ def aggregate(
     gate's own. Inline waivers (``review_gate.judging.waivers``) are read from the change's lines;
     ``honour_added`` false: those the change adds waive nothing (a loop session's review);
     ``uncommitted``: added lines whose waivers waive nothing either (those since the last commit,
-    in a coding agent's hook).
+    in a coding agent's hook); ``texts``: the new content of changed files the caller read (path ->
+    text), in which an inline waiver's comment is found with the grammar.
     ``gate_findings``: the gate's own, about files the change does not bring to the agents
     (``judging.own_file_checks``): never filtered by the diff's lines, waived only by a person or
     a baseline.
@@ -284,7 +286,7 @@ def aggregate(
     kept = [_clamped(f, index) for f in raw if keep_finding(f, index, mode)]
     inline = apply_inline([enrich(f, config) for f in dedupe(kept)], facts, config.rules.rules,
                           [a.id for a in config.agents.agents], config.settings.inline_waivers,
-                          honour_added=honour_added, uncommitted=uncommitted)
+                          honour_added=honour_added, uncommitted=uncommitted, texts=texts)
     merged = sorted([*inline.kept, *inline.problems, *gate_findings], key=_order)
     findings, waived = judge(merged, waivers or {}, sorted(inline.waived, key=_order))
     changed = [f.path for f in facts.files]

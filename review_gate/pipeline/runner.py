@@ -42,6 +42,8 @@ from review_gate.pipeline.options import DispatchOptions, Listener
 if TYPE_CHECKING:
     import httpx
 
+    from review_gate.judging.surroundings import GitSurroundings
+
 __all__ = ["Plan", "Reuse", "connect", "new_run_id", "plan", "plan_now", "read_change", "read_change_now", "review"]
 
 
@@ -188,21 +190,46 @@ async def review(
         results = await dispatch(the_plan.manifest, the_plan.facts, config, options, listener, http)
     else:
         results = reuse.merge(await dispatch(reuse.manifest, the_plan.facts, config, options, listener, http))
-    results, preexisting = await judged(results, change or the_plan.facts, config, options.repo_root, sweep=sweep)
+    around = _surroundings(change or the_plan.facts, options.repo_root)
+    results, preexisting = await judged(results, change or the_plan.facts, config, options.repo_root, sweep=sweep,
+                                        around=around)
+    texts = await _waiver_texts(results, the_plan.facts, around)
     return aggregate(
         the_plan.facts, the_plan.classification, the_plan.manifest.entries, the_plan.gaps, results,
         config, run_id=run_id or new_run_id(), tool_version=__version__, filter_mode=filter_mode, fail_on=fail_on,
         waivers={**preexisting, **(waivers or {})}, files_left_out=the_plan.left_out,
         honour_added=honour_added_waivers, gate_findings=the_plan.own_file_findings, uncommitted=uncommitted,
+        texts=texts,
     )
 
 
 async def judged(results: list[AgentResult], facts: PRFacts, config: ReviewConfig, root: str | None, *,
-                 sweep: bool = False) -> tuple[list[AgentResult], dict[str, Waiver]]:
-    """``refine.refine`` in a worker thread, reading the repository at ``root`` when there is one."""
+                 sweep: bool = False, around: GitSurroundings | None = None) -> tuple[list[AgentResult],
+                                                                              dict[str, Waiver]]:
+    """``refine.refine`` in a worker thread, reading the repository at ``root`` when there is one
+    (through ``around`` when the caller reads it too)."""
     from review_gate.judging.refine import refine
-    from review_gate.judging.surroundings import GitSurroundings
 
-    around = GitSurroundings(Path(root), facts.base) if root is not None else None
+    around = around or _surroundings(facts, root)
     return await anyio.to_thread.run_sync(functools.partial(refine, results, facts, config, around,
                                                             preexisting=not sweep))
+
+
+def _surroundings(facts: PRFacts, root: str | None) -> GitSurroundings | None:
+    from review_gate.judging.surroundings import GitSurroundings
+
+    return GitSurroundings(Path(root), facts.base) if root is not None else None
+
+
+async def _waiver_texts(results: list[AgentResult], facts: PRFacts,
+                        around: GitSurroundings | None) -> dict[str, str]:
+    """The new content of the files with findings whose diff holds a waiver's words (read once,
+    with what ``refine`` read): an inline waiver counts only in a real comment, which the grammar
+    finds in the whole file (``judging.code_regions.Comments``)."""
+    from review_gate.judging.waivers import marked
+
+    flagged = {f.file for r in results for f in r.findings if f.file is not None}
+    wanted = [c for c in facts.files if c.path in flagged and marked(c)]
+    if around is None or not wanted:
+        return {}
+    return await anyio.to_thread.run_sync(around.new_texts, wanted)
