@@ -63,7 +63,8 @@ def load(config: str | Path | None, root: Path | None) -> ReviewConfig:
 
 def setup(request: DiffRequest, *, config: str | Path | None, offline: bool, concurrency: int | None = None,
           timeout: float | None = None, constitution: str | None = None, baseline: str | Path | None = None,
-          use_baseline: bool = True, packing: Packing | None = None, intent: str | None = None) -> bootstrap.Setup:
+          use_baseline: bool = True, packing: Packing | None = None, intent: str | None = None,
+          llm_left_out: str | None = None) -> bootstrap.Setup:
     from review_gate.agents import program
 
     root = Path(request.repo_root) if request.repo_root else None
@@ -72,7 +73,7 @@ def setup(request: DiffRequest, *, config: str | Path | None, offline: bool, con
     return bootstrap.setup(root=root, config=loaded, request=request, offline=offline, concurrency=concurrency,
                            timeout_s=timeout, constitution=constitution,
                            baseline_file=str(baseline) if baseline is not None else None,
-                           no_baseline=not use_baseline, packing=packing, intent=intent)
+                           no_baseline=not use_baseline, packing=packing, intent=intent, llm_left_out=llm_left_out)
 
 
 @dataclass(frozen=True)
@@ -127,9 +128,9 @@ async def _added_waivers(setup: bootstrap.Setup, how: How) -> tuple[bool, dict[s
 
 async def _plan_and_review(setup: bootstrap.Setup, facts: PRFacts, run: NoState, http: httpx.AsyncClient | None,
                            how: How) -> tuple[Plan, ReviewReport, dict[str, Waiver]]:
-    the_plan = await runner.plan(facts, setup.config, own=setup.own_files(run.written()),
-                                 offline=setup.options.offline, http=http, requests=how.requests, root=setup.root,
-                                 committed=setup.committed())
+    no_model = setup.options.offline or bool(setup.options.llm_left_out)  # no gap detector either
+    the_plan = await runner.plan(facts, setup.config, own=setup.own_files(run.written()), offline=no_model,
+                                 http=http, requests=how.requests, root=setup.root, committed=setup.committed())
     if how.gaps or how.left_out:
         the_plan = the_plan.model_copy(update={"gaps": [*how.gaps, *the_plan.gaps],
                                                "left_out": the_plan.left_out + how.left_out})

@@ -61,17 +61,20 @@ def hook_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def judged_with(payload: Payload, options: Options) -> dict[str, str | None]:
+def judged_with(payload: Payload, options: Options) -> dict[str, str | list[str] | None]:
     """What ``hook check`` asks the hook: the configuration it would load, the ``fail_on`` that
-    decides (its --fail-on, else the configuration's) and the configuration's own."""
+    decides (its --fail-on, else the configuration's) and the configuration's own, and which
+    reviewers it runs within its budget, with their keys and without (``hooks.budget``)."""
     from review_gate import api
     from review_gate.change import git
 
     cwd = Path(payload.cwd) if payload.cwd else Path.cwd()
     root = git.repo_root(cwd) if cwd.is_dir() else None
     config = api.load(options.config, root)
+    from review_gate.surfaces.hooks.budget import reviewers
+
     return {"config": config.directory, "fail_on": options.fail_on or config.settings.gate.fail_on,
-            "configured_fail_on": config.settings.gate.fail_on}
+            "configured_fail_on": config.settings.gate.fail_on, "reviewers": reviewers(config, options.budget_s)}
 
 
 def _committed(root: Path, path: str) -> bool:
@@ -120,6 +123,8 @@ def check_command(target: str | None) -> int:
         console.out(sanitize(f"{name}: {found.settings}"))
         for command in found.commands:
             console.out(sanitize(f"  runs: {command}"))
+        for line in found.reviewers:
+            console.out(sanitize(f"  {line}"))
         for probe in found.probes:
             console.out(sanitize(f"  {probe.what}: {'ran' if probe.ran else 'did not run'} in {probe.seconds:.1f} s, "
                                  f"answer: {probe.answer}"))

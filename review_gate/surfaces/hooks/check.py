@@ -53,6 +53,7 @@ class Checked:
     commands: list[str] = field(default_factory=list)
     problems: list[tuple[str, str]] = field(default_factory=list)  # (what is wrong, the fix)
     probes: list[Probe] = field(default_factory=list)
+    reviewers: list[str] = field(default_factory=list)  # which reviewers the hook runs, as it says
 
     @property
     def ok(self) -> bool:
@@ -338,6 +339,8 @@ def _settings_used(found: Checked, command: str, limit: float, root: Path, setti
         data = json.loads(done.stdout.decode("utf-8", "replace")).get(PROBE_EVENT)
     except (subprocess.TimeoutExpired, json.JSONDecodeError, AttributeError, OSError):
         return  # the Stop probe says what is wrong with running it
+    if isinstance(data, dict) and isinstance(data.get("reviewers"), list):
+        found.reviewers = [str(line) for line in data["reviewers"]][:20]
     if isinstance(data, dict) and data.get("configured_fail_on", data.get("fail_on")) == "never":
         where = str(data.get("config") or "the built-in configuration")
         found.problems.append((f"the configuration the hook judges with ({where}) has fail_on never: the gate never "
