@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import operator
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
@@ -162,19 +162,26 @@ class _Place:
 
     def __init__(self) -> None:
         self.by_rule: dict[str, int] = {}
+        self.peer_of_rule: dict[str, int] = {}  # peer code -> a kept finding of a rule naming it
+        self.peer_said: dict[str, int] = {}  # agent:rule -> a kept finding of that agent
         self.by_message: dict[str, int] = {}
         self.fuzzy: list[tuple[str, int]] = []
 
-    def match(self, finding: Finding) -> int | None:
+    def match(self, finding: Finding, peers: Iterable[str] = ()) -> int | None:
         key = _message_key(finding.message)
         found = [i for i in (self.by_rule.get(finding.rule_id) if finding.rule_id is not None else None,
-                             self.by_message.get(key)) if i is not None]
+                             self.by_message.get(key), self.peer_of_rule.get(_as_peer(finding) or ""),
+                             *(self.peer_said.get(code) for code in peers)) if i is not None]
         found += [i for text, i in self.fuzzy if _near(text, finding.message.lower())]
         return min(found, default=None)
 
-    def add(self, finding: Finding, at: int) -> None:
+    def add(self, finding: Finding, at: int, peers: Iterable[str] = ()) -> None:
         if finding.rule_id is not None:
             self.by_rule.setdefault(finding.rule_id, at)
+        for code in peers:  # a peer agent's finding of one of them is this one, said twice
+            self.peer_of_rule.setdefault(code, at)
+        if (said := _as_peer(finding)) is not None:
+            self.peer_said.setdefault(said, at)
         key = _message_key(finding.message)
         if key not in self.by_message:
             self.by_message[key] = at
@@ -182,22 +189,41 @@ class _Place:
                 self.fuzzy.append((finding.message.lower(), at))
 
 
-def dedupe(findings: list[Finding]) -> list[Finding]:
+def _as_peer(finding: Finding) -> str | None:
+    """A finding's rule as a peer code, ``agent:rule`` (a zizmor agent's ``zizmor/template-injection``
+    is ``zizmor:template-injection``), the form a rule's ``peers`` name it by."""
+    if finding.rule_id is None:
+        return None
+    return f"{finding.agent}:{finding.rule_id.removeprefix(finding.agent + '/')}"
+
+
+def peer_codes(config: ReviewConfig) -> dict[str, list[str]]:
+    """Each rule's ``peers`` codes whose tool is an agent of the configuration (``zizmor:...`` when a
+    ``zizmor`` agent exists): the findings of that agent dedupe merges into the rule's."""
+    agents = {a.id for a in config.agents.agents}
+    return {r.id: codes for r in config.rules.rules
+            if (codes := [c for c in r.peers if c.partition(":")[0] in agents])}
+
+
+def dedupe(findings: list[Finding], peers: Mapping[str, Iterable[str]] | None = None) -> list[Finding]:
     """Merge findings on the same line that share a rule or say nearly the same thing.
 
     The most severe copy is kept; the other agents go into ``also_reported_by``, and agreement
     raises confidence (independent evidence: 1 - (1-a)(1-b)). Linear in the number of findings:
     rules and messages are matched exactly through dicts, and the fuzzy comparison of messages
-    (difflib) looks at no more than a few kept findings of each line.
+    (difflib) looks at no more than a few kept findings of each line. ``peers``: rule id -> the
+    codes a peer agent reports the same problem by (``peer_codes``): that agent's finding of one
+    is merged into the rule's on its line, never two rules of ours into each other.
     """
     ordered = sorted(findings, key=lambda f: (SEVERITY_RANK[f.severity], f.agent))
     kept: list[Finding] = []
     places: dict[tuple[str | None, int | None], _Place] = {}
     for finding in ordered:
         place = places.setdefault((finding.file, finding.line), _Place())
-        match = place.match(finding)
+        codes = (peers or {}).get(finding.rule_id or "", ())
+        match = place.match(finding, codes)
         if match is None:
-            place.add(finding, len(kept))
+            place.add(finding, len(kept), codes)
             kept.append(finding)
             continue
         first = kept[match]
@@ -284,7 +310,7 @@ def aggregate(
     raw = masked([f for r in results if r.status in _USABLE for f in r.findings], config.rules.rules)
     raw += submodule_warnings(facts, config.settings)  # a submodule whose commits are not here (warn)
     kept = [_clamped(f, index) for f in raw if keep_finding(f, index, mode)]
-    inline = apply_inline([enrich(f, config) for f in dedupe(kept)], facts, config.rules.rules,
+    inline = apply_inline([enrich(f, config) for f in dedupe(kept, peer_codes(config))], facts, config.rules.rules,
                           [a.id for a in config.agents.agents], config.settings.inline_waivers,
                           honour_added=honour_added, uncommitted=uncommitted, texts=texts)
     merged = sorted([*inline.kept, *inline.problems, *gate_findings], key=_order)
