@@ -222,7 +222,8 @@ class _Aliases:
     def of(self, change: FileChange) -> list[str]:
         found = self.known.get(change.path)
         if found is None:
-            found = self.known[change.path] = script_names(change.path, change.interpreter, self.domains)
+            found = self.known[change.path] = script_names(change.path, change.interpreter, self.domains,
+                                                                  change.content_kind)
         return found
 
 

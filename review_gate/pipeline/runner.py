@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 import anyio.to_thread
 
 from review_gate import __version__
+from review_gate.change.content_kind import annotate as annotate_kinds
 from review_gate.change.git import LINK_MODE
 from review_gate.change.own_files import OwnFiles, sealed, secret_scope, split
 from review_gate.change.shebang import annotate
@@ -115,6 +116,7 @@ def _staged(facts: PRFacts, config: ReviewConfig, own: OwnFiles | None, root: Pa
     facts, own_gaps = split(facts, own) if own is not None else (facts, [])
     left_out = len(given.files) - len(facts.files) - len(scanned)
     facts = annotate(_moves_whole(facts, config, root), root, config.domains.domains)
+    facts = annotate_kinds(facts, root)  # a workflow, a manifest, a Compose file by what it holds
     classification = classify(facts, config.domains.domains)
     return _Staged(given=given, facts=facts, scanned=scanned, own_gaps=own_gaps, left_out=left_out,
                    classification=classification, manifest=compose(classification, config.composition.policies))

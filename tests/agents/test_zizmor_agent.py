@@ -38,15 +38,13 @@ jobs:
 
 @pytest.fixture
 def enabled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An overlay that turns the agent on; the program is found on PATH, beside this interpreter."""
+    """The overlay the docs show, turning the agent on; the program is found on PATH, beside this interpreter."""
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     config = tmp_path / "config"
     config.mkdir()
-    built_in = json.loads((Path(__file__).parents[2] / "config" / "review-agents.json").read_text(encoding="utf-8"))
-    for agent in built_in["agents"]:
-        if agent["id"] == "zizmor":
-            agent["enabled"] = True
-    (config / "review-agents.json").write_text(json.dumps(built_in), encoding="utf-8")
+    (config / "review-gate.json").write_text(json.dumps({"version": 1, "extends": ["builtin"]}), encoding="utf-8")
+    (config / "review-agents.json").write_text(json.dumps(
+        {"version": 1, "agents": [{"id": "zizmor", "enabled": True}]}), encoding="utf-8")
     return config
 
 
