@@ -102,7 +102,9 @@ def reverse(root: Path, fix: str) -> tuple[str | None, str | None]:
     """(the reverse commit, None) or (None, why the fix is skipped)."""
     if git(root, "cat-file", "-e", f"{fix}^{{commit}}").returncode != 0:
         return None, "the fix commit is not in the local copy"
-    parents = git(root, "rev-list", "--parents", "-n", "1", fix).stdout.split()[1:]
+    # the commit object's own parent lines: rev-list would walk into a parent a shallow copy lacks
+    header = git(root, "cat-file", "commit", fix).stdout.split("\n\n", 1)[0]
+    parents = [line.split()[1] for line in header.split("\n") if line.startswith("parent ")]
     if not parents:
         return None, "a root commit has no parent to go back to"
     if len(parents) > 1:
