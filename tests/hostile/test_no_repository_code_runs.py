@@ -160,3 +160,21 @@ def test_only_review_gate_run_as_a_module_is_ours() -> None:
     assert not module_run(["py", "-m", "pytest", "-m", "review_gate"])
     assert not module_run(["py", "script.py", "-m", "review_gate"])
     assert not module_run(["py", "-c", "pass", "-m", "review_gate"])
+
+
+def test_hook_check_says_a_hook_that_runs_python_m_review_gate_is_not_isolated(cli: Any, repo: GitRepo) -> None:
+    """A hook written before `init --hooks` wrote `-I` runs the repository's review_gate/: said."""
+    assert cli("init", "--hooks", "claude-code").code == 0
+    settings = repo.root / ".claude" / "settings.json"
+    old = f"{shlex.quote(sys.executable)} -m review_gate hook claude-code --budget 50"
+    data = json.loads(settings.read_text())
+    for groups in data["hooks"].values():
+        for group in groups:
+            for hook in group["hooks"]:
+                hook["command"] = old
+    settings.write_text(json.dumps(data))
+    checked = cli("hook", "check", "claude-code")
+    assert checked.code != 0
+    assert "runs `python -m review_gate` without -I" in checked.out + checked.err
+    assert cli("init", "--hooks", "claude-code").code == 0  # brings it up to -I (or the console script)
+    assert "without -I" not in (again := cli("hook", "check", "claude-code")).out + again.err

@@ -102,6 +102,11 @@ def check(host: Host, root: Path) -> Checked:
         for why, fix in never_blocks(command):
             found.problems.append((f"the hook command {command!r} {why}", f"{fix} in {path}, or {fix_init}"))
     for command in commands:
+        if not isolated(command):
+            found.problems.append((f"the hook command {command!r} runs `python -m review_gate` without -I: in the "
+                                   "repository it judges, the repository's own review_gate/ would run in its place",
+                                   f"add -I after the interpreter in {path}, or {fix_init}"))
+    for command in commands:
         problem = _unresolved(command, root)
         if problem is not None:
             found.problems.append((problem, fix_init))
@@ -222,6 +227,28 @@ def _unresolved(command: str, root: Path) -> str | None:
         return (f"the hook runs `{program}`, which is not on this PATH: the host gets exit {MISSING}, a "
                 "non-blocking error, and the gate never runs")
     return None
+
+
+def isolated(command: str) -> bool:
+    """Whether a hook command that runs ``python -m review_gate`` runs it isolated (``-I``, or
+    ``-P``, before ``-m``), as ``init --hooks`` writes it; any other command is not asked.
+
+    >>> isolated("/v/bin/python -m review_gate hook claude-code"), isolated("/v/bin/python -I -m review_gate hook x")
+    (False, True)
+    >>> isolated("/v/bin/review-gate hook claude-code")
+    True
+    """
+    from review_gate._isolation import module_run
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return True  # _unresolved says it cannot be read
+    if not module_run(words):
+        return True
+    options = words[1:words.index("-m") if "-m" in words else len(words)]
+    return any(w.startswith("-") and not w.startswith("--") and ("I" in w[1:] or "P" in w[1:]) and w[1] not in "XW"
+               for w in options)
 
 
 def never_blocks(command: str) -> list[tuple[str, str]]:
