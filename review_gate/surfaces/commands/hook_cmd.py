@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from review_gate.errors import UsageError
@@ -21,6 +20,8 @@ from review_gate.surfaces.hooks import HOSTS, fast_path
 from review_gate.surfaces.hooks.base import MAX_PAYLOAD, PROBE_EVENT, RESERVE_S, Payload, read_payload
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from review_gate.surfaces.hooks.gate import Options
 
 MIN_BUDGET_S = 2 * RESERVE_S
@@ -65,6 +66,8 @@ def judged_with(payload: Payload, options: Options) -> dict[str, str | list[str]
     """What ``hook check`` asks the hook: the configuration it would load, the ``fail_on`` that
     decides (its --fail-on, else the configuration's) and the configuration's own, and which
     reviewers it runs within its budget, with their keys and without (``hooks.budget``)."""
+    from pathlib import Path
+
     from review_gate import api
     from review_gate.change import git
 
@@ -89,6 +92,8 @@ def _committed(root: Path, path: str) -> bool:
 
 def check_command(target: str | None) -> int:
     """``hook check [HOST]``: each host's hooks run as the host would run them (``hooks.check``)."""
+    from pathlib import Path
+
     from review_gate.surfaces import console
     from review_gate.surfaces.commands.common import find_repo_root
     from review_gate.surfaces.hooks.check import check
