@@ -98,6 +98,10 @@ def repository(work: Path) -> Path:
         (repo / "app" / f"m{i}.py").write_text(body, encoding="utf-8")
     (repo / ".claude").mkdir()
     (repo / ".claude" / "settings.json").write_text("{}\n", encoding="utf-8")
+    # offline: no host review is offered for the llm reviewers (no key is set), which are skipped
+    (repo / ".review-gate").mkdir()
+    (repo / ".review-gate" / "review-gate.json").write_text('{"version": 1, "host_reviews": "never"}\n',
+                                                            encoding="utf-8")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "base")
     for i in range(10):
@@ -118,7 +122,8 @@ def bench_hook(table: Table, work: Path, repo: Path, runs: int) -> None:
         "Read app/m2.py": {**base, "tool_name": "Read", "tool_input": {"file_path": str(repo / "app" / "m2.py")}},
     }
     hook = [*cli_command(), "hook", "claude-code", "--budget", "50"]
-    measures = [lambda: usage([python, "-c", "import pydantic"], repo)[0], lambda: usage([python, "-c", "pass"], repo)[0]]
+    measures = [lambda: usage([python, "-c", "import pydantic"], repo)[0],
+                lambda: usage([python, "-c", "pass"], repo)[0]]
     for payload in events.values():
         data = json.dumps(payload).encode()
         measures.append(lambda data=data: usage(hook, repo, data)[0])
@@ -178,7 +183,7 @@ def bench_agents(table: Table, work: Path, runs: int) -> None:
             def one() -> None:
                 request = urllib.request.Request(f"{server.url}/v1/chat/completions", data=body,
                                                  headers={"content-type": "application/json"})
-                with urllib.request.urlopen(request, timeout=30) as answer:  # noqa: S310 (127.0.0.1)
+                with urllib.request.urlopen(request, timeout=30) as answer:
                     answer.read()
 
             started = time.perf_counter()
