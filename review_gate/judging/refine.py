@@ -4,7 +4,9 @@ Between dispatch and aggregate, each finding whose rule the configuration holds 
 the rule's settings (review-rules.json, ``models.rule_context``), in this order:
 
 1. path classes (``path_classes``): in a test, fixture, example, docs, generated, vendored or
-   minified file the rule skips the finding or lowers it (``review_gate.judging.path_classes``);
+   minified file the rule lowers the finding, or skips it: a skipped finding is listed as waived
+   (``path class: ...``), never dropped (``review_gate.judging.path_classes``; a file the change
+   adds takes a class only with the trusted side's word, ``Classifier.claimed``);
 2. placeholders (``placeholders``): a secret rule's match that holds a placeholder is dropped
    (``review_gate.judging.placeholders``), and so is every secret rule's match that is only a key a
    vendor documents as an example (AWS's ``AKIA...EXAMPLE``);
@@ -37,12 +39,12 @@ from typing import Protocol
 
 from review_gate.judging import code_regions
 from review_gate.judging.created_tables import change_creates
-from review_gate.judging.path_classes import HEAD_LINES, Classifier
+from review_gate.judging.path_classes import HEAD_LINES, MOVES, Classifier, moved_across
 from review_gate.judging.placeholders import comment_line, documented_example, placeholder, reserved_host
 from review_gate.judging.preexisting import Added, Removed, fired_counts, first_match, lines_touched, normal, paired
 from review_gate.judging.rule_contexts import Lines, applies
 from review_gate.models import BLOCKING, SEVERITY_RANK, AgentResult, FileChange, Finding, PRFacts, ReviewConfig, Rule
-from review_gate.models.findings import PREEXISTING, Waiver
+from review_gate.models.findings import PATH_CLASS, PREEXISTING, Waiver
 from review_gate.models.lines import hides_lines
 from review_gate.models.rule_context import SECRETS, Action, PathClass
 from review_gate.text.regex import compile_pattern
@@ -60,6 +62,9 @@ class Surroundings(Protocol):
 
     def owner(self) -> str | None: ...
 
+    def base_directories(self, paths: list[str]) -> set[str]:
+        """Which of the directories ``paths`` hold files in the base."""
+
 
 class NoSurroundings:
     """Only the hunks: a diff reviewed without its repository."""
@@ -75,6 +80,9 @@ class NoSurroundings:
 
     def owner(self) -> str | None:
         return None
+
+    def base_directories(self, paths: list[str]) -> set[str]:
+        return set()
 
 
 def search(pattern: str, text: str) -> str | None:
@@ -104,6 +112,7 @@ class _File:
     text: str | None = None  # its new content, when known
     deadline: float = 0.0  # when parsing for this judging stops (``time.thread_time``)
     _code: code_regions.Code | bool | None = False  # the parse, made when first asked (False: not yet)
+    by_line: bool = False  # a new file its name alone calls minified: minified on its long lines only
 
     def words(self, finding: Finding) -> bool:
         """Whether the finding's match lies in a comment or docstring (``code_regions``), the file
@@ -119,8 +128,9 @@ class _File:
 def refine(results: list[AgentResult], facts: PRFacts, config: ReviewConfig, around: Surroundings | None = None,
            *, preexisting: bool = True) -> tuple[list[AgentResult], dict[str, Waiver]]:
     """``results`` with their findings judged by their rules' settings, and the fingerprints of the
-    pre-existing ones with why (waivers the gate lists and does not count). ``preexisting``
-    false: a sweep, which reviews files as they are, so that nothing in them is old."""
+    pre-existing ones and those a path class skips, with why (waivers the gate lists and does not
+    count). ``preexisting`` false: a sweep, which reviews files as they are, so that nothing in them
+    is old and no file is the change's own (its path classes are the names')."""
     around = around or NoSurroundings()
     rules = {r.id: r for r in config.rules.rules}
     changes = {c.path: c for c in facts.files}
@@ -133,11 +143,19 @@ def refine(results: list[AgentResult], facts: PRFacts, config: ReviewConfig, aro
     classifier = Classifier(config.rules.path_classes, around.gitattributes())
     classifier.know([p for c in facts.files for p in (c.path, c.old_path or c.path)])  # the files alike are asked
     deadline = time.thread_time() + code_regions.WORDS_SECONDS
-    files = {c.path: _file(c, texts.get(c.path), classifier, deadline) for c in unique}
+    # what the change brings where it stands: a file it adds, or moves from other classes (a sweep's
+    # files are no one's claim)
+    brought = [c for c in unique if preexisting and (c.status == "added" or (c.status in MOVES and c.old_path))]
+    roots = {root for c in brought for root in classifier.roots(c.path).values() if root}
+    known = around.base_directories(sorted(roots)) if roots else set()
+    claimed = {c.path for c in brought if c.status == "added" or moved_across(classifier, c, known)}
+    files = {c.path: _file(c, texts.get(c.path), classifier, known if c.path in claimed else None, deadline)
+             for c in unique}
     base = _Base(around, unique, facts.files, classifier)
     owner = around.owner() if any(ctx.when == "same_owner" for r in rules.values() for ctx in r.contexts) else None
     created = functools.cache(lambda: change_creates(facts))  # read only when a `created` context asks
     waivers: dict[str, Waiver] = {}
+    skipped: dict[str, Waiver] = {}  # fingerprint -> why: findings a path class skips
     out = []
     for result in results:
         kept = []
@@ -147,17 +165,25 @@ def refine(results: list[AgentResult], facts: PRFacts, config: ReviewConfig, aro
             if rule is None or where is None:
                 kept.append(finding)
                 continue
-            judged = _judge(finding, rule, where, config, owner, created)
+            chosen = _action(rule, _classes(where, finding, config), config)
+            if chosen is not None and chosen[0] == "skip":  # listed as waived, never dropped
+                kept.append(finding)
+                skipped[finding.fingerprint] = Waiver(kind="path_class",
+                                                      reason=f"{PATH_CLASS}: {rule.id} skips {chosen[1]} files")
+                continue
+            judged = _judge(finding, rule, where, config, owner, created, chosen)
             if judged is not None:
                 kept.append(judged)
-        kept = _once_per_file(kept, rules)
+        kept = _once_per_file(kept, rules, skipped)
         out.append(result.model_copy(update={"findings": kept}) if kept != result.findings else result)
     if preexisting:
-        waivers = base.preexisting([f for r in out for f in r.findings], rules, files)
-    return out, waivers
+        waivers = base.preexisting([f for r in out for f in r.findings if f.fingerprint not in skipped], rules, files)
+    return out, {**waivers, **skipped}
 
 
-def _file(change: FileChange, text: str | None, classifier: Classifier, deadline: float = 0.0) -> _File:
+def _file(change: FileChange, text: str | None, classifier: Classifier, base_directories: set[str] | None,
+          deadline: float = 0.0) -> _File:
+    """``base_directories`` None: a file the base has; else the change claims it (``Classifier.claimed``)."""
     if text is not None:
         known = dict(enumerate(text.split("\n"), 1))
     else:
@@ -174,8 +200,20 @@ def _file(change: FileChange, text: str | None, classifier: Classifier, deadline
     early = [r.text for hunk in change.hunks for r in hunk.removed_lines if r.number <= HEAD_LINES]
     head = ("\n".join([known.get(n, "") for n in range(1, HEAD_LINES + 1) if n not in added] + early)
             if 1 in known or early else None)
+    if base_directories is not None:
+        first = "\n".join(known.get(n, "") for n in range(1, HEAD_LINES + 1)) if 1 in known else None
+        classes, by_line = classifier.claimed(change.path, first, base_directories)
+        return _File(change, Lines(known, removed), classes, text, deadline, by_line=by_line)
     base = [*(text for number, text in known.items() if number not in added), *removed]
     return _File(change, Lines(known, removed), classifier.classes(change.path, head, base), text, deadline)
+
+
+def _classes(where: _File, finding: Finding, config: ReviewConfig) -> frozenset[PathClass]:
+    """The file's classes for this finding: a new file its name calls minified is minified on its long lines."""
+    if not where.by_line or finding.line is None:
+        return where.classes
+    line = where.lines.get(finding.line) or ""
+    return where.classes | {"minified"} if len(line) > config.rules.path_classes.minified_line else where.classes
 
 
 _LENIENCY = {"skip": -1, **{s: len(SEVERITY_RANK) - r for s, r in SEVERITY_RANK.items()}}
@@ -212,8 +250,7 @@ def _lowered(finding: Finding, action: Action, why: str) -> Finding | None:
 
 
 def _judge(finding: Finding, rule: Rule, where: _File, config: ReviewConfig, owner: str | None,
-           created: Callable[[], AbstractSet[str]]) -> Finding | None:
-    chosen = _action(rule, where.classes, config)
+           created: Callable[[], AbstractSet[str]], chosen: tuple[Action, PathClass] | None) -> Finding | None:
     judged: Finding | None = finding
     if chosen is not None:
         judged = _lowered(finding, chosen[0], f"in a {chosen[1]} file")
@@ -264,12 +301,13 @@ def _placeholder(rule: Rule, lines: Lines, finding: Finding) -> bool:
                                 for v in values)
 
 
-def _once_per_file(findings: list[Finding], rules: Mapping[str, Rule]) -> list[Finding]:
-    """Only the first finding (by line) of each ``once_per_file`` rule in each file, counting the rest."""
+def _once_per_file(findings: list[Finding], rules: Mapping[str, Rule], waived: Mapping[str, Waiver]) -> list[Finding]:
+    """Only the first finding (by line) of each ``once_per_file`` rule in each file, counting the rest
+    (those ``waived`` lists stay as they are)."""
     groups: dict[tuple[str, str], list[int]] = defaultdict(list)
     for index, finding in enumerate(findings):
         rule = rules.get(finding.rule_id or "")
-        if rule is not None and rule.once_per_file and finding.file is not None:
+        if rule is not None and rule.once_per_file and finding.file is not None and finding.fingerprint not in waived:
             groups[(rule.id, finding.file)].append(index)
     if not any(len(g) > 1 for g in groups.values()):
         return findings

@@ -3,14 +3,17 @@
 ``review-gate: ignore[RULE_ID] reason`` in the file's comment syntax (``#``, ``//``, ``/* */``,
 ``--``, ``<!-- -->``, ``;``), on the flagged line or alone on the line above, waives that rule's
 finding on that line (a comment after code on its line speaks for that line only); an llm
-finding is named by its rule id or by its agent's id (``ignore[security-reviewer]``). The
-reason is mandatory. The peers' suppressions count the same way where a rule names the peer's
-code in its ``peers`` (``noqa:S501``): ruff's ``# noqa: S501``, Bandit's ``# nosec`` /
-``# nosec B501``, ESLint's ``// eslint-disable-line no-eval`` (and ``eslint-disable-next-line``
-on the line above), zizmor's ``# zizmor: ignore[unpinned-uses]`` and
-Semgrep's ``nosemgrep`` / ``nosemgrep: RULE``. A blanket ``# noqa`` waives nothing: ruff itself
-flags those; a bare ``# nosec``, ``// eslint-disable-line`` or ``nosemgrep`` (no code named) waives
-only findings below ``major``: a major or critical one needs its code (``# nosec B506``).
+finding is named by its rule id or by its agent's id (``ignore[security-reviewer]``). An agent's
+id speaks only for that agent's findings of no pattern rule (an llm lens's, a command's): a
+pattern rule's finding, a key the secrets scanner found included, is waived by its rule id
+alone (``ignore[security-patterns]`` waives no ``eval``). The reason is mandatory. The peers'
+suppressions count the same way where a rule names the peer's code in its ``peers``
+(``noqa:S501``): ruff's ``# noqa: S501``, Bandit's ``# nosec`` / ``# nosec B501``, ESLint's
+``// eslint-disable-line no-eval`` (and ``eslint-disable-next-line`` on the line above), zizmor's
+``# zizmor: ignore[unpinned-uses]`` and Semgrep's ``nosemgrep`` / ``nosemgrep: RULE``. A blanket
+``# noqa`` waives nothing: ruff itself flags those; a bare ``# nosec``, ``// eslint-disable-line``
+or ``nosemgrep`` (no code named) waives only findings below ``major``: a major or critical one
+needs its code (``# nosec B506``).
 
 Waiver text counts only inside a real comment (``judging.code_regions.Comments``): found with
 the language's grammar over the file's new content where there is one (a string statement, a
@@ -186,11 +189,12 @@ def apply(findings: Sequence[Finding], facts: PRFacts, rules: Sequence[Rule], ag
     lines = _LineAt(facts, texts)
     peers = {r.id: {_peer(code) for code in r.peers} for r in rules}
     written = {r.id: list(r.peers) for r in rules}  # as the rules spell them: `nosec:B602`, `eslint:no-eval`
+    patterned = frozenset(r.id for r in rules if r.pattern)
     kept, waived = [], []
     for finding in findings:
-        found = _waiver(finding, lines, peers)
+        found = _waiver(finding, lines, peers, patterned)
         if found is None:
-            bare = _bare(finding, lines, peers, written)
+            bare = _bare(finding, lines, peers, written) or _agent_named(finding, lines, patterned)
             kept.append(finding if bare is None else finding.model_copy(update={"inline_waiver": bare}))
             continue
         line, comment = found
@@ -270,8 +274,8 @@ class _LineAt:
         return made
 
 
-def _waiver(finding: Finding, lines: _LineAt,
-            peers: dict[str, set[tuple[str, str]]]) -> tuple[Line, Comment] | None:
+def _waiver(finding: Finding, lines: _LineAt, peers: dict[str, set[tuple[str, str]]],
+            patterned: AbstractSet[str] = frozenset()) -> tuple[Line, Comment] | None:
     """The first comment on the finding's line, or alone on the line above, that speaks for it.
     A comment after code speaks for its own line only; one the base already has (an unchanged
     line) speaks only for a line that was there too, never for a line the change adds below it."""
@@ -284,8 +288,26 @@ def _waiver(finding: Finding, lines: _LineAt,
             continue
         for comment in lines.comments(finding.file, line):
             speaks = comment.next_line and comment.alone if above else comment.own_line
-            if speaks and _speaks_for(comment, finding, peers):
+            if speaks and _speaks_for(comment, finding, peers, patterned):
                 return line, comment
+    return None
+
+
+def _agent_named(finding: Finding, lines: _LineAt, patterned: AbstractSet[str]) -> InlineWaiver | None:
+    """A review-gate waiver on the finding's line, or alone on the line above, that names its agent
+    but not its pattern rule: it waives nothing, said with the rule id that would."""
+    if finding.file is None or finding.line is None or finding.rule_id not in patterned:
+        return None
+    for number, above in ((finding.line, False), (finding.line - 1, True)):
+        line = lines.get((finding.file, number))
+        if line is None:
+            continue
+        for comment in comments_in(line.text, finding.file):
+            if (comment.tool == AGENT and finding.agent in comment.codes and comment.reason
+                    and (comment.next_line and comment.alone if above else comment.own_line)):
+                return InlineWaiver(line=line.number, comment=comment.text, reason=comment.reason, added=line.added,
+                                    ignored=f"an agent id waives only that agent's llm findings, never a pattern "
+                                            f"rule's: name the rule (`ignore[{finding.rule_id}]`) to waive it")
     return None
 
 
@@ -310,9 +332,11 @@ def _bare(finding: Finding, lines: _LineAt, peers: dict[str, set[tuple[str, str]
     return None
 
 
-def _speaks_for(comment: Comment, finding: Finding, peers: dict[str, set[tuple[str, str]]]) -> bool:
-    if comment.tool == AGENT:
-        return bool(comment.reason) and (finding.rule_id in comment.codes or finding.agent in comment.codes)
+def _speaks_for(comment: Comment, finding: Finding, peers: dict[str, set[tuple[str, str]]],
+                patterned: AbstractSet[str] = frozenset()) -> bool:
+    if comment.tool == AGENT:  # an agent's id speaks for its findings of no pattern rule only
+        return bool(comment.reason) and (finding.rule_id in comment.codes or (
+            finding.agent in comment.codes and finding.rule_id not in patterned))
     if not comment.codes and finding.severity in BARE_SPARES:
         return False  # a bare `# nosec` or `// eslint-disable-line` does not waive a major or critical finding
     return _peer_waives(comment, peers.get(finding.rule_id or "", set()))

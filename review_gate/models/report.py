@@ -387,8 +387,10 @@ class ReviewReport(Frozen):
     @property
     def waived_by_people(self) -> list[Finding]:
         """The findings a person accepted (for themselves or the team) or a committed baseline
-        lists: waived from outside the change, not by a comment in it, and not merely old."""
-        return [f for f in self.waived if f.inline_waiver is None and not f.preexisting]
+        lists: waived from outside the change, not by a comment in it, not merely old, and not
+        skipped where its rule does not apply (its path class)."""
+        return [f for f in self.waived
+                if f.inline_waiver is None and not f.preexisting and f.waived_kind != "path_class"]
 
     @property
     def verdict(self) -> str:

@@ -309,12 +309,19 @@ def aggregate(
     index = _Index(facts)
     raw = masked([f for r in results if r.status in _USABLE for f in r.findings], config.rules.rules)
     raw += submodule_warnings(facts, config.settings)  # a submodule whose commits are not here (warn)
-    kept = [_clamped(f, index) for f in raw if keep_finding(f, index, mode)]
+    waivers = waivers or {}
+    # What a path class skips is listed apart: merged with a counted finding of its line (dedupe) or
+    # waived by a comment, it would take that finding out of the count or count as a waiver
+    skipped = [_clamped(f, index) for f in raw if f.fingerprint in waivers
+               and waivers[f.fingerprint].kind == "path_class" and keep_finding(f, index, mode)]
+    apart = {f.fingerprint for f in skipped}
+    kept = [_clamped(f, index) for f in raw if f.fingerprint not in apart and keep_finding(f, index, mode)]
     inline = apply_inline([enrich(f, config) for f in dedupe(kept, peer_codes(config))], facts, config.rules.rules,
                           [a.id for a in config.agents.agents], config.settings.inline_waivers,
                           honour_added=honour_added, uncommitted=uncommitted, texts=texts)
     merged = sorted([*inline.kept, *inline.problems, *gate_findings], key=_order)
-    findings, waived = judge(merged, waivers or {}, sorted(inline.waived, key=_order))
+    listed = sorted([*merged, *(enrich(f, config) for f in skipped)], key=_order)
+    findings, waived = judge(listed, waivers, sorted(inline.waived, key=_order))
     changed = [f.path for f in facts.files]
     covered = {p for r in results if r.status in _USABLE for p in r.files}
     results = [_reviewed_by_nobody(r, covered) for r in results]

@@ -212,7 +212,8 @@ def conclude(run: RunState, frozen: FrozenRun, batched: list[AgentResult], hoste
     ``hosted``: the agents the coding agent's host reviewed (``scale.host``), their cached pairs
     included: each result says so (``reviewed_by``)."""
     assert run.reuse is not None
-    batched, _ = refine(batched, frozen.facts, frozen.config)  # the local results were judged at submit
+    # the local results were judged at submit; what a path class skips is listed as waived
+    batched, skipped = refine(batched, frozen.facts, frozen.config)
     given = {r.id: r for r in [*frozen.local, *batched]}
     results = [given.get(e.agent) or agent_result(e, "failed", error="no result came back for this agent",
                                                    kind="llm") for e in run.reuse.manifest.entries]
@@ -221,7 +222,7 @@ def conclude(run: RunState, frozen: FrozenRun, batched: list[AgentResult], hoste
     report = aggregate(frozen.facts, frozen.classification, frozen.manifest.entries, frozen.gaps,
                        merged, frozen.config, run_id=frozen.run_id, tool_version=__version__,
                        filter_mode=frozen.filter_mode, fail_on=frozen.fail_on,
-                       waivers={**frozen.waivers, **run.waivers}, files_left_out=frozen.left_out,
+                       waivers={**frozen.waivers, **run.waivers, **skipped}, files_left_out=frozen.left_out,
                        gate_findings=frozen.own_file_findings)
     run.finish(report, raw_output=frozen.bundle_dir)
     return report

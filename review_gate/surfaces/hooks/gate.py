@@ -269,7 +269,8 @@ async def _review(request: DiffRequest, root: Path, options: Options, started: f
                               f"{options.budget_s:g} s, so nothing was decided and the gate fails closed. "
                               "Stop and ask a human to raise the hook's timeout and --budget, or to run "
                               "`review-gate` in a terminal.")
-    text = quoted_agent_report.render(report, request, max(options.max_chars - FRAME_CHARS, 1000))
+    text = quoted_agent_report.render(report, request, max(options.max_chars - FRAME_CHARS, 1000),
+                                      rules=config.rules.rules)
     line = None if by_host else plan.line  # the host answered for the LLM reviewers: nothing was left out
     if line is not None:  # the true reason, on a line of its own that the size limit never cuts
         text = _headed(text, line)
