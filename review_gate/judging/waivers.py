@@ -302,7 +302,7 @@ def _agent_named(finding: Finding, lines: _LineAt, patterned: AbstractSet[str]) 
         line = lines.get((finding.file, number))
         if line is None:
             continue
-        for comment in comments_in(line.text, finding.file):
+        for comment in lines.comments(finding.file, line):
             if (comment.tool == AGENT and finding.agent in comment.codes and comment.reason
                     and (comment.next_line and comment.alone if above else comment.own_line)):
                 return InlineWaiver(line=line.number, comment=comment.text, reason=comment.reason, added=line.added,
