@@ -68,8 +68,8 @@ def unread_moves(facts: PRFacts, moves: list[FileChange]) -> PRFacts:
     lost = {c.path: Unread(kind="unreadable",
                            reason=f"{c.path} is a {'copy' if c.status == 'copied' else 'rename'} of {c.old_path}, "
                                   "to be reviewed whole, and neither the diff nor the repository has its content",
-                           fix="give the diff with the file's lines (git diff --no-renames), run the review in the "
-                               "repository that has its blob, or review the commits as a range")
+                           fix="give the diff with every line (git diff --no-renames), or with full blob ids "
+                               "(--full-index) where the repository has the blobs, or review the commits as a range")
             for c in moves}
     return facts.model_copy(update={"files": [c.model_copy(update={"unread": lost[c.path]}) if c.path in lost else c
                                               for c in facts.files]})
