@@ -41,7 +41,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from measure import Row, Table, child_env, cli_command
-from synthetic_diff import small_diff
 
 SEED = 20240611
 HOOK_TARGET = 1.0  # x the CPU of `import pydantic`
@@ -158,8 +157,8 @@ def bench_agents(table: Table, work: Path, runs: int) -> None:
     directory = work / "llm-agents"
     (directory / "instructions").mkdir(parents=True)
     (directory / "instructions" / "r.md").write_text("# Reviewer\nFind bugs.\n", encoding="utf-8")
-    diff = work / "small.diff"
-    diff.write_bytes(small_diff(SEED + 2))
+    diff = work / "small.diff"  # one request an agent: 10 small files, 30 added lines
+    subprocess.run(["git", "diff", "--no-color"], cwd=work / "repo", check=True, stdout=diff.open("wb"))
     env = {**_env(), "BENCH_OPENAI_KEY": "bench-key-not-secret"}
     with LlmServer() as server:
         server.default = Step(findings=[], delay=1.0)
@@ -197,6 +196,8 @@ def bench_agents(table: Table, work: Path, runs: int) -> None:
         low, wall = in_turns(runs, floor, lambda: usage(argv, work, env=env)[1])
         report = json.loads((work / "agents.json").read_text(encoding="utf-8"))
         done = sum(a["status"] == "completed" for a in report["agents"])
+        requests = len(server.requests) - 20 * (runs + 1)  # less the floor's
+    table.info("  requests to the endpoint, all runs", f"{requests} for {runs + 1} runs of 20 agents")
     table.info("floor: the same 20 requests sent at once by threads (wall)", f"{low:.3f} s")
     table.check(f"20 llm agents at 1 s latency through the CLI (wall; {done} of 20 completed)", wall,
                 AGENTS_TARGET_S, "s", f"{wall - low:.3f} s above the floor")
