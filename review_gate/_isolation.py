@@ -99,9 +99,9 @@ def restart_command(orig_argv: list[str], environ: dict[str, str], cwd: str, *, 
 
 def restart_isolated(*, ours: bool | None = None) -> None:
     """Start this run again isolated when it would import from the working directory (one more
-    interpreter start, about 15 ms); else return at once. ``ours``: this process is review-gate
-    (the entry points know it; the ``.pth`` asks ``sys.argv``, which is the script's path or
-    ``-m`` while site-packages are processed)."""
+    interpreter start: what ``python -c pass`` takes); else return at once. ``ours``: this
+    process is review-gate (the entry points know it; the ``.pth`` asks ``sys.argv``, which is
+    the script's path or ``-m`` while site-packages are processed)."""
     if os.name == "nt":
         return  # no exec that keeps the process on Windows; the hooks init writes run -I there too
     orig_argv = list(getattr(sys, "orig_argv", ()))

@@ -133,6 +133,7 @@ async def review_async(
     listener: Listener | None = None, shard: tuple[int, int] | None = None,
     add_agents: Sequence[tuple[str, str]] = (), accepted_before: str | None = None, intent: str | None = None,
     reuse_only: Sequence[str] | None = None, added_waivers: bool = True, committed_waivers: bool = False,
+    llm_left_out: str | None = None,
 ) -> ReviewReport:
     """Review a change: all six stages, the run state (cache, acceptances, history) unless
     ``state`` is false, reports written to ``outputs`` (format name or render function, path)
@@ -152,7 +153,10 @@ async def review_async(
     ``added_waivers`` false: inline waivers the change adds waive nothing (listed with why; a loop
     session's review: its coder cannot waive its own findings either). ``committed_waivers``: only
     the inline waivers the last commit holds waive, none the working tree or the index adds since
-    (a coding agent's hook: a waiver it wrote past the PreToolUse hook waives nothing)."""
+    (a coding agent's hook: a waiver it wrote past the PreToolUse hook waives nothing).
+    ``llm_left_out``: why the LLM reviewers are left out of this run though they should run (a
+    hook's budget too short for any request): each is skipped with that reason and counts in
+    ``agents_skipped`` (``offline`` is the person's choice: they are listed as off, not counted)."""
     review_request.run_options(fail_on=fail_on, filter_mode=filter_mode, concurrency=concurrency,
                                agent_timeout=agent_timeout, outputs=outputs, packing=packing, shard=shard)
     review_request.typed(flags={"offline": offline, "use_baseline": use_baseline, "state": state, "cache": cache,
@@ -168,7 +172,7 @@ async def review_async(
                                                diff_file=diff_file)
     setup = recorded_run.setup(request, config=config, offline=offline, concurrency=concurrency,
                                timeout=agent_timeout, constitution=constitution, baseline=baseline,
-                               use_baseline=use_baseline, packing=packing, intent=intent)
+                               use_baseline=use_baseline, packing=packing, intent=intent, llm_left_out=llm_left_out)
     requests = review_request.agent_requests(add_agents)
     check_requests(requests, setup.config)  # before the change is read or any agent runs
     target = Path(bundle_dir) if bundle_dir is not None else None

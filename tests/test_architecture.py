@@ -65,7 +65,10 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
                                             "review_gate.judging.path_classes", "review_gate.judging.placeholders",
                                             "review_gate.judging.preexisting", "review_gate.judging.created_tables",
                                             "review_gate.judging.old_lines", "review_gate.judging.occurrences",
-                                            "review_gate.text.regex")),
+                                            "review_gate.judging.code_regions", "review_gate.text.regex")),
+    # comments and docstrings found with the grammar: over the file's text
+    "review_gate.judging.code_regions": ("only", ("review_gate.models", "review_gate.text.grammars",
+                                                  "review_gate.text.literals")),
     # what pays for a finding not counted: old lines paired one for one, entries one each; pure
     "review_gate.judging.old_lines": ("only", ("review_gate.models", "review_gate.judging.path_classes",
                                                "review_gate.judging.preexisting", "review_gate.judging.rule_contexts",
@@ -80,7 +83,7 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "review_gate.judging.preexisting": ("only", ()),
     "review_gate.judging.submodule_notes": ("only", ("review_gate.models", "review_gate.judging.fingerprint")),
     "review_gate.judging.waivers": ("only", ("review_gate.models", "review_gate.judging.fingerprint",
-                                             "review_gate.text.literals", "review_gate.text.waiver_markers")),
+                                             "review_gate.judging.code_regions", "review_gate.text.waiver_markers")),
     "review_gate.judging.shared_acceptances": ("only", ("review_gate.models", "review_gate.errors",
                                                         "review_gate.config", "review_gate.judging.baseline")),
     # llm/ (prompts, providers, answers) never imports agents/, a stage or a sink

@@ -40,11 +40,11 @@ from review_gate.change.input_files import regular_sha256
 from review_gate.change.own_files import GATE_DIRECTORY, relative
 from review_gate.errors import ConfigError, ConfigProblem
 from review_gate.models import CommandAgent, ReviewConfig
+from review_gate.text.interpreters import INTERPRETER
 
 AGENTS_FILE = "review-agents.json"
 # Interpreters whose first argument that is not an option is the script they run.
-_INTERPRETER = re.compile(r"(?:python|pypy)[0-9.]*|(?:ba|da|z|k|mk|)sh|fish|node(?:js)?|deno|bun|ruby|"
-                          r"perl[0-9.]*|php[0-9.]*|Rscript|lua[0-9.]*|tclsh|pwsh")
+_INTERPRETER = INTERPRETER
 _PYTHON = re.compile(r"(?:python|pypy)[0-9.]*")
 _INLINE = {"-c", "-e", "-E", "--eval", "-p", "--print", "--command"}  # options whose value is code
 _CLUSTER_INLINE = re.compile(r"-[A-Za-z]*[ceE]")

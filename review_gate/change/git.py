@@ -130,10 +130,10 @@ def default_base(root: Path, head: str | None = None) -> str | None:
     the branch's history that the branch itself did not write. None without a commit, a default
     branch or a common history."""
     try:
-        branch = default_branch(root)
+        branch = default_branch(root)  # a name git itself gave or one of a fixed few: never an option
         if branch is None or (head is None and not has_head(root)):
             return None
-        return merge_base(root, resolve(root, branch), head or resolve(root, "HEAD"))
+        return merge_base(root, branch, head or "HEAD")
     except GitError:
         return None
 

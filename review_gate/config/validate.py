@@ -22,6 +22,7 @@ from review_gate.models.config import (
 from review_gate.models.loop import MANUAL, SKIP, named_agents, role_problem
 from review_gate.text.escape import sanitize
 from review_gate.text.globs import GlobError, Globs, check_glob
+from review_gate.text.interpreters import script_at
 from review_gate.text.regex import PatternError, compile_pattern
 
 RE2_SYNTAX = "https://github.com/google/re2/wiki/Syntax"
@@ -51,8 +52,34 @@ def file_problems(config: ReviewConfig) -> list[ConfigProblem]:
     for i, agent in enumerate(config.agents.agents):
         if isinstance(agent, LlmAgent):
             _instructions(config, found, i, agent)
+        elif isinstance(agent, CommandAgent) and agent.enabled:
+            _command_files(config, found, i, agent)
     _constitution(config, found)
     return found.problems
+
+
+def _command_files(config: ReviewConfig, found: _Problems, i: int, agent: CommandAgent) -> None:
+    """The program a command agent names by its path, and the script its interpreter runs, exist
+    (a missing one was a run-time failure of every review). Checked where the configuration can
+    tell: an absolute path, one relative to the configuration directory (``cwd: config``), or
+    under ``.review-gate/`` of the repository the configuration directory is in (``cwd: repo``)."""
+    if config.directory is None:
+        return
+    directory = Path(config.directory)
+    root = directory.parent if directory.name == ".review-gate" else None
+    at = [0] if "/" in agent.command[0] else []
+    if (script := script_at(agent.command)) is not None:
+        at.append(script)
+    for index in at:
+        word = agent.command[index]
+        base = directory if agent.cwd == "config" else root
+        path = Path(word) if Path(word).is_absolute() else base / word if base is not None else None
+        if path is not None and not path.is_file():
+            what = "program" if index == 0 else "script"
+            where = "the configuration directory" if agent.cwd == "config" else "the repository"
+            found.add(AGENTS_FILE, f"/agents/{i}/command/{index}",
+                      f"agent {show(agent.id)}: its {what} {show(word)} does not exist ({path})",
+                      f"create it, or correct the path (relative to {where}, as cwd: {agent.cwd} says)")
 
 
 class _Problems:
@@ -114,7 +141,9 @@ def _agents(config: ReviewConfig, found: _Problems) -> None:
                       'set "required": false to let it fail open, or remove "on_failure"')
         if isinstance(agent, LlmAgent):
             _llm_agent(config, found, i, agent)
-        elif isinstance(agent, CommandAgent) and agent.dimensions is not None and agent.output != "dimensions":
+        elif isinstance(agent, CommandAgent) and agent.enabled:
+            _command_files(config, found, i, agent)
+        if isinstance(agent, CommandAgent) and agent.dimensions is not None and agent.output != "dimensions":
             found.add(AGENTS_FILE, f"/agents/{i}/dimensions",
                       f"'dimensions' maps dimension verdicts, but agent {show(agent.id)} prints "
                       f"{show(agent.output)}", 'set "output": "dimensions", or remove \'dimensions\'')

@@ -4,7 +4,8 @@ A rule may skip a file in a test, a fixture, docs or an example, and judge only 
 change adds. So a change that renamed ``tests/fixtures/evil.py`` to ``app/ev.py`` (no line
 added, or one) brought the fixture's ``eval(request.args[...])`` into the application unread:
 a pass. Here a file renamed or copied from a path of other classes (by the trusted
-``.gitattributes`` and the rules' globs, as ``refine`` classes them) becomes a file whose every
+``.gitattributes`` and the rules' globs, as ``refine`` classes them, its new path taking only the
+classes a file the change adds may claim) becomes a file whose every
 line is added, its old path kept, so every agent reads it where it now stands and no line of it
 passes for pre-existing (``refine`` only takes lines from files of the same classes).
 
@@ -23,7 +24,8 @@ followed.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 from review_gate.change import blobs, git, text_or_binary, whole_file_diff
@@ -31,22 +33,31 @@ from review_gate.change.diff_parser import parse_diff
 from review_gate.change.git import LINK_MODE
 from review_gate.change.left_tree import LeftTree
 from review_gate.errors import GitError
-from review_gate.judging.path_classes import Classifier
+from review_gate.judging.path_classes import MOVES, Classifier, moved_across
 from review_gate.judging.surroundings import GitSurroundings
 from review_gate.models import FileChange, PRFacts, ReviewConfig, Unread
 
-MOVES = ("renamed", "copied")
 MAX_LINKED_FILES = 200  # files of a linked directory reviewed at the link's path; more are not read
 
 
-def crossing(facts: PRFacts, classifier: Classifier) -> list[FileChange]:
+def crossing(facts: PRFacts, classifier: Classifier,
+             base_directories: Callable[[list[str]], AbstractSet[str]] | None = None) -> list[FileChange]:
     """The text files the change renames or copies from a path of other classes, and every file it
     copies: git reads a range, a working tree and the index with ``-M`` alone, so a copy is a file
     added whole there; only a diff given as input (``git diff -C``) shows one as a copy, whose
-    lines the section does not show (issue 29)."""
-    return [c for c in facts.files if c.status in MOVES and c.old_path is not None and not c.binary
-            and c.unread is None
-            and (c.status == "copied" or classifier.classes(c.old_path) != classifier.classes(c.path))]
+    lines the section does not show (issue 29). Other classes by their names, or by what the new
+    path may claim (``Classifier.claimed``: ``tests/helper.py`` moved to a new ``app/spec/`` is no
+    longer a test); ``base_directories``: which directories the base holds (None: no base to ask,
+    the names alone decide)."""
+    moves = [c for c in facts.files if c.status in MOVES and c.old_path is not None and not c.binary
+             and c.unread is None]
+    if base_directories is None:
+        return [c for c in moves if c.status == "copied" or classifier.classes(c.old_path or "") !=
+                classifier.classes(c.path)]
+    roots = sorted({root for c in moves if c.status != "copied" for root in classifier.roots(c.path).values()
+                    if root})
+    known = base_directories(roots) if roots else set()
+    return [c for c in moves if c.status == "copied" or moved_across(classifier, c, known)]
 
 
 def unread_moves(facts: PRFacts, moves: list[FileChange]) -> PRFacts:
@@ -57,8 +68,8 @@ def unread_moves(facts: PRFacts, moves: list[FileChange]) -> PRFacts:
     lost = {c.path: Unread(kind="unreadable",
                            reason=f"{c.path} is a {'copy' if c.status == 'copied' else 'rename'} of {c.old_path}, "
                                   "to be reviewed whole, and neither the diff nor the repository has its content",
-                           fix="give the diff with the file's lines (git diff --no-renames), run the review in the "
-                               "repository that has its blob, or review the commits as a range")
+                           fix="give the diff with every line (git diff --no-renames), or with full blob ids "
+                               "(--full-index) where the repository has the blobs, or review the commits as a range")
             for c in moves}
     return facts.model_copy(update={"files": [c.model_copy(update={"unread": lost[c.path]}) if c.path in lost else c
                                               for c in facts.files]})
@@ -129,11 +140,12 @@ def read_moves(facts: PRFacts, config: ReviewConfig, root: Path | None) -> PRFac
     had (a link to a directory), the file stays as the diff shows it."""
     if not facts.files:
         return facts
-    if root is None:  # a diff given outside a repository: nothing to read a move's lines from
+    if root is None:  # a diff given outside a repository: nothing to read a move's lines from; no
+        # base to ask which directories it holds either, so a move keeps the classes of its names
         return unread_moves(facts, crossing(facts, Classifier(config.rules.path_classes, None)))
     around = GitSurroundings(root, facts.base)
     classifier = Classifier(config.rules.path_classes, around.gitattributes())
-    moves = crossing(facts, classifier)
+    moves = crossing(facts, classifier, around.base_directories)
     every_link = links(facts)
     if not moves and not every_link:
         return facts

@@ -62,6 +62,20 @@ class GitSurroundings:
         except GitError:
             return None
 
+    def base_directories(self, paths: list[str]) -> set[str]:
+        """Which of the directories ``paths`` are in the base commit (git keeps no empty directory):
+        one ``git cat-file --batch-check`` for them all."""
+        names = [p for p in dict.fromkeys(paths) if p and "\n" not in p and "\r" not in p]
+        if self.base is None or not git.OBJECT_ID.fullmatch(self.base) or not names:
+            return set()
+        asked = "".join(f"{self.base}:{p}\n" for p in names).encode("utf-8", "surrogateescape")
+        try:
+            out = git.run(["cat-file", "--batch-check"], self.root, check=False, stdin=asked).stdout
+        except (GitError, OSError):
+            return set()
+        answers = out.decode("ascii", "replace").splitlines()
+        return {path for path, line in zip(names, answers, strict=False) if line.split()[1:2] == ["tree"]}
+
     def _copies(self, added: list[FileChange]) -> dict[str, str]:
         """New file -> the base file of the same name that holds most of its lines, when one does."""
         if not added:

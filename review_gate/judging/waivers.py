@@ -3,17 +3,24 @@
 ``review-gate: ignore[RULE_ID] reason`` in the file's comment syntax (``#``, ``//``, ``/* */``,
 ``--``, ``<!-- -->``, ``;``), on the flagged line or alone on the line above, waives that rule's
 finding on that line (a comment after code on its line speaks for that line only); an llm
-finding is named by its rule id or by its agent's id (``ignore[security-reviewer]``). The
-reason is mandatory. The peers' suppressions count the same way where a rule names the peer's
-code in its ``peers`` (``noqa:S501``): ruff's ``# noqa: S501``, Bandit's ``# nosec`` /
-``# nosec B501``, ESLint's ``// eslint-disable-line no-eval`` (and ``eslint-disable-next-line``
-on the line above), zizmor's ``# zizmor: ignore[unpinned-uses]`` and
-Semgrep's ``nosemgrep`` / ``nosemgrep: RULE``. A blanket ``# noqa`` waives nothing: ruff itself
-flags those; a bare ``# nosec``, ``// eslint-disable-line`` or ``nosemgrep`` (no code named) waives
-only findings below ``major``: a major or critical one needs its code (``# nosec B506``).
+finding is named by its rule id or by its agent's id (``ignore[security-reviewer]``). An agent's
+id speaks only for that agent's findings of no pattern rule (an llm lens's, a command's): a
+pattern rule's finding, a key the secrets scanner found included, is waived by its rule id
+alone (``ignore[security-patterns]`` waives no ``eval``). The reason is mandatory. The peers'
+suppressions count the same way where a rule names the peer's code in its ``peers``
+(``noqa:S501``): ruff's ``# noqa: S501``, Bandit's ``# nosec`` / ``# nosec B501``, ESLint's
+``// eslint-disable-line no-eval`` (and ``eslint-disable-next-line`` on the line above), zizmor's
+``# zizmor: ignore[unpinned-uses]`` and Semgrep's ``nosemgrep`` / ``nosemgrep: RULE``. A blanket
+``# noqa`` waives nothing: ruff itself flags those; a bare ``# nosec``, ``// eslint-disable-line``
+or ``nosemgrep`` (no code named) waives only findings below ``major``: a major or critical one
+needs its code (``# nosec B506``).
 
-The words of a waiver inside a string literal on its line are data, not a comment, and waive
-nothing (``review_gate.text.literals``); the coding agents' hooks still deny writing them.
+Waiver text counts only inside a real comment (``judging.code_regions.Comments``): found with
+the language's grammar over the file's new content where there is one (a string statement, a
+docstring, an f-string are data, and so is everything a parse error is near), else read on its
+line without ever taking a string's contents for a comment (``text.literals``; a script by its
+``#!`` interpreter); never on a line the language splits where git does not. The coding agents'
+hooks still deny writing waiver text anywhere.
 
 A waiver comes from the change itself, so it is never silent: every waived finding is listed as
 waived with the comment and its reason, and the findings waived by comments the change *adds*
@@ -35,13 +42,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
+from review_gate.judging.code_regions import Comments
 from review_gate.judging.fingerprint import fingerprint
 from review_gate.models.config import Rule
 from review_gate.models.config_values import BLOCKING, InlineWaivers
-from review_gate.models.facts import Line, PRFacts
+from review_gate.models.facts import FileChange, Line, PRFacts
 from review_gate.models.findings import Finding, InlineWaiver, WaivedKind, Waiver
 from review_gate.models.lines import Lines
-from review_gate.text.literals import in_string
 from review_gate.text.waiver_markers import MARKERS
 
 AGENT = "review-gate"
@@ -117,9 +124,10 @@ def comments(text: str) -> list[Comment]:
 
 
 def comments_in(text: str, path: str) -> list[Comment]:
-    """``comments`` that are comments in ``path``'s language: not the words of one inside a string
-    literal (``s = "# review-gate: ignore[x] ok"`` waives nothing)."""
-    return [c for c in comments(text) if not in_string(text, c.at, path)]
+    """``comments`` that are comments in ``path``'s language as one line alone shows them: not the
+    words of one inside a string literal (``s = "# review-gate: ignore[x] ok"`` waives nothing).
+    A review reads them with the whole file (``_LineAt.comments``)."""
+    return [c for c in comments(text) if Comments(()).holds(path, 0, text, c.at)]
 
 
 def _split(codes: str) -> tuple[str, ...]:
@@ -161,24 +169,32 @@ def adds_waiver(new: str, old: str = "", peers: Iterable[str] = ()) -> Comment |
     return None
 
 
+def marked(change: FileChange) -> bool:
+    """Whether the diff of ``change`` holds the words of any waiver (one search of its text)."""
+    return _ANY_MARKER.search(change.patch) is not None if change.patch else bool(change.hunks)
+
+
 def apply(findings: Sequence[Finding], facts: PRFacts, rules: Sequence[Rule], agents: Iterable[str],
           mode: InlineWaivers, *, honour_added: bool = True,
-          uncommitted: Mapping[str, AbstractSet[int]] | None = None) -> Applied:
+          uncommitted: Mapping[str, AbstractSet[int]] | None = None, texts: Mapping[str, str] | None = None) -> Applied:
     """The findings ``comments`` on their line or the line above waive, with ``mode``
     (review-gate.json's ``inline_waivers``); ``honour_added`` false: a waiver the change adds
     waives nothing (a loop session's review), and says so; ``uncommitted``: the lines (path ->
     new-side numbers) the working tree adds since the last commit, whose waivers waive nothing
-    either (a coding agent's hook: a waiver the agent wrote past the PreToolUse hook)."""
+    either (a coding agent's hook: a waiver the agent wrote past the PreToolUse hook); ``texts``:
+    the new content of changed files, where the caller read it (path -> text), in which a waiver's
+    comment is found with the grammar."""
     if mode == "off":
         return Applied(list(findings), [], [])
-    lines = _LineAt(facts)
+    lines = _LineAt(facts, texts)
     peers = {r.id: {_peer(code) for code in r.peers} for r in rules}
     written = {r.id: list(r.peers) for r in rules}  # as the rules spell them: `nosec:B602`, `eslint:no-eval`
+    patterned = frozenset(r.id for r in rules if r.pattern)
     kept, waived = [], []
     for finding in findings:
-        found = _waiver(finding, lines, peers)
+        found = _waiver(finding, lines, peers, patterned)
         if found is None:
-            bare = _bare(finding, lines, peers, written)
+            bare = _bare(finding, lines, peers, written) or _agent_named(finding, lines, patterned)
             kept.append(finding if bare is None else finding.model_copy(update={"inline_waiver": bare}))
             continue
         line, comment = found
@@ -197,7 +213,7 @@ def apply(findings: Sequence[Finding], facts: PRFacts, rules: Sequence[Rule], ag
         kind: WaivedKind = "inline" if comment.tool == AGENT else "peer"
         waived.append(finding.model_copy(update={"inline_waiver": note})
                       .left_out(Waiver(kind=kind, reason=waived_text(note))))
-    return Applied(kept, waived, _problems(facts, {r.id for r in rules} | set(agents)))
+    return Applied(kept, waived, _problems(facts, {r.id for r in rules} | set(agents), lines))
 
 
 def waived_text(note: InlineWaiver) -> str:
@@ -225,8 +241,9 @@ class _LineAt:
 
     _KEPT = 64
 
-    def __init__(self, facts: PRFacts) -> None:
+    def __init__(self, facts: PRFacts, texts: Mapping[str, str] | None = None) -> None:
         self._files = {f.path: f for f in facts.files}
+        self._comments = Comments(facts.files, texts)
         self._made: OrderedDict[int, tuple[list[str], bytes]] = OrderedDict()
 
     def get(self, key: tuple[str, int | None]) -> Line | None:
@@ -241,6 +258,10 @@ class _LineAt:
                 return Line(number, texts[at], bool(added[at]))
         return None
 
+    def comments(self, path: str, line: Line) -> list[Comment]:
+        """The waiver comments on ``line`` of ``path`` that are real comments there."""
+        return [c for c in comments(line.text) if self._comments.holds(path, line.number, line.text, c.at)]
+
     def _of(self, lines: Lines) -> tuple[list[str], bytes]:
         """A hunk's texts and added flags, made once for the findings on it (no Line for each line)."""
         made = self._made.get(id(lines))
@@ -253,8 +274,8 @@ class _LineAt:
         return made
 
 
-def _waiver(finding: Finding, lines: _LineAt,
-            peers: dict[str, set[tuple[str, str]]]) -> tuple[Line, Comment] | None:
+def _waiver(finding: Finding, lines: _LineAt, peers: dict[str, set[tuple[str, str]]],
+            patterned: AbstractSet[str] = frozenset()) -> tuple[Line, Comment] | None:
     """The first comment on the finding's line, or alone on the line above, that speaks for it.
     A comment after code speaks for its own line only; one the base already has (an unchanged
     line) speaks only for a line that was there too, never for a line the change adds below it."""
@@ -265,10 +286,28 @@ def _waiver(finding: Finding, lines: _LineAt,
         line = lines.get((finding.file, number))
         if line is None or (above and not line.added and (flagged is None or flagged.added)):
             continue
-        for comment in comments_in(line.text, finding.file):
+        for comment in lines.comments(finding.file, line):
             speaks = comment.next_line and comment.alone if above else comment.own_line
-            if speaks and _speaks_for(comment, finding, peers):
+            if speaks and _speaks_for(comment, finding, peers, patterned):
                 return line, comment
+    return None
+
+
+def _agent_named(finding: Finding, lines: _LineAt, patterned: AbstractSet[str]) -> InlineWaiver | None:
+    """A review-gate waiver on the finding's line, or alone on the line above, that names its agent
+    but not its pattern rule: it waives nothing, said with the rule id that would."""
+    if finding.file is None or finding.line is None or finding.rule_id not in patterned:
+        return None
+    for number, above in ((finding.line, False), (finding.line - 1, True)):
+        line = lines.get((finding.file, number))
+        if line is None:
+            continue
+        for comment in lines.comments(finding.file, line):
+            if (comment.tool == AGENT and finding.agent in comment.codes and comment.reason
+                    and (comment.next_line and comment.alone if above else comment.own_line)):
+                return InlineWaiver(line=line.number, comment=comment.text, reason=comment.reason, added=line.added,
+                                    ignored=f"an agent id waives only that agent's llm findings, never a pattern "
+                                            f"rule's: name the rule (`ignore[{finding.rule_id}]`) to waive it")
     return None
 
 
@@ -282,7 +321,7 @@ def _bare(finding: Finding, lines: _LineAt, peers: dict[str, set[tuple[str, str]
     if line is None:
         return None
     mapped = peers.get(finding.rule_id or "", set())
-    for comment in comments_in(line.text, finding.file):
+    for comment in lines.comments(finding.file, line):
         if comment.tool != AGENT and not comment.codes and comment.own_line and _peer_waives(comment, mapped):
             codes = sorted(code.partition(":")[2] for code in written.get(finding.rule_id or "", [])
                            if _peer(code)[0] == comment.tool)
@@ -293,9 +332,11 @@ def _bare(finding: Finding, lines: _LineAt, peers: dict[str, set[tuple[str, str]
     return None
 
 
-def _speaks_for(comment: Comment, finding: Finding, peers: dict[str, set[tuple[str, str]]]) -> bool:
-    if comment.tool == AGENT:
-        return bool(comment.reason) and (finding.rule_id in comment.codes or finding.agent in comment.codes)
+def _speaks_for(comment: Comment, finding: Finding, peers: dict[str, set[tuple[str, str]]],
+                patterned: AbstractSet[str] = frozenset()) -> bool:
+    if comment.tool == AGENT:  # an agent's id speaks for its findings of no pattern rule only
+        return bool(comment.reason) and (finding.rule_id in comment.codes or (
+            finding.agent in comment.codes and finding.rule_id not in patterned))
     if not comment.codes and finding.severity in BARE_SPARES:
         return False  # a bare `# nosec` or `// eslint-disable-line` does not waive a major or critical finding
     return _peer_waives(comment, peers.get(finding.rule_id or "", set()))
@@ -310,7 +351,7 @@ def _peer_waives(comment: Comment, mapped: set[tuple[str, str]]) -> bool:
     return any((comment.tool, code.lower()) in mapped for code in comment.codes)
 
 
-def _problems(facts: PRFacts, known: set[str]) -> list[Finding]:
+def _problems(facts: PRFacts, known: set[str], lines: _LineAt) -> list[Finding]:
     """A warning for each review-gate waiver the change adds that waives nothing: no reason, or
     an id that is no rule's or agent's."""
     out = []
@@ -322,7 +363,7 @@ def _problems(facts: PRFacts, known: set[str]) -> list[Finding]:
             for line in hunk.lines:
                 if not line.added:
                     continue
-                for comment in comments_in(line.text, f.path):
+                for comment in lines.comments(f.path, line):
                     if comment.tool != AGENT:
                         continue
                     problem = _problem(comment, known)

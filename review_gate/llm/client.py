@@ -216,6 +216,8 @@ async def _send_once(client: httpx.AsyncClient, spec: LlmAgent, key: str | None,
         try:
             async with client.stream("POST", url, headers=headers, json=body) as streamed:
                 response = await read_bounded(streamed, spec.provider)
+        except httpx.ConnectError as exc:  # nothing answers there: most often a wrong base_url or no network
+            raise TransientAgentFault(unreachable(spec, exc)) from exc
         except httpx.TimeoutException as exc:
             raise TransientAgentFault(f"{spec.provider} API at {spec.url}: timed out ({type(exc).__name__})") from exc
         except httpx.TransportError as exc:
@@ -230,6 +232,20 @@ async def _send_once(client: httpx.AsyncClient, spec: LlmAgent, key: str | None,
             ticket.observe(response.headers, response.status_code)
     check_status(response, spec.provider, spec)
     return provider.reply(data, response.text, **({"name": name} if name else {}), tools=dialog is not None)
+
+
+def unreachable(spec: LlmAgent, exc: Exception) -> str:
+    """What a connection that failed says: the endpoint, and what to check.
+
+    >>> from review_gate.models import LlmAgent
+    >>> spec = LlmAgent(id="rev", name="r", description="d", kind="llm", provider="openai", model="m",
+    ...                 instructions="r.md", base_url="http://127.0.0.1:9/v1")
+    >>> unreachable(spec, OSError("All connection attempts failed"))[:93]
+    'openai API at http://127.0.0.1:9/v1: cannot connect (OSError: All connection attempts failed)'
+    """
+    return (f"{spec.provider} API at {spec.url}: cannot connect ({type(exc).__name__}: {exc}); check the agent's "
+            f"base_url in review-agents.json (and the network, a proxy), then run `review-gate agents check "
+            f"{spec.id}`")
 
 
 @dataclass

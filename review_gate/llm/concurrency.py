@@ -11,9 +11,15 @@ TCP's congestion control made well known, and every client that meets limits it 
   explicit ``max_concurrency``, a hard cap): the budgets, not the window, then say how many
   go (the governor spaces out the requests past the most ever answered at once).
 - An endpoint that sends no such headers (llama.cpp, vLLM, Ollama, most proxies) tells nothing
-  of its limits but its answers: each usable answer grows the window by one request until the
-  first push back (a slow start: the window doubles a round trip), by one request a round trip
-  after it (1/window an answer), up to the ceiling.
+  of its limits but its answers. Its first ``START`` requests are a probe: each calm answer
+  (latency within CALM times the fastest) lets one more go, and once ``START`` answers in a row
+  came back calm the endpoint answers requests side by side without queueing them, and the
+  window opens to its ceiling as headers would open it (the governor spaces out the requests
+  past the most ever answered at once, so a server that takes fewer refuses one or two, not a
+  burst). A server that queues what it has no slot for answers the probe ever more slowly and
+  never opens it. After a push back the window grows by one request a round trip (1/window an
+  answer), up to the ceiling. (Growing by one an answer alone, a doubling a round trip, took 4
+  round trips where the wide setting takes 1: 36 requests of 2 s were 2x slower.)
 - A 429 while the headers say every budget still has room is the server's own limit on
   requests at once, one it reports nowhere: the window's ceiling becomes one less than the
   requests that were in flight when the refused one went out, for the rest of the run.
@@ -30,9 +36,11 @@ TCP's congestion control made well known, and every client that meets limits it 
     >>> flow.pushed_back(index=2, sent=40); flow.limit
     32
     >>> quiet = Flow(start=4, ceiling=64, explicit=False)
-    >>> for index in range(1, 5): quiet.answered(latency=2.0, index=index, headers=False)
+    >>> for index in range(1, 4): quiet.answered(latency=2.0, index=index, headers=False)
     >>> quiet.limit
-    8
+    7
+    >>> quiet.answered(latency=2.0, index=4, headers=False); quiet.limit
+    64
 """
 
 from __future__ import annotations
@@ -64,6 +72,7 @@ class Flow:
         self.average: float | None = None
         self.cut_at = 0  # requests sent before this index do not halve the window again
         self.cuts = 0
+        self.calm = 0  # calm answers in a row, without headers, before any push back: the probe
 
     @property
     def limit(self) -> int:
@@ -88,9 +97,13 @@ class Flow:
             self.opened = True
             self.window = max(self.window, min(float(self.room), self.threshold))
             return
-        if self.average <= CALM * self.fastest and self.window < self.room:
-            slow_start = not self.headers and self.window < self.threshold
-            self.window = min(float(self.room), self.window + (1.0 if slow_start else 1 / self.window))
+        calm = self.average <= CALM * self.fastest
+        probing = not self.headers and not self.cuts and self.window < self.threshold
+        self.calm = self.calm + 1 if calm and probing else 0
+        if probing and self.calm >= self.start:
+            self.window = max(self.window, min(float(self.room), self.threshold))  # the probe came back calm
+        elif calm and self.window < self.room:
+            self.window = min(float(self.room), self.window + (1.0 if probing else 1 / self.window))
 
     def busy(self, in_flight: int) -> None:
         """The server refused a request sent while ``in_flight`` were (it included) though its
@@ -100,11 +113,14 @@ class Flow:
         self.window = min(self.window, float(self.ceiling))
         self.threshold = min(self.threshold, float(self.ceiling))
 
-    def pushed_back(self, index: int, sent: int) -> None:
-        """A 429 (or overload, or queueing) for the request sent ``index``-th; halve once."""
+    def pushed_back(self, index: int, sent: int, proven: int = 0) -> None:
+        """A 429 (or overload, or queueing) for the request sent ``index``-th; halve once. At an
+        endpoint without headers, to ``proven`` (the most ever answered at once) when that is
+        less: a window the probe opened past what the server takes drops to what it took."""
         if index <= self.cut_at:
             return
-        self.window = max(1.0, self.window / 2)
+        half = self.window / 2
+        self.window = max(1.0, min(half, float(proven)) if proven and not (self.headers or self.explicit) else half)
         self.threshold = self.window
         self.cut_at = sent
         self.cuts += 1

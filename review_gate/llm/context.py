@@ -2,7 +2,7 @@
 
 A hunk shows three lines either side of a change; the reviewer often needs the signature it
 sits in (the decorator that checks a permission, the parameter that is user input). For a file
-in a language we can parse (tree-sitter grammars, one table below), each hunk is widened with
+in a language we can parse (tree-sitter grammars, `text/grammars.py`), each hunk is widened with
 unchanged lines of the new content: the enclosing function or class whole when it is short,
 else its header (signature) and the lines nearest the hunk, plus the first line of each outer
 function or class; at most MAX_LINES lines and MAX_CHARS characters a hunk. Chunking decides
@@ -24,51 +24,29 @@ from __future__ import annotations
 
 import bisect
 import hashlib
-import importlib
 import itertools
-import re
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
-from importlib import metadata
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from review_gate.change.blobs import new_contents
 from review_gate.models import FileChange, Hunk, Line
+from review_gate.text.grammars import PARSE_SECONDS, language, parse
+from review_gate.text.grammars import parser as _parser
 
 if TYPE_CHECKING:
-    from tree_sitter import Node, Parser, Point, Tree
+    from tree_sitter import Node, Parser, Tree
 
 MAX_BYTES = 1_000_000  # new content larger than this is not read
 MAX_LINES = 40  # unchanged lines shown around one hunk
 MAX_CHARS = 4_000  # ... and their characters
 HEADER_LINES = 6  # rows of a long signature shown
 OUTER_HEADERS = 3  # enclosing functions or classes outside the nearest one whose first line is shown
-PARSE_SECONDS = 0.5  # parsing one file longer than this gives up on it
 WIDEN_SECONDS = 2.0  # ... and all files of one call: the rest are shown as the diff has them
-
-# file suffix -> language
-LANGUAGES: dict[str, str] = {
-    ".py": "python", ".pyi": "python",
-    ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
-    ".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx",
-    ".go": "go", ".rs": "rust", ".java": "java",
-}
-
-# language -> (grammar module, its function returning the language)
-GRAMMARS: dict[str, tuple[str, str]] = {
-    "python": ("tree_sitter_python", "language"),
-    "javascript": ("tree_sitter_javascript", "language"),
-    "typescript": ("tree_sitter_typescript", "language_typescript"),
-    "tsx": ("tree_sitter_typescript", "language_tsx"),
-    "go": ("tree_sitter_go", "language"),
-    "rust": ("tree_sitter_rust", "language"),
-    "java": ("tree_sitter_java", "language"),
-}
 
 _JS = frozenset({"function_declaration", "generator_function_declaration", "function_expression", "function",
                  "generator_function", "arrow_function", "method_definition", "class_declaration", "class"})
@@ -101,10 +79,6 @@ class Around:
 
 Widening = Mapping[tuple[str, int], Around]  # (path, hunk index) -> lines around it
 Clock = Callable[[], float]  # seconds, of any origin; only differences are read
-
-
-def language(path: str) -> str | None:
-    return LANGUAGES.get(PurePosixPath(path).suffix.lower())
 
 
 def widen(files: Sequence[FileChange], repo_root: str | None,
@@ -182,30 +156,6 @@ def forget() -> None:
 # --------------------------------------------------------------------------------------------
 
 
-_PARSING = threading.Lock()
-_BINDING = (0, 26, 1)  # the first tree-sitter whose parse(..., progress_callback=) does not crash
-
-
-@cache
-def _parser(lang: str) -> Parser | None:
-    """A parser for ``lang``, None when tree-sitter (recent enough) or the grammar is not
-    installed or does not load."""
-    module_name, function = GRAMMARS[lang]
-    try:
-        import tree_sitter
-
-        if _version("tree-sitter") < _BINDING:
-            return None
-        grammar = importlib.import_module(module_name)
-        return tree_sitter.Parser(tree_sitter.Language(getattr(grammar, function)()))
-    except (ImportError, AttributeError, ValueError, TypeError, metadata.PackageNotFoundError):
-        return None
-
-
-def _version(package: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in re.findall(r"\d+", metadata.version(package))[:3])
-
-
 class _Source:
     """The new content as rows, split on LF as git and tree-sitter both count them. Positions
     are taken from nodes as byte offsets, never as points: fewer binding objects, fewer bugs."""
@@ -239,20 +189,10 @@ class _Source:
                    for line in hunk.lines)
 
 
-def _parse(parser: Parser, data: bytes, deadline: float, clock: Clock) -> Tree | None:
+def _parse(grammar: Parser, data: bytes, deadline: float, clock: Clock) -> Tree | None:
     """The syntax tree, None when parsing passes ``deadline`` by ``clock`` (some grammars'
     scanners are quadratic on long runs of comment lines: a hostile file must not hold the run)."""
-    def read(at: int, _point: Point) -> bytes:
-        return data[at:at + 65536]
-
-    def stop(_at: int, _error: bool) -> bool:
-        return clock() > deadline
-
-    with _PARSING:  # a parser is not thread-safe; build() may run in more than one thread
-        try:
-            return parser.parse(read, progress_callback=stop)
-        except ValueError:  # cancelled by stop()
-            return None
+    return parse(grammar, data, deadline, clock)
 
 
 def _file_arounds(change: FileChange, data: bytes | None, deadline: float,

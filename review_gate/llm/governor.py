@@ -262,7 +262,7 @@ class Governor:
             if status == 429 and readings and all(r.remaining >= ticket.need.cost(r.dimension) for r in readings):
                 self.flow.busy(ticket.in_flight)  # refused though every budget had room: too many at once
             else:
-                self.flow.pushed_back(index, self.sent["requests"])
+                self.flow.pushed_back(index, self.sent["requests"], self.proven)
         elif status < 400:
             self.answered += 1 if usable else 0
             self.proven = max(self.proven, ticket.in_flight)

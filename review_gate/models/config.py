@@ -127,18 +127,21 @@ _MINOR = re.compile(r"\.[0-9.]*$")
 _EXTENSION = re.compile(r"\*(\.[A-Za-z0-9_+-]+)")  # a glob that selects files by their extension alone
 
 
-def script_names(path: str, interpreter: str | None, domains: Sequence[Domain]) -> list[str]:
+def script_names(path: str, interpreter: str | None, domains: Sequence[Domain], kind: str | None = None) -> list[str]:
     """The other names globs match a file by: a name that ends in spaces or dots is also the name
     without them (``python 'app.py '`` runs it, Windows drops them), an extension in capitals is
     also the extension in lower case (``UP.PY``), and a script is also its
     name with each extension of every domain that claims its interpreter (``bin/deploy`` run by
-    python3 is ``bin/deploy.py`` too; none from a domain whose extension it already has)."""
+    python3 is ``bin/deploy.py`` too; none from a domain whose extension it already has), and a YAML
+    file of a ``kind`` known by its content is also the name of that kind's usual place
+    (``change.content_kind.aliases``: ``ci/build.yml`` holding a workflow is ``.github/workflows/build.yml``)."""
     bare = path.rstrip(" .")
     bare = bare if bare and not bare.endswith("/") else path
     dot = bare.rfind(".")
     if dot > bare.rfind("/") + 1:  # UP.PY is Python to Python (and to Windows): *.py matches it
         bare = bare[:dot] + bare[dot:].lower()
     names: dict[str, None] = {bare: None} if bare != path else {}
+    names.update((alias, None) for alias in _kind_aliases(path, kind))
     if interpreter is None:
         return list(names)
     path = bare or path
@@ -147,6 +150,21 @@ def script_names(path: str, interpreter: str | None, domains: Sequence[Domain]) 
         if domain.claims(interpreter) and suffix not in (extensions := domain.extensions()):
             names.update((path + ext, None) for ext in extensions)
     return list(names)
+
+
+def _kind_aliases(path: str, kind: str | None) -> list[str]:
+    """The usual place of a file's content kind: ``.github/workflows/NAME``, ``k8s/PATH``,
+    ``DIR/docker-compose.EXT`` (the content kinds of ``change.content_kind``)."""
+    if kind is None:
+        return []
+    name = path.rpartition("/")[2]
+    if kind == "github-workflow":
+        return [f".github/workflows/{name}"]
+    if kind == "kubernetes":
+        return [f"k8s/{path}"]
+    parent, _, _ = path.rpartition("/")
+    suffix = name[name.rfind("."):] if "." in name else ".yml"
+    return [f"{parent}/docker-compose{suffix}" if parent else f"docker-compose{suffix}"]
 
 
 class DomainsFile(ConfigFile):

@@ -62,6 +62,9 @@ class FileChange(Frozen):
     interpreter: str | None = Field(
         default=None, description="The program the new content's `#!` line runs (python3, bash, node), when "
                                   "it has one; what classifies a script with no known extension.")
+    content_kind: Literal["github-workflow", "kubernetes", "compose"] | None = Field(
+        default=None, description="What a YAML file is by its top-level keys (a workflow, a Kubernetes manifest, a "
+                                  "Compose file) where its place does not say so (change.content_kind).")
     secrets_only: bool = Field(
         default=False,
         description="One of review-gate's own data files (its run state, loop files, baseline, a report or bundle "

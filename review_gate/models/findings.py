@@ -12,6 +12,8 @@ from review_gate.models.config_values import Severity
 TEXT_LIMIT = 4000  # characters of an agent's message or recommendation kept: it may quote a whole minified line
 PREEXISTING = "pre-existing"
 """How the reason of a finding that is not new starts (``waived``)."""
+PATH_CLASS = "path class"
+"""How the reason of a finding its rule skips in its path class starts (``waived``, kind ``path_class``)."""
 
 WaivedKind = Literal["preexisting", "moved", "path_class", "context", "once_per_file", "baseline",
                      "shared_acceptance", "acceptance", "inline", "peer"]

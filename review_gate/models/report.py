@@ -96,8 +96,10 @@ class AgentResult(Frozen):
     error: UntrustedText | None = None
     disabled: bool = Field(
         default=False,
-        description="Skipped because the trusted configuration switches it off (enabled: false): listed, never "
-                    "counted as an agent that did not review (agents_skipped, did_not_review).")
+        description="Turned off, not skipped: the trusted configuration switches it off (enabled: false) or the "
+                    "person ran --offline and it needs the network (its error says which). Listed, never counted "
+                    "as an agent that did not review (agents_skipped, did_not_review), unless no other agent "
+                    "reviewed a file only it was routed to.")
     tokens_in: int = Field(default=0, description="Input tokens, those of failed attempts included.")
     tokens_out: int = Field(default=0, description="Output tokens, those of failed attempts included.")
     cost_usd: float = 0.0
@@ -202,7 +204,7 @@ class AgentResult(Frozen):
     def left_unreviewed(self) -> list[str]:
         """Files of its scope a required agent did not review: all of them when it broke or did
         not run, else those it said it could not review."""
-        if not self.required:
+        if not self.required or self.disabled:
             return []
         return list(self.files) if self.broken or self.status == "skipped" else list(self.unreviewed)
 
@@ -219,9 +221,9 @@ class Metrics(Frozen):
         default=0, ge=0, description="Agents that were run (key present, not --offline) and failed, timed out, left "
                                      "files unreviewed or dropped a critical finding; not those that fail open.")
     agents_skipped: int = Field(
-        default=0, ge=0, description="Agents the change was routed to that did not run (no key, --offline, "
-                                     "the run budget, no turn before the deadline), and those that fail open "
-                                     "and failed; not those the configuration disables (enabled: false).")
+        default=0, ge=0, description="Agents the change was routed to that should have run and did not (no "
+                                     "key, the run budget, no turn before the deadline), and those that fail "
+                                     "open and failed; not those turned off (enabled: false, --offline).")
     waived_inline: int = Field(default=0, description="Findings waived by inline waivers the change adds.")
     risk_score: int = 0
 

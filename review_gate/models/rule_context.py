@@ -30,7 +30,7 @@ _TEST = ["**/tests/**", "**/test/**", "**/__tests__/**", "**/spec/**", "**/specs
          "*Test.cs", "*Tests.swift", "*Test.php", "*_test.cc", "*_test.cpp", "*_unittest.cc"]
 _FIXTURE = ["**/fixtures/**", "**/fixture/**", "**/__fixtures__/**", "**/testdata/**", "**/test-data/**",
             "**/test_data/**", "**/__snapshots__/**", "**/tests/**/certs/**", "**/test/**/certs/**",
-            "**/tests/**/keys/**", "**/test/**/keys/**"]
+            "**/tests/**/keys/**", "**/test/**/keys/**", "**/tests/**/data/**", "**/test/**/data/**"]
 _EXAMPLE = ["**/examples/**", "**/example/**", "**/_examples/**", "**/samples/**", "**/sample/**",
             "**/demo/**", "**/demos/**", "*.example", "*.sample", "*.example.*"]
 # a migration is never documentation, even in a Django app named docs

@@ -41,6 +41,7 @@ from review_gate.outputs.reviewers import (
     dropped_line,
     fails_open_note,
     host_line,
+    off_line,
 )
 from review_gate.outputs.summary import summary_line
 from review_gate.text.escape import sanitize
@@ -232,7 +233,8 @@ def _agents(report: ReviewReport) -> list[str]:
     if len(absent) > MAX_LISTED:
         out.append(f"- … and {len(absent) - MAX_LISTED} more agents that did not complete")
     note = fails_open_note(report)
-    return [*out, *([f"- {note}"] if note else [])]
+    off = off_line(report)
+    return [*out, *([f"- {note}"] if note else []), *([f"- {_clip(sanitize(off), NOTE_CHARS)}"] if off else [])]
 
 
 def _dropped(report: ReviewReport) -> list[str]:

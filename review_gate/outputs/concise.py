@@ -164,8 +164,6 @@ def _rest(out: Writer, report: ReviewReport) -> None:
         by_agent = {a.agent: STATES.get(a.status, "did not review everything") for a in missing}
         states = Counter(by_agent.values())
         agents += "; " + ", ".join(f"{n} {state}" for state, n in states.items()) + " (below)"
-    if disabled := sum(1 for a in report.agents if a.disabled):
-        agents += f"; {disabled} disabled"  # the team switched them off: shown, not counted
     out.hanging(0, Text("agents: ", style="dim"), Text(agents, style="dim"))
     did_not_review(out, report)
     cov = report.coverage

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from review_gate.models import SEVERITIES, SEVERITY_RANK, Finding, Gap, ReviewReport
 from review_gate.outputs import markdown
-from review_gate.outputs.reviewers import absent_agents, absent_line, dropped, dropped_line, host_line
+from review_gate.outputs.reviewers import absent_agents, absent_line, dropped, dropped_line, host_line, off_line
 from review_gate.outputs.summary import summary_line
 from review_gate.text.escape import sanitize
 
@@ -128,8 +128,8 @@ def render(report: ReviewReport) -> str:
     if (host := host_line(report)) is not None:
         lines.append(f"review-gate: {plain(host)}")
     lines += [f"review-gate: agent {plain(absent_line(absent))}" for absent in absent_agents(report)]
-    if off := [a.id for a in report.agents if a.disabled]:
-        lines.append(f"review-gate: disabled in the configuration (not counted): {plain(', '.join(off))}")
+    if off := off_line(report):
+        lines.append(f"review-gate: {plain(off)}")
     lines += [f"review-gate: {plain(dropped_line(agent, d))}" for agent, d in dropped(report)]
     lines.append(summary_line(report))
     return "\n".join(lines) + "\n"

@@ -28,6 +28,7 @@ from review_gate.outputs.reviewers import (
     dropped_line,
     fails_open_note,
     host_line,
+    off_line,
 )
 from review_gate.outputs.summary import DECISION_LABELS, summary_line
 from review_gate.text.escape import sanitize
@@ -284,12 +285,9 @@ def _agents(report: ReviewReport) -> list[str]:
 
 
 def disabled_line(report: ReviewReport) -> str | None:
-    """The agents the configuration switched off: named, never counted."""
-    names = [a.id for a in report.agents if a.disabled]
-    if not names:
-        return None
-    return (f"Disabled in the configuration (`\"enabled\": false`, not counted): "
-            f"{', '.join(text(n, limit=200) for n in names)}.")
+    """The agents turned off (``--offline``, ``enabled: false``): named, never counted."""
+    line = off_line(report)
+    return None if line is None else f"{text(line[0].upper() + line[1:], limit=2000)}."
 
 
 def _dropped(report: ReviewReport) -> list[str]:

@@ -44,6 +44,30 @@ def absent_lines(absents: Sequence[Absent]) -> list[str]:
     return [absent_line(alike[0], [a.agent for a in alike]) for alike in groups.values()]
 
 
+OFF_BY = {"offline": "--offline: they need the network", "config": "disabled in the configuration, enabled: false"}
+
+
+def off_line(report: ReviewReport) -> str | None:
+    """The agents turned off by the person (``--offline``) or the configuration (``enabled:
+    false``), grouped by which: a choice, never counted as a reviewer that did not review.
+
+    >>> from review_gate.models import AgentResult
+    >>> def off(i: str, why: str) -> AgentResult:
+    ...     return AgentResult(id=i, kind="llm", status="skipped", attempts=0, duration_s=0, files=[], error=why,
+    ...                        disabled=True)
+    >>> off_line(ReviewReport.model_construct(agents=[off("a", "off: needs the network; --offline"),
+    ...                                               off("b", "disabled in review-agents.json")]))
+    'turned off (not counted): a (--offline: they need the network); b (disabled in the configuration, enabled: false)'
+    """
+    groups: dict[str, list[str]] = {}
+    for agent in report.agents:
+        if agent.disabled:
+            groups.setdefault("offline" if "--offline" in (agent.error or "") else "config", []).append(agent.id)
+    if not groups:
+        return None
+    return "turned off (not counted): " + "; ".join(f"{', '.join(ids)} ({OFF_BY[by]})" for by, ids in groups.items())
+
+
 def dropped(report: ReviewReport) -> list[tuple[str, DroppedFinding]]:
     """(agent, finding) of every finding dropped as outside every reviewer's scope, critical first."""
     found = [(agent.id, d) for agent in report.agents for d in agent.out_of_scope_findings]

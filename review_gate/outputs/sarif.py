@@ -275,6 +275,7 @@ def _run_properties(report: ReviewReport) -> dict[str, Any]:
         "metrics": report.metrics.model_dump(mode="json"),
         "didNotReview": [a.model_dump(mode="json") for a in absent_agents(report)],
         **({"reviewedBy": {HOST_REVIEWER: hosted(report), "note": host_line(report)}} if hosted(report) else {}),
+        "turnedOff": [{"agent": a.id, "reason": a.error} for a in report.agents if a.disabled],
         "droppedFindings": [{"agent": agent, **d.model_dump(mode="json")} for agent, d in dropped(report)],
         "findingsWithoutLocation": [
             {"fingerprint": f.fingerprint, "ruleId": rule_id_of(f), "severity": f.severity,

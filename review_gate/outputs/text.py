@@ -28,6 +28,7 @@ from review_gate.outputs.reviewers import (
     dropped_line,
     fails_open_note,
     host_line,
+    off_line,
 )
 from review_gate.outputs.summary import summary_line
 from review_gate.text.escape import sanitize
@@ -240,7 +241,8 @@ def _agents(out: Writer, agents: Sequence[AgentResult], found: Mapping[str, int]
         cells: list[Text | str] = [sanitize(a.id)]
         if not narrow:
             cells.append(sanitize(a.kind))
-        cells.append(Text(a.status, style=STATUS_STYLES.get(a.status, "")))
+        # turned off by the person or the configuration: a choice, not a reviewer that did not run
+        cells.append(Text("off", style="dim") if a.disabled else Text(a.status, style=STATUS_STYLES.get(a.status, "")))
         if retried:
             cells.append(str(a.attempts))
         cells.append(f"{a.duration_s:.2f}s")
@@ -269,6 +271,9 @@ def did_not_review(out: Writer, report: ReviewReport) -> None:
     note = fails_open_note(report)
     if note is not None:
         out.line(Text(note, style="yellow"))
+    off = off_line(report)
+    if off is not None:
+        out.hanging(0, Text(""), Text(sanitize(off), style="dim"))
 
 
 def _note(agent: AgentResult) -> str:

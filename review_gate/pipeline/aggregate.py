@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import operator
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
@@ -162,19 +162,26 @@ class _Place:
 
     def __init__(self) -> None:
         self.by_rule: dict[str, int] = {}
+        self.peer_of_rule: dict[str, int] = {}  # peer code -> a kept finding of a rule naming it
+        self.peer_said: dict[str, int] = {}  # agent:rule -> a kept finding of that agent
         self.by_message: dict[str, int] = {}
         self.fuzzy: list[tuple[str, int]] = []
 
-    def match(self, finding: Finding) -> int | None:
+    def match(self, finding: Finding, peers: Iterable[str] = ()) -> int | None:
         key = _message_key(finding.message)
         found = [i for i in (self.by_rule.get(finding.rule_id) if finding.rule_id is not None else None,
-                             self.by_message.get(key)) if i is not None]
+                             self.by_message.get(key), self.peer_of_rule.get(_as_peer(finding) or ""),
+                             *(self.peer_said.get(code) for code in peers)) if i is not None]
         found += [i for text, i in self.fuzzy if _near(text, finding.message.lower())]
         return min(found, default=None)
 
-    def add(self, finding: Finding, at: int) -> None:
+    def add(self, finding: Finding, at: int, peers: Iterable[str] = ()) -> None:
         if finding.rule_id is not None:
             self.by_rule.setdefault(finding.rule_id, at)
+        for code in peers:  # a peer agent's finding of one of them is this one, said twice
+            self.peer_of_rule.setdefault(code, at)
+        if (said := _as_peer(finding)) is not None:
+            self.peer_said.setdefault(said, at)
         key = _message_key(finding.message)
         if key not in self.by_message:
             self.by_message[key] = at
@@ -182,22 +189,41 @@ class _Place:
                 self.fuzzy.append((finding.message.lower(), at))
 
 
-def dedupe(findings: list[Finding]) -> list[Finding]:
+def _as_peer(finding: Finding) -> str | None:
+    """A finding's rule as a peer code, ``agent:rule`` (a zizmor agent's ``zizmor/template-injection``
+    is ``zizmor:template-injection``), the form a rule's ``peers`` name it by."""
+    if finding.rule_id is None:
+        return None
+    return f"{finding.agent}:{finding.rule_id.removeprefix(finding.agent + '/')}"
+
+
+def peer_codes(config: ReviewConfig) -> dict[str, list[str]]:
+    """Each rule's ``peers`` codes whose tool is an agent of the configuration (``zizmor:...`` when a
+    ``zizmor`` agent exists): the findings of that agent dedupe merges into the rule's."""
+    agents = {a.id for a in config.agents.agents}
+    return {r.id: codes for r in config.rules.rules
+            if (codes := [c for c in r.peers if c.partition(":")[0] in agents])}
+
+
+def dedupe(findings: list[Finding], peers: Mapping[str, Iterable[str]] | None = None) -> list[Finding]:
     """Merge findings on the same line that share a rule or say nearly the same thing.
 
     The most severe copy is kept; the other agents go into ``also_reported_by``, and agreement
     raises confidence (independent evidence: 1 - (1-a)(1-b)). Linear in the number of findings:
     rules and messages are matched exactly through dicts, and the fuzzy comparison of messages
-    (difflib) looks at no more than a few kept findings of each line.
+    (difflib) looks at no more than a few kept findings of each line. ``peers``: rule id -> the
+    codes a peer agent reports the same problem by (``peer_codes``): that agent's finding of one
+    is merged into the rule's on its line, never two rules of ours into each other.
     """
     ordered = sorted(findings, key=lambda f: (SEVERITY_RANK[f.severity], f.agent))
     kept: list[Finding] = []
     places: dict[tuple[str | None, int | None], _Place] = {}
     for finding in ordered:
         place = places.setdefault((finding.file, finding.line), _Place())
-        match = place.match(finding)
+        codes = (peers or {}).get(finding.rule_id or "", ())
+        match = place.match(finding, codes)
         if match is None:
-            place.add(finding, len(kept))
+            place.add(finding, len(kept), codes)
             kept.append(finding)
             continue
         first = kept[match]
@@ -259,6 +285,7 @@ def aggregate(
     honour_added: bool = True,
     gate_findings: Sequence[Finding] = (),
     uncommitted: Mapping[str, AbstractSet[int]] | None = None,
+    texts: Mapping[str, str] | None = None,
 ) -> ReviewReport:
     """Merge, filter, dedupe, enrich and sort the findings, count them and decide the gate.
 
@@ -269,7 +296,8 @@ def aggregate(
     gate's own. Inline waivers (``review_gate.judging.waivers``) are read from the change's lines;
     ``honour_added`` false: those the change adds waive nothing (a loop session's review);
     ``uncommitted``: added lines whose waivers waive nothing either (those since the last commit,
-    in a coding agent's hook).
+    in a coding agent's hook); ``texts``: the new content of changed files the caller read (path ->
+    text), in which an inline waiver's comment is found with the grammar.
     ``gate_findings``: the gate's own, about files the change does not bring to the agents
     (``judging.own_file_checks``): never filtered by the diff's lines, waived only by a person or
     a baseline.
@@ -281,12 +309,19 @@ def aggregate(
     index = _Index(facts)
     raw = masked([f for r in results if r.status in _USABLE for f in r.findings], config.rules.rules)
     raw += submodule_warnings(facts, config.settings)  # a submodule whose commits are not here (warn)
-    kept = [_clamped(f, index) for f in raw if keep_finding(f, index, mode)]
-    inline = apply_inline([enrich(f, config) for f in dedupe(kept)], facts, config.rules.rules,
+    waivers = waivers or {}
+    # What a path class skips is listed apart: merged with a counted finding of its line (dedupe) or
+    # waived by a comment, it would take that finding out of the count or count as a waiver
+    skipped = [_clamped(f, index) for f in raw if f.fingerprint in waivers
+               and waivers[f.fingerprint].kind == "path_class" and keep_finding(f, index, mode)]
+    apart = {f.fingerprint for f in skipped}
+    kept = [_clamped(f, index) for f in raw if f.fingerprint not in apart and keep_finding(f, index, mode)]
+    inline = apply_inline([enrich(f, config) for f in dedupe(kept, peer_codes(config))], facts, config.rules.rules,
                           [a.id for a in config.agents.agents], config.settings.inline_waivers,
-                          honour_added=honour_added, uncommitted=uncommitted)
+                          honour_added=honour_added, uncommitted=uncommitted, texts=texts)
     merged = sorted([*inline.kept, *inline.problems, *gate_findings], key=_order)
-    findings, waived = judge(merged, waivers or {}, sorted(inline.waived, key=_order))
+    listed = sorted([*merged, *(enrich(f, config) for f in skipped)], key=_order)
+    findings, waived = judge(listed, waivers, sorted(inline.waived, key=_order))
     changed = [f.path for f in facts.files]
     covered = {p for r in results if r.status in _USABLE for p in r.files}
     results = [_reviewed_by_nobody(r, covered) for r in results]

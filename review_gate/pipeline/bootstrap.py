@@ -106,7 +106,7 @@ class Setup:
             return None
         if request.mode in ("range", "worktree") and not request.exact_base and not request.branch_base:
             return facts.base
-        return git.default_base(root, facts.head)
+        return git.default_base(root, facts.head or (facts.base if request.mode == "staged" else None))
 
     def waivers(self, facts: PRFacts) -> dict[str, Waiver]:
         """The baseline's and the shared acceptances' waivers, read where the reviewed change
@@ -131,7 +131,7 @@ class Setup:
     def networked(self) -> bool:
         """Whether the run may talk to a model: not offline, and an llm agent that can run (its key
         set) or a gap detector. Otherwise no HTTP client is made (nor httpx imported)."""
-        if self.options.offline:
+        if self.options.offline or self.options.llm_left_out:
             return False
         from review_gate.llm.keys import missing_key
 
@@ -176,7 +176,7 @@ class Setup:
 def setup(*, root: Path | None, config: ReviewConfig, request: DiffRequest, offline: bool = False,
           concurrency: int | None = None, timeout_s: float | None = None, constitution: str | None = None,
           baseline_file: str | None = None, no_baseline: bool = False, packing: Packing | None = None,
-          intent: str | None = None) -> Setup:
+          intent: str | None = None, llm_left_out: str | None = None) -> Setup:
     settings = config.settings
     link = state_link(config, root)
     state_path = state_location(config, root) if link is not None else state_file(config, root)
@@ -184,7 +184,8 @@ def setup(*, root: Path | None, config: ReviewConfig, request: DiffRequest, offl
         concurrency=concurrency or settings.concurrency, timeout_s=timeout_s, default_timeout_s=settings.timeout_s,
         offline=offline, repo_root=str(root) if root else None, config_dir=config.directory,
         standards=standards(config, root, constitution), packing=packing or settings.packing,
-        staged=request.mode == "staged", private_paths=private_paths(config, root, state_path), intent=intent)
+        staged=request.mode == "staged", private_paths=private_paths(config, root, state_path), intent=intent,
+        llm_left_out=llm_left_out)
     return Setup(root=root, config=config, request=request, options=options,
                  state_path=state_path,
                  baselines=baseline.candidates(baseline_file, no_baseline, config.directory, root),

@@ -64,7 +64,7 @@ def _files(changes: list[FileChange], domains: list[Domain]) -> list[FileDomains
     specs = [(d, Globs(d.paths)) for d in domains]
     out = []
     for i, change in enumerate(changes):
-        names = script_names(change.path, change.interpreter, domains)
+        names = script_names(change.path, change.interpreter, domains, change.content_kind)
         ids = [d.id for d, picked in zip(domains, chosen, strict=True) if i in picked]
         if not names and change.interpreter is None:  # the common case, kept lean: a large change has thousands
             out.append(FileDomains(path=change.path, domains=ids))

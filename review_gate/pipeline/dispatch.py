@@ -159,7 +159,7 @@ async def _client(manifest: AgentManifest, config: ReviewConfig, options: Dispat
             return False
         return kind.unavailable(spec) is None  # e.g. its API key is not set
 
-    if options.offline or not any(networked(e.agent) for e in manifest.entries):
+    if options.offline or options.llm_left_out or not any(networked(e.agent) for e in manifest.entries):
         yield None
         return
     if given is not None:
@@ -222,8 +222,12 @@ class _Aliases:
     def of(self, change: FileChange) -> list[str]:
         found = self.known.get(change.path)
         if found is None:
-            found = self.known[change.path] = script_names(change.path, change.interpreter, self.domains)
+            found = self.known[change.path] = script_names(change.path, change.interpreter, self.domains,
+                                                                  change.content_kind)
         return found
+
+
+OFFLINE = "off: needs the network; --offline"
 
 
 def _prepare(entry: ManifestEntry, config: ReviewConfig, options: DispatchOptions,
@@ -239,13 +243,20 @@ def _prepare(entry: ManifestEntry, config: ReviewConfig, options: DispatchOption
                              error=f"agent kind {spec.kind!r} is not available in this version")
     if not spec.enabled:
         # The configuration turned it off: nothing requires it to run, and it is listed, not
-        # counted as absent. Any other skip (no key, --offline, the run budget) still counts.
+        # counted as absent. A skip nobody chose (no key, the run budget) still counts.
         result = agent_result(entry, "skipped", kind=spec.kind, required=False,
                               error="disabled in review-agents.json (enabled: false)")
         return None, result.model_copy(update={"disabled": True})
     if options.offline and kind.needs_network:
+        # The person turned it off (--offline): a choice, listed as off like a disabled agent,
+        # not a reviewer that should have run (aggregate still counts it when it was the only
+        # one routed to a file).
+        result = agent_result(entry, "skipped", kind=spec.kind, required=spec.required,
+                              error=OFFLINE, on_failure=spec.on_failure)
+        return None, result.model_copy(update={"disabled": True})
+    if options.llm_left_out and kind.needs_network:
         return None, agent_result(entry, "skipped", kind=spec.kind, required=spec.required,
-                                  error="needs the network; --offline", on_failure=spec.on_failure)
+                                  error=options.llm_left_out, on_failure=spec.on_failure)
     reason = kind.unavailable(spec)
     if reason:
         return None, agent_result(entry, "skipped", kind=spec.kind, required=spec.required, error=reason,

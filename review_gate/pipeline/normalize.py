@@ -10,7 +10,7 @@ from typing import Literal
 
 import anyio.to_thread
 
-from review_gate.change import git, submodules
+from review_gate.change import git, pushed, submodules
 from review_gate.change.binary_sections import Where, reveal
 from review_gate.change.diff_parser import parse_diff, parse_stream
 from review_gate.change.input_files import MIB, chunks, human
@@ -318,5 +318,8 @@ def _from_git(root: Path, request: DiffRequest) -> tuple[str, str | None, bytes 
     base = git.merge_base(root, named_base, head)
     commits = git.commits(root, base, head)
     if request.mode == "range":
-        return base, head, _range_chunks(root, base, head, f"the diff of {request.base}...{request.head}"), commits
+        # a push (--pre-push) reviews what no remote has: not the pushed commits it merges in again
+        compared = pushed.own_base(root, base, head) if request.branch_base else base
+        return base, head, _range_chunks(root, compared, head, f"the diff of {request.base}...{request.head}"), \
+            commits
     return base, None, git.diff_worktree(root, base), commits

@@ -18,7 +18,10 @@ class DispatchOptions(Frozen):
     concurrency: int
     timeout_s: float | None = None  # overrides every agent's timeout when given
     default_timeout_s: float
-    offline: bool = False
+    offline: bool = False  # the person turned the network agents off: they are listed as off, not counted
+    # why the network agents are left out of this run though they should run (a hook's budget too
+    # short for any model request): each is skipped with this reason and counts in agents_skipped
+    llm_left_out: str | None = None
     repo_root: str | None = None
     config_dir: str | None = None
     standards: str | None = None  # the constitution's Standards section (resolved by the bootstrap)

@@ -38,6 +38,7 @@ from review_gate.models import (
 from review_gate.pipeline import bootstrap, runner
 from review_gate.pipeline.normalize import DiffRequest
 from review_gate.pipeline.options import Listener
+from review_gate.text.waiver_markers import MARKERS
 
 if TYPE_CHECKING:
     import httpx
@@ -63,7 +64,8 @@ def load(config: str | Path | None, root: Path | None) -> ReviewConfig:
 
 def setup(request: DiffRequest, *, config: str | Path | None, offline: bool, concurrency: int | None = None,
           timeout: float | None = None, constitution: str | None = None, baseline: str | Path | None = None,
-          use_baseline: bool = True, packing: Packing | None = None, intent: str | None = None) -> bootstrap.Setup:
+          use_baseline: bool = True, packing: Packing | None = None, intent: str | None = None,
+          llm_left_out: str | None = None) -> bootstrap.Setup:
     from review_gate.agents import program
 
     root = Path(request.repo_root) if request.repo_root else None
@@ -72,7 +74,7 @@ def setup(request: DiffRequest, *, config: str | Path | None, offline: bool, con
     return bootstrap.setup(root=root, config=loaded, request=request, offline=offline, concurrency=concurrency,
                            timeout_s=timeout, constitution=constitution,
                            baseline_file=str(baseline) if baseline is not None else None,
-                           no_baseline=not use_baseline, packing=packing, intent=intent)
+                           no_baseline=not use_baseline, packing=packing, intent=intent, llm_left_out=llm_left_out)
 
 
 @dataclass(frozen=True)
@@ -111,15 +113,20 @@ async def review(setup: bootstrap.Setup, facts: PRFacts, how: How, *, state: boo
     return report
 
 
-async def _added_waivers(setup: bootstrap.Setup, how: How) -> tuple[bool, dict[str, frozenset[int]] | None]:
+async def _added_waivers(setup: bootstrap.Setup, how: How,
+                         facts: PRFacts) -> tuple[bool, dict[str, frozenset[int]] | None]:
     """(whether inline waivers the change adds may waive, the lines they may not be on). With
     ``committed_waivers``: a working tree's lines added since HEAD are listed (read from git);
-    the index, or a repository with no commit yet, has nothing committed: no added waiver counts."""
+    the index, or a repository with no commit yet, has nothing committed: no added waiver counts.
+    A change that adds no line with a waiver's marker on it has no added waiver to place: the
+    second reading (ten git processes and a parse, a fifth of a small review) is skipped."""
     if not how.added_waivers or not how.committed_waivers:
         return how.added_waivers, None
     request = setup.request
     if request.mode != "worktree" or setup.root is None or not git.has_head(setup.root):
         return request.mode not in ("worktree", "staged"), None
+    if not any(marker in change.patch for change in facts.files for marker in MARKERS):
+        return True, {}
     since = await runner.read_change(request.model_copy(update={"base": "HEAD", "exact_base": True}))
     return True, {f.path: frozenset(line.number for hunk in f.hunks for line in hunk.lines if line.added)
                   for f in since.files}
@@ -127,9 +134,9 @@ async def _added_waivers(setup: bootstrap.Setup, how: How) -> tuple[bool, dict[s
 
 async def _plan_and_review(setup: bootstrap.Setup, facts: PRFacts, run: NoState, http: httpx.AsyncClient | None,
                            how: How) -> tuple[Plan, ReviewReport, dict[str, Waiver]]:
-    the_plan = await runner.plan(facts, setup.config, own=setup.own_files(run.written()),
-                                 offline=setup.options.offline, http=http, requests=how.requests, root=setup.root,
-                                 committed=setup.committed())
+    no_model = setup.options.offline or bool(setup.options.llm_left_out)  # no gap detector either
+    the_plan = await runner.plan(facts, setup.config, own=setup.own_files(run.written()), offline=no_model,
+                                 http=http, requests=how.requests, root=setup.root, committed=setup.committed())
     if how.gaps or how.left_out:
         the_plan = the_plan.model_copy(update={"gaps": [*how.gaps, *the_plan.gaps],
                                                "left_out": the_plan.left_out + how.left_out})
@@ -137,7 +144,7 @@ async def _plan_and_review(setup: bootstrap.Setup, facts: PRFacts, run: NoState,
     waivers = setup.waivers(facts)
     run_id = runner.new_run_id()
     extras = await anyio.to_thread.run_sync(setup.extras, {e.agent for e in work.manifest.entries})
-    honour_added, uncommitted = await _added_waivers(setup, how)
+    honour_added, uncommitted = await _added_waivers(setup, how, facts)
     reuse = await anyio.to_thread.run_sync(functools.partial(
         run.start, work, run_id, extras, setup.options.packing, kind=how.kind, model=_models(setup, work),
         commit=how.commit, accepted_before=how.accepted_before, reuse_only=how.reuse_only))

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 import anyio.to_thread
 
 from review_gate import __version__
+from review_gate.change.content_kind import annotate as annotate_kinds
 from review_gate.change.git import LINK_MODE
 from review_gate.change.own_files import OwnFiles, sealed, secret_scope, split
 from review_gate.change.shebang import annotate
@@ -41,6 +42,8 @@ from review_gate.pipeline.options import DispatchOptions, Listener
 
 if TYPE_CHECKING:
     import httpx
+
+    from review_gate.judging.surroundings import GitSurroundings
 
 __all__ = ["Plan", "Reuse", "connect", "new_run_id", "plan", "plan_now", "read_change", "read_change_now", "review"]
 
@@ -113,6 +116,7 @@ def _staged(facts: PRFacts, config: ReviewConfig, own: OwnFiles | None, root: Pa
     facts, own_gaps = split(facts, own) if own is not None else (facts, [])
     left_out = len(given.files) - len(facts.files) - len(scanned)
     facts = annotate(_moves_whole(facts, config, root), root, config.domains.domains)
+    facts = annotate_kinds(facts, root)  # a workflow, a manifest, a Compose file by what it holds
     classification = classify(facts, config.domains.domains)
     return _Staged(given=given, facts=facts, scanned=scanned, own_gaps=own_gaps, left_out=left_out,
                    classification=classification, manifest=compose(classification, config.composition.policies))
@@ -188,26 +192,48 @@ async def review(
         results = await dispatch(the_plan.manifest, the_plan.facts, config, options, listener, http)
     else:
         results = reuse.merge(await dispatch(reuse.manifest, the_plan.facts, config, options, listener, http))
+    around = _surroundings(change or the_plan.facts, options.repo_root)
     # The baseline's and the acceptances' entries are judged with the findings: each pays for one.
     results, left_out = await judged(results, change or the_plan.facts, config, options.repo_root, sweep=sweep,
-                                     entries=waivers or {})
+                                     around=around, entries=waivers or {})
+    texts = await _waiver_texts(results, the_plan.facts, around)
     return aggregate(
         the_plan.facts, the_plan.classification, the_plan.manifest.entries, the_plan.gaps, results,
         config, run_id=run_id or new_run_id(), tool_version=__version__, filter_mode=filter_mode, fail_on=fail_on,
         waivers=left_out, files_left_out=the_plan.left_out,
         honour_added=honour_added_waivers, gate_findings=the_plan.own_file_findings, uncommitted=uncommitted,
+        texts=texts,
     )
 
 
 async def judged(results: list[AgentResult], facts: PRFacts, config: ReviewConfig, root: str | None, *,
-                 sweep: bool = False,
+                 sweep: bool = False, around: GitSurroundings | None = None,
                  entries: Mapping[str, Waiver] | None = None) -> tuple[list[AgentResult], dict[str, Waiver]]:
-    """``refine.refine`` in a worker thread, reading the repository at ``root`` when there is one:
-    the judged results and the waivers of what is not counted (with ``entries``, those of them
-    that pay for a finding)."""
+    """``refine.refine`` in a worker thread, reading the repository at ``root`` when there is one
+    (through ``around`` when the caller reads it too): the judged results and the waivers of what
+    is not counted (with ``entries``, those of them that pay for a finding)."""
     from review_gate.judging.refine import refine
-    from review_gate.judging.surroundings import GitSurroundings
 
-    around = GitSurroundings(Path(root), facts.base) if root is not None else None
+    around = around or _surroundings(facts, root)
     return await anyio.to_thread.run_sync(functools.partial(refine, results, facts, config, around,
                                                             preexisting=not sweep, entries=entries))
+
+
+def _surroundings(facts: PRFacts, root: str | None) -> GitSurroundings | None:
+    from review_gate.judging.surroundings import GitSurroundings
+
+    return GitSurroundings(Path(root), facts.base) if root is not None else None
+
+
+async def _waiver_texts(results: list[AgentResult], facts: PRFacts,
+                        around: GitSurroundings | None) -> dict[str, str]:
+    """The new content of the files with findings whose diff holds a waiver's words (read once,
+    with what ``refine`` read): an inline waiver counts only in a real comment, which the grammar
+    finds in the whole file (``judging.code_regions.Comments``)."""
+    from review_gate.judging.waivers import marked
+
+    flagged = {f.file for r in results for f in r.findings if f.file is not None}
+    wanted = [c for c in facts.files if c.path in flagged and marked(c)]
+    if around is None or not wanted:
+        return {}
+    return await anyio.to_thread.run_sync(around.new_texts, wanted)

@@ -143,7 +143,7 @@ def plan_reuse(manifest: AgentManifest, facts: PRFacts, config: ReviewConfig, lo
     """
     contents = {f.path: file_sha(f) for f in facts.files}
     domains = config.domains.domains
-    inputs = {f.path: input_sha(f, script_names(f.path, f.interpreter, domains)) for f in facts.files}
+    inputs = {f.path: input_sha(f, script_names(f.path, f.interpreter, domains, f.content_kind)) for f in facts.files}
     caches = []
     for entry in manifest.entries:
         spec = config.agent(entry.agent)

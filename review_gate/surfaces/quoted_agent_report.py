@@ -10,13 +10,17 @@ gone since, a binary, an unreadable diff) is simply not quoted.
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from review_gate.change import blobs
 from review_gate.change.diff_parser import parse_diff
+from review_gate.config.locations import builtin_dir
 from review_gate.errors import ReviewGateError
-from review_gate.models import ReviewReport
+from review_gate.judging import secret_quotes
+from review_gate.models import ReviewReport, Rule
 from review_gate.outputs import agent
 from review_gate.pipeline.normalize import DiffRequest
 
@@ -26,12 +30,25 @@ MAX_FILES = 50
 
 
 def render(report: ReviewReport, request: DiffRequest | None, max_chars: int = agent.MAX_CHARS,
-           notes: Sequence[str] = ()) -> str:
-    """``outputs.agent.render`` with the lines of ``request``'s change that the findings flag."""
+           notes: Sequence[str] = (), rules: Sequence[Rule] = ()) -> str:
+    """``outputs.agent.render`` with the lines of ``request``'s change that the findings flag, each
+    secret in them masked as in the findings' words (``judging.secret_quotes``): by the redacting
+    ``rules`` of the run's configuration and the built-in ones."""
     shown = report.findings[:MAX_PLACES]
     places = [(f.file, f.line) for f in shown if f.file is not None and f.line is not None]
     lines = changed_lines(request, places) if request is not None and places else {}
+    if lines:
+        patterns = secret_quotes.of_patterns([*_builtin_secrets(), *secret_quotes.redacting(rules).sources])
+        lines = {place: secret_quotes.mask_text(text, patterns) for place, text in lines.items()}
     return agent.render(report, max_chars, lines=lines, notes=notes)
+
+
+@functools.cache
+def _builtin_secrets() -> tuple[str, ...]:
+    """The built-in redacting rules' patterns, read from the shipped rules file alone (a quoted line
+    is rare: the whole configuration is not loaded for it)."""
+    data = json.loads((builtin_dir("config") / "review-rules.json").read_text(encoding="utf-8"))
+    return tuple(r["pattern"] for r in data.get("rules", []) if r.get("redact") and r.get("pattern"))
 
 
 def changed_lines(request: DiffRequest, places: Iterable[tuple[str, int]]) -> dict[tuple[str, int], str]:

@@ -6,6 +6,7 @@ again by the judging)."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -84,3 +85,30 @@ def test_the_base_gitattributes_is_read_once_for_the_plan_and_the_judging(
     planned, judged = GitSurroundings(repo.root, base), GitSurroundings(repo.root, base)
     assert planned.gitattributes() == judged.gitattributes() == "generated/** linguist-generated\n"
     assert count(trace, "cat-file --batch") == 1
+
+
+def _stop(cli: Any, repo: GitRepo) -> Any:
+    payload = {"session_id": "s", "cwd": str(repo.root), "hook_event_name": "Stop", "stop_hook_active": False}
+    return cli("hook", "claude-code", stdin=json.dumps(payload).encode(), cwd=repo.root)
+
+
+def test_a_stop_over_a_change_without_a_waiver_reads_the_working_tree_once(
+        repo: GitRepo, cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 33: the hook's review read the working tree a second time (against HEAD, ten git
+    # processes and a parse) to place the waivers the change adds, in a change that adds none
+    repo.write("app/calc.py", "def add(a, b):\n    return a + b\n")
+    repo.commit("calc")
+    repo.write("app/calc.py", "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n")
+    trace = traced(tmp_path, monkeypatch)
+    assert _stop(cli, repo).code == 0
+    assert count(trace, "diff --no-color") == 1 and count(trace, "ls-files") == 2  # (and the index's diff --cached)
+
+
+def test_a_stop_over_a_change_that_adds_a_waiver_still_reads_what_is_committed(
+        repo: GitRepo, cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo.write("app/calc.py", "def add(a, b):\n    return a + b\n")
+    repo.commit("calc")
+    repo.write("app/calc.py", "def add(a, b):\n    return eval('a + b')  # noqa: S307 trusted\n")
+    trace = traced(tmp_path, monkeypatch)
+    assert _stop(cli, repo).code == 0
+    assert count(trace, "diff --no-color") == 2  # the change, and what it adds since HEAD

@@ -103,3 +103,11 @@ def test_mixed_line_ends_and_invalid_utf8_are_reviewed(repo: GitRepo, cli: Any) 
     assert {("sec-hidden-text-01", "app/mixed.py", n) for n in (3, 4, 6)} <= found
     assert report["coverage"]["files_reviewed"] == 3 and report["coverage"]["unreviewed"] == []
     assert code == 1
+
+
+def test_an_override_in_test_vectors_warns_and_blocks_nothing(repo: GitRepo, cli: Any) -> None:
+    """A URL parser's test data (WHATWG's vectors hold U+202E and U+202D on purpose): a warning."""
+    vectors = '[{"input": "http://example.com/\u202e/foo/\u202d/bar", "base": null}]\n'
+    code, report = _review(repo, cli, {"tests/models/whatwg.json": vectors.encode()})
+    [finding] = [f for f in report["findings"] if f["rule_id"].startswith("sec-hidden-text")]
+    assert finding["severity"] == "warning" and code == 0

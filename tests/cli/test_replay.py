@@ -180,5 +180,6 @@ def test_replay_with_another_config_judges_the_findings_by_its_rules(cli: Any, r
         replayed = cli("replay", str(bundle), "--config", str(variant(name, tls(edit))), "--format", "json")
         assert replayed.code == 0, (name, replayed.err)
         assert "sec-tls-verify-01" not in {f["rule_id"] for f in replayed.json()["findings"]}
-        # the offline run skipped the LLM reviewers: a warning, never a plain pass (issue 20)
-        assert replayed.json()["decision"] == "pass_with_warnings"
+        # the offline run turned the LLM reviewers off: listed as off, not a warning (issue 30)
+        assert replayed.json()["decision"] == "pass"
+        assert all(a["disabled"] for a in replayed.json()["agents"] if a["kind"] == "llm")

@@ -75,10 +75,15 @@ def test_a_title_too_wide_for_80_columns_goes_whole_on_a_line_of_its_own(repo: G
     assert lines[at + 1].strip() == "eval/exec of dynamic input", lines[at:at + 2]
 
 
-def test_the_agents_line_says_an_agent_that_did_not_run_did_not_run(cli: Any, repo: GitRepo) -> None:
-    """Offline, the built-in llm reviewers are skipped: they did not run at all (the line said
-    they "did not review everything")."""
+def test_the_agents_line_says_an_agent_that_did_not_run_did_not_run(cli: Any, repo: GitRepo,
+                                                                    monkeypatch: Any) -> None:
+    """Without their keys, the built-in llm reviewers are skipped: they did not run at all (the line
+    said they "did not review everything")."""
+    for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
     repo.write("app/total.py", "def total(xs):\n    return sum(xs)\n")
-    out = cli("--offline", "--no-state").out
+    out = cli("--no-state").out
     agents = next(line for line in out.splitlines() if line.startswith("agents:"))
     assert re.fullmatch(r"agents: \d+ ran; 2 did not run \(below\)", agents), agents
+    offline = cli("--offline", "--no-state").out  # the person turned them off: listed as off, not absent
+    assert "did not run" not in offline and "turned off (not counted): " in offline

@@ -329,3 +329,23 @@ def test_a_gap_patch_goes_into_the_overlay_as_the_entry_alone(cli, repo: GitRepo
     assert [d["id"] for d in written["domains"]] == ["xyz"]  # the new domain, not a copy of every built-in one
     domains = {d["id"] for d in show(cli)["review-domains.json"]["domains"]}
     assert "xyz" in domains and "python" in domains
+
+
+def test_agents_list_says_which_layer_switched_an_agent(cli, repo: GitRepo) -> None:
+    overlay(repo.root / ".review-gate", agents={"disable": ["performance-reviewer"],
+                                                "agents": [{"id": "test-reviewer", "enabled": False}]})
+    listed = cli("agents", "list", "--format", "json")
+    assert listed.code == 0, listed.err
+    states = {a["id"]: a["state"] for a in listed.json()["agents"]}
+    where = str(repo.root / ".review-gate" / "review-agents.json")
+    assert states["performance-reviewer"] == f"disabled by {where}"
+    assert states["test-reviewer"] == f"disabled by {where}"
+    assert states["secrets-scanner"] == "enabled"
+
+
+def test_explain_says_which_layer_set_a_policy(cli, repo: GitRepo) -> None:
+    overlay(repo.root / ".review-gate", composition={"policies": [{"id": "code-security", "priority": 99}]})
+    result = cli("explain", "app/views.py")
+    assert result.code == 0, result.err
+    line = next(line for line in result.out.splitlines() if "policy code-security" in line)
+    assert "priority 99" in line and "priority by" in line and "review-composition.json" in line

@@ -30,7 +30,7 @@ def no_model_keys(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_built_in_configuration_validates(cli: Any) -> None:
     result = cli("config", "validate")
     assert result.code == 0, result.err
-    assert "13 agents" in result.out
+    assert "14 agents" in result.out
 
 
 @pytest.mark.parametrize("path", ["src/billing/invoice.py", "app/payments/refund.ts", "ledger/entries.go",

@@ -773,3 +773,36 @@ def test_a_path_class_setting_stops_a_run_before_any_agent(cli, cfg: ConfigDir) 
                  stdin=make_diff("a.py", ["x"]).encode())
     assert result.code == 2 and "Traceback" not in result.err
     assert f"/rules/{i}/contexts/0/when" in result.err
+
+
+def test_a_command_agent_whose_script_is_missing_is_a_config_error(cli: Any, repo: Any, tmp_path: Path) -> None:
+    """A missing script was found only when a review ran it (a failed agent, the gate incomplete)."""
+    assert cli("init", "--full").code == 0
+    cfg = repo.root / ".review-gate"
+    agents = json.loads((cfg / "review-agents.json").read_text())
+    agents["agents"] += [
+        {"id": "lint", "name": "lint", "description": "the team's linter", "kind": "command",
+         "command": [sys.executable, ".review-gate/lint.py"], "cwd": "repo"},
+        {"id": "mine", "name": "mine", "description": "a script of the configuration", "kind": "command",
+         "command": ["bash", "-e", "check.sh"], "cwd": "config"},
+        {"id": "tool", "name": "tool", "description": "a program by its path", "kind": "command",
+         "command": ["/nonexistent/bin/checker", "--json"]},
+    ]
+    (cfg / "review-agents.json").write_text(json.dumps(agents))
+    composition = json.loads((cfg / "review-composition.json").read_text())
+    composition["policies"][0]["dispatch"] += ["lint", "mine", "tool"]
+    (cfg / "review-composition.json").write_text(json.dumps(composition))
+    result = cli("config", "validate")
+    assert result.code == 2, result.out + result.err
+    said = result.out + result.err
+    assert "agent 'lint': its script '.review-gate/lint.py' does not exist" in said
+    assert "agent 'mine': its script 'check.sh' does not exist" in said
+    assert "agent 'tool': its program '/nonexistent/bin/checker' does not exist" in said
+    assert "/command/1" in said and "/command/2" in said and "/command/0" in said
+    (cfg / "lint.py").write_text("print('{\"findings\": []}')\n")
+    (cfg / "check.sh").write_text("echo '{\"findings\": []}'\n")
+    agents["agents"] = [a for a in agents["agents"] if a["id"] != "tool"]
+    (cfg / "review-agents.json").write_text(json.dumps(agents))
+    composition["policies"][0]["dispatch"].remove("tool")
+    (cfg / "review-composition.json").write_text(json.dumps(composition))
+    assert cli("config", "validate").code == 0

@@ -13,6 +13,7 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -112,3 +113,68 @@ def test_no_entry_form_imports_the_working_tree(planted: tuple[GitRepo, Path], t
         assert done.returncode == 0, (command, done.stderr)
         blocked = json.loads(done.stdout)
         assert blocked["decision"] == "block" and "app/views.py" in blocked["reason"], (command, done.stdout)
+
+
+def test_the_start_up_check_ships_where_the_pth_reads_it() -> None:
+    """hatchling moves a force-included file: mapped elsewhere, the module left the package and a
+    wheel install's entry points could not import it. The .pth reads site-packages/review_gate/_isolation.py."""
+    tomllib = pytest.importorskip("tomllib")  # 3.11+
+    root = Path(__file__).resolve().parents[2]
+    included = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["hatch"]["build"]["targets"]["wheel"][
+        "force-include"]
+    assert included["review_gate/_isolation.py"] == "review_gate/_isolation.py"
+    assert included["review_gate/isolation.pth"] == "review-gate-isolation.pth"
+    line = (root / "review_gate" / "isolation.pth").read_text()
+    assert line.startswith("import ") and line.count("\n") == 1  # one line, run by site at start-up
+    assert 'os.path.join(sitedir, "review_gate", "_isolation.py")' in line
+
+
+@pytest.mark.parametrize(("argv", "env", "flags", "expected"), [
+    # a clean environment: the console script and python -I never start again
+    (["py", "/v/bin/review-gate"], {}, {}, None),
+    (["py", "-I", "-m", "review_gate"], {}, {"isolated": True}, None),
+    (["py", "-P", "-m", "review_gate"], {}, {"safe_path": True}, None),
+    # relative, empty and inside-the-directory entries are dropped, the others kept
+    (["py", "/v/bin/review-gate", "run"], {"PYTHONPATH": "lib:/opt/x:/repo/src"}, {},
+     (["-P", "/v/bin/review-gate", "run"], {"PYTHONPATH": "/opt/x"})),
+    (["py", "/v/bin/review-gate"], {"PYTHONPATH": "/opt/x", "PYTHONUSERBASE": "/repo/.u"}, {},
+     (["-P", "/v/bin/review-gate"], {"PYTHONPATH": "/opt/x"})),
+    # -E: PYTHONPATH is not read, only -m's working directory counts
+    (["py", "/v/bin/review-gate"], {"PYTHONPATH": "."}, {"ignores_environment": True}, None),
+    # 3.10 has no -P: -I for -m
+    (["py", "-m", "review_gate"], {}, {"version": (3, 10)}, (["-I", "-m", "review_gate"], {})),
+])
+def test_when_a_run_starts_again_isolated(argv: list[str], env: dict[str, str], flags: dict[str, Any],
+                                          expected: Any) -> None:
+    from review_gate._isolation import module_run, restart_command
+
+    given = {"isolated": False, "ignores_environment": False, "safe_path": False, "version": (3, 11)} | flags
+    assert restart_command(argv, env, "/repo", module=module_run(argv), **given) == expected
+
+
+def test_only_review_gate_run_as_a_module_is_ours() -> None:
+    from review_gate._isolation import module_run
+
+    assert module_run(["py", "-X", "utf8", "-m", "review_gate", "run"])
+    assert module_run(["py", "-mreview_gate"])
+    assert not module_run(["py", "-m", "pytest", "-m", "review_gate"])
+    assert not module_run(["py", "script.py", "-m", "review_gate"])
+    assert not module_run(["py", "-c", "pass", "-m", "review_gate"])
+
+
+def test_hook_check_says_a_hook_that_runs_python_m_review_gate_is_not_isolated(cli: Any, repo: GitRepo) -> None:
+    """A hook written before `init --hooks` wrote `-I` runs the repository's review_gate/: said."""
+    assert cli("init", "--hooks", "claude-code").code == 0
+    settings = repo.root / ".claude" / "settings.json"
+    old = f"{shlex.quote(sys.executable)} -m review_gate hook claude-code --budget 50"
+    data = json.loads(settings.read_text())
+    for groups in data["hooks"].values():
+        for group in groups:
+            for hook in group["hooks"]:
+                hook["command"] = old
+    settings.write_text(json.dumps(data))
+    checked = cli("hook", "check", "claude-code")
+    assert checked.code != 0
+    assert "runs `python -m review_gate` without -I" in checked.out + checked.err
+    assert cli("init", "--hooks", "claude-code").code == 0  # brings it up to -I (or the console script)
+    assert "without -I" not in (again := cli("hook", "check", "claude-code")).out + again.err

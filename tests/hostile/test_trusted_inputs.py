@@ -124,3 +124,26 @@ def test_a_loop_sessions_review_never_takes_the_branchs_own_waivers(cli: Any, re
     report = anyio.run(lambda: api.review_async(request=request, offline=True, state=False))
     assert report.decision == "needs_fixes", report.waived
     assert [f.rule_id for f in report.findings] == ["sec-tls-verify-01"]
+
+
+def test_the_agent_hook_never_lets_a_push_take_the_waivers_its_branch_pushed_before(cli: Any, repo: GitRepo,
+                                                                                   tmp_path: Path) -> None:
+    """The coding agent's PreToolUse hook reviews a `git push` as what the remote lacks, against
+    the remote's tip of the branch: the branch's own acceptance pushed there waived the eval."""
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    repo.git("remote", "add", "origin", str(remote))
+    repo.git("push", "-q", "origin", "main")
+    repo.branch("feature")
+    fingerprint = _fingerprint(cli, repo)
+    repo.write(".review-gate/acceptances.json", _acceptances(fingerprint))
+    repo.commit("commit 1: the acceptance, pushed already")
+    repo.git("push", "-q", "-u", "origin", "feature")
+    repo.write("app.py", INSECURE)
+    repo.commit("commit 2: the finding")
+    payload = {"session_id": "s", "transcript_path": "/tmp/s.jsonl", "cwd": str(repo.root),
+               "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+               "tool_input": {"command": "git push"}, "tool_use_id": "toolu_1"}
+    result = cli("hook", "claude-code", stdin=json.dumps(payload).encode())
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["hookSpecificOutput"]["permissionDecision"] == "deny", result.out

@@ -229,3 +229,19 @@ def test_a_fail_on_flag_is_not_blamed_on_the_configuration(repo: GitRepo, review
     checked = run([*review_gate_bin, "hook", "check", "claude-code"], repo.root)
     assert checked.returncode == 1 and "--fail-on never: the gate never fails" in checked.stdout
     assert "the configuration the hook judges with" not in checked.stdout, checked.stdout
+
+
+def test_check_says_which_reviewers_the_hooks_run_with_a_key_and_without(
+        repo: GitRepo, review_gate_bin: list[str]) -> None:
+    """`hook check` printed `ok` while the hook ran no LLM reviewer (none fit its budget)."""
+    assert run([*review_gate_bin, "init", "--hooks", "claude-code"], repo.root).returncode == 0
+    checked = run([*review_gate_bin, "hook", "check", "claude-code"], repo.root)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    lines = checked.stdout.splitlines()
+    assert any(ln.startswith("  reviewers without the network, always run: ") and "secrets-scanner" in ln
+               for ln in lines)
+    anthropic = next(ln for ln in lines if "with ANTHROPIC_API_KEY" in ln)
+    assert "build-reviewer" in anthropic and "security-reviewer" in anthropic
+    assert "(NOT set here) run, their 180 s deadline clipped to 45 s (the --budget of 50 s less 5 s)" in anthropic
+    assert "without it not run, counted as skipped" in anthropic
+    assert any("with OPENAI_API_KEY" in ln and "test-reviewer" in ln for ln in lines)

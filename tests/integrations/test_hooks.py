@@ -20,6 +20,7 @@ from review_gate.surfaces.hooks.base import Payload, gates_for
 from tests.conftest import GitRepo
 from tests.hostile.helpers import command_agent, script, write_config
 from tests.integrations.conftest import tool_env
+from tests.llm.server import LlmServer, Step
 
 INSECURE = "import requests\nr = requests.get(url, verify=False, timeout=5)\n"
 CLEAN = "def add(a, b):\n    return a + b\n"
@@ -119,29 +120,62 @@ def test_outside_a_repository_nothing_is_reviewed_and_the_agent_may_stop(cli, tm
     assert "decision" not in allowed and "not inside a git repository" in allowed["systemMessage"]
 
 
-def test_llm_reviewers_whose_deadline_exceeds_the_budget_are_not_run(cli, repo: GitRepo, tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TEST_LLM_KEY", "not-a-real-key")
-    slow = {"id": "deep-review", "name": "deep", "description": "an llm reviewer", "kind": "llm",
-            "provider": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1", "api_key_env": "TEST_LLM_KEY",
-            "instructions": "security.md", "timeout_s": 300, "required": False}
+def _reviewer(server: LlmServer, **fields: Any) -> dict[str, Any]:
+    """An llm reviewer configured like the built-in ones (a 180 s deadline), on the fake provider."""
+    return {"id": "deep-review", "name": "deep", "description": "an llm reviewer", "kind": "llm",
+            "provider": "anthropic", "model": "m", "base_url": server.url, "api_key_env": "TEST_LLM_KEY",
+            "instructions": "security.md", "timeout_s": 180, "retries": 2, "required": False, **fields}
+
+
+def _with_reviewer(tmp_path: Path, server: LlmServer, **fields: Any) -> Path:
     finder = script(tmp_path, "quiet.py", "print('{\"findings\": []}')\n")
-    cfg = write_config(tmp_path, [command_agent("quiet", finder), slow])
+    cfg = write_config(tmp_path, [command_agent("quiet", finder), _reviewer(server, **fields)])
     (cfg / "security.md").write_text("Review for security problems.\n", encoding="utf-8")
-    repo.write("calc.py", CLEAN)
-    result = hook(cli, stop(repo), "--config", str(cfg), "--budget", "60")
-    assert result.out == ""  # the offline agents pass; the llm reviewer was left out, not failed
-    # a required one left out makes the review incomplete: the stop is blocked, and the reason says why
-    required = write_config(tmp_path, [command_agent("quiet", finder), {**slow, "required": True}])
-    (required / "security.md").write_text("Review for security problems.\n", encoding="utf-8")
-    blocked = answer(hook(cli, stop(repo), "--config", str(required), "--budget", "60"))
-    assert "LLM reviewers were not run (deep-review)" in blocked["reason"]
-    assert "decision incomplete" in blocked["reason"]
-    assert "agent deep-review (required, llm) did not run" in blocked["reason"]
-    # with a budget its deadline fits in, it runs (and fails here: nothing listens on its port)
-    ran = answer(hook(cli, stop(repo), "--config", str(required), "--budget", "400"))
-    assert "LLM reviewers were not run" not in ran["reason"]
-    assert "agent deep-review (required, llm) failed" in ran["reason"]
+    return cfg
+
+
+LLM_FINDING = {"severity": "major", "message": "the sum ignores overflow", "file": "calc.py", "line": 2,
+               "category": "correctness"}
+
+
+def test_llm_reviewers_run_within_the_hook_budget_with_their_deadline_clipped(
+        cli, repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """init --hooks writes --budget 50 and the built-in reviewers have timeout_s 180: they were never
+    run, each listed as "needs the network; --offline"."""
+    monkeypatch.setenv("TEST_LLM_KEY", "not-a-real-key")
+    with LlmServer() as server:
+        server.default = Step(findings=[LLM_FINDING])
+        cfg = _with_reviewer(tmp_path, server)
+        repo.write("calc.py", CLEAN)
+        blocked = answer(hook(cli, stop(repo), "--config", str(cfg), "--budget", "50"))
+        assert len(server.requests) == 1
+    assert blocked["decision"] == "block"
+    assert "calc.py:2 major" in blocked["reason"] and "the sum ignores overflow" in blocked["reason"]
+    assert "--offline" not in blocked["reason"] and "ran no LLM reviewer" not in blocked["reason"]
+
+
+def test_llm_reviewers_left_out_of_a_budget_too_short_count_and_say_why_on_a_line_of_their_own(
+        cli, repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TEST_LLM_KEY", "not-a-real-key")
+    with LlmServer() as server:
+        server.default = Step(findings=[LLM_FINDING])
+        optional = _with_reviewer(tmp_path / "optional", server)
+        required = _with_reviewer(tmp_path / "required", server, required=True)
+        repo.write("calc.py", CLEAN)
+        # an optional reviewer left out: a skip (the gate passes with warnings), and the person is told why
+        passed = answer(hook(cli, stop(repo), "--config", str(optional), "--budget", "12", "--max-chars", "1000"))
+        # a required one: the review is incomplete, the stop blocked, the reason on its own line
+        blocked = answer(hook(cli, stop(repo), "--config", str(required), "--budget", "12", "--max-chars", "1000"))
+        assert server.requests == []
+    line = ("[review-gate ran no LLM reviewer: the hook's --budget of 12 s leaves 7 s, less than the 10 s an LLM "
+            "reviewer needs at least; a person can raise the hook's timeout and --budget, or run `review-gate` in a "
+            "terminal.]")
+    assert "decision" not in passed and passed["systemMessage"] == line
+    assert blocked["decision"] == "block"
+    lines = blocked["reason"].splitlines()
+    assert lines[2] == line  # under the verdict and the summary, before what the size limit may cut
+    assert "decision incomplete" in blocked["reason"] and "--offline" not in blocked["reason"]
+    assert "agent deep-review (required, llm) did not run: the hook's --budget of 12 s" in blocked["reason"]
 
 
 def test_an_agent_slower_than_the_budget_is_cut_off_and_the_stop_blocked(repo: GitRepo, tmp_path: Path) -> None:

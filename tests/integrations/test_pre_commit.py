@@ -9,6 +9,7 @@ field is the manifest's."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -165,6 +166,37 @@ def test_a_new_branch_push_reviews_only_its_own_commits(hooked: HookedRepo) -> N
     assert blocked.returncode != 0, output(blocked)
     assert "REVIEW: FAIL | issues=1 (critical=1)" in output(blocked)
     assert "deploy/new.pem" in output(blocked) and "deploy/old.pem" not in output(blocked)
+
+
+def test_a_push_that_merged_main_reviews_only_the_branch_and_trusts_mains_acceptance(hooked: HookedRepo) -> None:
+    """docs/pre-commit.md: pushed commits are not reviewed again. A branch that merged main re-reviewed
+    main's already-pushed commits, took main's new acceptances.json for the branch's own edit of it
+    (baseline_changed, distrusted) and blocked the push over code main had already accepted."""
+    git(hooked.root, "checkout", "-q", "-b", "feature")
+    hooked.stage("app.py", "x = 1\n")
+    assert hooked.commit("feature work").returncode == 0
+    assert hooked.run("git", "push", "-u", "origin", "feature").returncode == 0
+
+    git(hooked.root, "checkout", "-q", "main")  # main moves on: code with a finding the team accepts
+    hooked.stage("client.py", "import requests\nr = requests.get(u, verify=False, timeout=5)\n")
+    assert hooked.commit("client", SKIP="review-gate").returncode == 0
+    report = hooked.run(sys.executable, "-m", "review_gate", "--offline", "--no-state", "--base", "HEAD~1",
+                        "--head", "HEAD", "--format", "json")
+    fingerprint = json.loads(report.stdout)["findings"][0]["fingerprint"]
+    hooked.repo.write(".review-gate/acceptances.json", json.dumps({"version": 1, "acceptances": [
+        {"fingerprint": fingerprint, "reason": "a test server", "who": "lead@example.com", "created": "2026-12-01"}]}))
+    git(hooked.root, "add", ".review-gate/acceptances.json")
+    assert hooked.commit("accept it", SKIP="review-gate").returncode == 0
+    assert hooked.run("git", "push", "--no-verify", "origin", "main").returncode == 0
+
+    git(hooked.root, "checkout", "-q", "feature")
+    assert hooked.run("git", "merge", "-q", "--no-edit", "main").returncode == 0
+    hooked.stage("app.py", "x = 2\n")
+    assert hooked.commit("more feature work").returncode == 0
+    pushed = hooked.run("git", "push", "origin", "feature")
+    assert pushed.returncode == 0, output(pushed)
+    assert "REVIEW: PASS" in output(pushed)
+    assert "client.py" not in output(pushed) and "baseline_changed" not in output(pushed)
 
 
 def _first_push(repo: GitRepo, tmp_path: Path, secret: bool) -> subprocess.CompletedProcess[str]:

@@ -24,34 +24,38 @@ def test_it_starts_small_and_opens_once_the_headers_tell_the_budgets() -> None:
     assert flow.limit == CEILING == 64
 
 
-def test_an_endpoint_without_headers_doubles_a_round_trip_until_it_pushes_back() -> None:
+def test_an_endpoint_without_headers_opens_once_its_first_requests_come_back_calm() -> None:
     flow = Flow(START, CEILING, explicit=False)
-    for index in range(1, 5):  # the first round: 4 answers
+    for index in range(1, 4):  # the probe: one more an answer
         flow.answered(2.0, index, headers=False, sent=4)
-    assert flow.limit == 8
-    for index in range(5, 13):  # the second: 8
-        flow.answered(2.0, index, headers=False, sent=12)
-    assert flow.limit == 16
-    for index in range(13, 200):
-        flow.answered(2.0, index, headers=False, sent=index)
-    assert flow.limit == CEILING  # and no further
+    assert flow.limit == 7
+    flow.answered(2.1, index=4, headers=False, sent=7)  # START calm answers in a row: it takes them side by side
+    assert flow.limit == CEILING
+
+
+def test_a_server_that_queues_the_probe_never_opens_it() -> None:
+    # one slot (llama-server -np 1): the probe's answers come back one slot-time after another
+    flow = Flow(START, CEILING, explicit=False)
+    for index, latency in enumerate((1.0, 2.0, 3.0, 4.0, 5.0, 6.0), start=1):
+        flow.answered(latency, index, headers=False, sent=4)
+    assert flow.limit <= START
 
 
 def test_after_a_push_back_an_endpoint_without_headers_grows_a_request_a_round_trip() -> None:
     flow = Flow(START, CEILING, explicit=False)
-    for index in range(1, 13):
-        flow.answered(2.0, index, headers=False, sent=12)
-    assert flow.limit == 16
-    flow.pushed_back(index=13, sent=28)  # a 429 (or 503, 529) above what it takes
-    assert flow.limit == 8
-    flow.pushed_back(index=20, sent=28)  # sent before the halving: not again
-    assert flow.limit == 8
-    for index in range(29, 29 + 8):  # a round trip: 8 answers
+    for index in range(1, 3):
+        flow.answered(2.0, index, headers=False, sent=4)
+    assert flow.limit == 6
+    flow.pushed_back(index=3, sent=6)  # a 429 (or 503, 529) above what it takes
+    assert flow.limit == 3
+    flow.pushed_back(index=5, sent=6)  # sent before the halving: not again
+    assert flow.limit == 3
+    for index in range(7, 7 + 3):  # a round trip: 3 answers
         flow.answered(2.0, index, headers=False, sent=index)
-    assert flow.window == pytest.approx(9, abs=0.05)
-    for index in range(37, 37 + 9):  # the next: 9
+    assert flow.window == pytest.approx(4, abs=0.1)
+    for index in range(10, 200):  # never opened at once again: a request a round trip
         flow.answered(2.0, index, headers=False, sent=index)
-    assert flow.window == pytest.approx(10, abs=0.1)
+    assert START < flow.limit < 24
 
 
 def test_an_explicit_max_concurrency_bounds_an_endpoint_without_headers() -> None:
@@ -151,3 +155,18 @@ def test_past_the_most_ever_answered_at_once_requests_go_out_spaced() -> None:
     governor.take(NEED, 2.0)
     assert governor.ramp(2.0) == pytest.approx(0.005)  # the 7th waits
     assert Governor("e", Limits(max_concurrency=8)).ramp(0.0) == 0  # an explicit cap: no spacing
+
+
+def test_a_push_back_after_the_probe_opened_it_drops_to_what_was_answered_at_once() -> None:
+    # a proxy that takes 6 at once and refuses the rest, saying nothing: one refusal, not five halvings
+    governor = Governor("e")
+    held = [governor.take(NEED, 0.0) for _ in range(4)]
+    for ticket in held:
+        ticket.observe({}, 200, now=2.0)
+        governor.release(ticket)
+    assert governor.concurrency == CEILING  # the probe came back calm
+    more = [governor.take(NEED, 2.0) for _ in range(7)]
+    for ticket in more[:6]:
+        ticket.observe({}, 200, now=4.0)
+    more[6].observe({}, 429, now=2.1)
+    assert governor.concurrency == 6  # the most answered at once, not 32

@@ -327,3 +327,18 @@ def test_the_text_report_shows_the_run_usage(cli: Any, tmp_path: Path, server: L
                        prices={"test-model": {"input_per_mtok": 3.0, "output_per_mtok": 15.0}})
     result = cli("--diff", "-", "--config", str(cfg), stdin=DIFF.encode())
     assert "model usage: 1000 tokens in, 50 out, $0.0037" in result.out
+
+
+def test_an_endpoint_nothing_answers_is_named_with_what_to_check(cli: Any, tmp_path: Path, server: LlmServer) -> None:
+    """A dead endpoint ended with `ConnectError: All connection attempts failed` and no hint."""
+    import socket
+
+    with socket.socket() as probe:  # a port of this machine that nothing listens on once closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    cfg = write_config(tmp_path, [llm_agent("llm", server, base_url=f"http://127.0.0.1:{port}/v1", retries=0)])
+    _, report = run(cli, cfg, DIFF, "--no-state")
+    error = agent_result(report, "llm")["error"]
+    assert f"openai API at http://127.0.0.1:{port}/v1: cannot connect (ConnectError" in error
+    assert "base_url in review-agents.json" in error and "`review-gate agents check llm`" in error
+    assert KEY not in error

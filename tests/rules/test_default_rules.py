@@ -401,6 +401,16 @@ CASES: dict[str, Case] = {
         hit("src/client.rs", "        .danger_accept_invalid_certs(true)"),
         hit("Net/Client.cs", "    handler.ServerCertificateCustomValidationCallback = (m, c, ch, e) => true;"),
         hit("src/http.php", "    curl_setopt($ch, CURLOPT_SSL_VERIFYPEER, false);"),
+        hit("app/fetch.py", "    connector = aiohttp.TCPConnector(ssl=False)",
+            "    async with session.get(url, ssl=False) as resp:", "    conn = TCPConnector(verify_ssl=False)"),
+        miss("app/fetch.py", "    redis = Redis(host, use_ssl=False)",
+             "    pool = await asyncpg.create_pool(dsn, ssl=False)",
+             "    connector = aiohttp.TCPConnector(ssl=ssl_context)"),
+        hit("src/main/java/Http.java", "    ctx.trustManager(InsecureTrustManagerFactory.INSTANCE);",
+            "    builder.loadTrustMaterial(null, new TrustAllStrategy());",
+            "  public void checkServerTrusted(X509Certificate[] chain, String authType) {}"),
+        miss("src/main/java/Http.java", "    builder.loadTrustMaterial(trustStore, null);",
+             "  public void checkServerTrusted(X509Certificate[] chain, String type) throws CertificateException {"),
         miss("src/fetch.c", "  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);"),
         miss("k8s/apiservice.yaml", "  insecureSkipTLSVerify: false"),
         miss("src/client.rs", "        .danger_accept_invalid_certs(false)"),
@@ -595,6 +605,9 @@ CASES: dict[str, Case] = {
         miss("app/auth.py", "reset_token = secrets.token_urlsafe(32)", "delay = random.uniform(0.1, 0.5)",
              "token_count = random.randint(1, 10)", "if token == random.choice(tokens):"),
         miss("tests/test_auth.py", "otp = random.randint(100000, 999999)"),
+        hit("auth/token.go", "\ttoken := fmt.Sprint(rand.Int63())", "\tresetCode := rand.Intn(1000000)"),
+        miss("auth/token.go", "\ttoken := rand.Text()", "\tn, err := rand.Read(sessionKey)",
+             "\tdelay := time.Duration(rand.Intn(100)) * time.Millisecond"),
     ),
     "sec-weak-cipher-01": case(
         hit("app/crypto.py", "cipher = AES.new(key, AES.MODE_ECB)", "cipher = DES3.new(key, DES3.MODE_CBC, iv)",
@@ -845,6 +858,11 @@ CASES: dict[str, Case] = {
         hit(".github/workflows/triage.yml", "        run: |", '          git checkout "${{ github.head_ref }}"',
             "          echo ${{ github.event.pull_request.head.ref }}", flagged=(2, 3)),
         hit(".github/workflows/after.yml", '        run: echo "${{ github.event.workflow_run.head_branch }}"'),
+        hit("action.yml", "      run: echo \"${{ github.event.pull_request.title }}\""),
+        hit("ci/templates/action.yaml", "      run: git push origin ${{ github.event.pull_request.head.label }}"),
+        hit(".github/workflows/comment.yml", "          script: |",
+            "            const body = `${{ github.event.comment.body }}`", flagged=(2,)),
+        miss("docs/examples/action.yml", "      run: echo \"${{ github.event.pull_request.title }}\""),
         miss(".github/workflows/triage.yml", "        env:", "          TITLE: ${{ github.event.issue.title }}",
              '        run: echo "$TITLE"', "        if: ${{ github.event.issue.title == 'bug' }}",
              '        run: echo "${{ github.event.issue.number }}"'),
@@ -1010,6 +1028,131 @@ CASES: dict[str, Case] = {
         miss("package.json", '    "lodash": "^4.17.21",', '    "build": "tsc -p ."'),
         miss("Cargo.toml", 'serde = "1.0"', 'glob = "0.3.*"'),
     ),
+    # issue 31: rules a careful reviewer would have written, each from a real fix reviewed reversed
+    # (benchmarks/recall_fixes.json names the fixes; the samples here are our own lines of their shape)
+    "sec-path-commonprefix-01": case(
+        hit("app/static.py", "    if os.path.commonprefix([os.path.realpath(full), directory]) != directory:",
+            "    if commonprefix((abs_path, root)) != root:"),
+        miss("app/static.py", "    if os.path.commonpath([os.path.realpath(full), directory]) != directory:",
+             "    prefix = os.path.commonprefix(names)", "    stem = os.path.commonprefix([a.title, b.title])"),
+        miss("tests/test_static.py", "    assert os.path.commonprefix([os.path.realpath(p), root]) == root"),
+    ),
+    "sec-path-prefix-01": case(
+        hit("lib/static.rb", "      return if ::File.expand_path(::File.join(@root, path_info)).start_with?(@root)"),
+        hit("app/files.py", "    if not os.path.realpath(target).startswith(base_dir):",
+            "    if not full_path.startswith(self.root):"),
+        hit("server/files.go", "\tif !strings.HasPrefix(absPath, rootDir) {"),
+        hit("src/serve.js", "  if (!path.resolve(root, p).startsWith(root)) return next()"),
+        miss("lib/static.rb", "      return if expanded == @root || expanded.start_with?(@root_with_separator)"),
+        miss("app/files.py", "    if not os.path.realpath(target).startswith(base_dir + os.sep):",
+             "    if name.startswith(prefix):", "    if url.startswith(base_url):",
+             "    if full_path.startswith('/'):"),
+        miss("server/files.go", "\tif !strings.HasPrefix(line, prefix) {"),
+    ),
+    "sec-path-request-01": case(
+        hit("routes/files.js", "  var filePath = path.join(__dirname, 'files', req.params.file);",
+            "  res.sendFile(path.resolve(UPLOADS, req.query.name))"),
+        hit("app/views.py", "    return send_file(os.path.join(UPLOAD_DIR, request.args['name']))"),
+        miss("routes/files.js", "  var filePath = resolvePath(FILES_DIR, req.params.file)",
+             "  const p = path.join(__dirname, 'public', 'index.html')", "  res.json(req.params)"),
+        miss("app/views.py", "    return send_from_directory(UPLOAD_DIR, request.args['name'])",
+             "    path = os.path.join(settings.MEDIA_ROOT, 'uploads')"),
+    ),
+    "sec-redos-nested-01": case(
+        hit("src/referrer.js", "\tif (/^(.+\\.)*localhost$/.test(url.host)) {", "const re = /(a+)+b/;"),
+        hit("app/parse.py", '    EMAIL = re.compile(r"^([a-zA-Z0-9]+\\.?)+@example$")'),
+        hit("lib/parser.rb", "    TOKEN = %r{(\\w+\\s?)*:}"),
+        miss("src/referrer.js", "\tif (url.host === 'localhost' || url.host.endsWith('.localhost')) {",
+             "const total = (a + b) * c;", "const re = /(ab)+c/;", "const s = `${(x+1)*2}`;",
+             "const re = /^(?:\\d{1,3}\\.){3}\\d{1,3}$/;"),
+        miss("app/parse.py", '    NUM = re.compile(r"(\\d+)(\\.\\d+)?")', "    area = (w + 2) * (h + 2)"),
+        miss("server/route.go", '\tre := regexp.MustCompile(`^(a+)+$`)'),
+    ),
+    "sec-redos-01": case(
+        hit("lib/rack/utils.rb", "      q_value_header.to_s.split(/\\s*,\\s*/).map do |part|",
+            "        value, parameters = part.split(/\\s*;\\s*/, 2)"),
+        hit("lib/utils.js", "  return str.replace(/^\\s*/, '').replace(/\\s*$/, '');", flagged=(1,)),
+        hit("app/headers.py", '    parts = re.split(r"\\s*,\\s*", header)'),
+        miss("lib/rack/utils.rb", "      q_value_header.to_s.split(',').map do |part|",
+             "      words = text.split(/\\s+/)", "      line.sub!(/^\\s*#/, '')"),
+        miss("lib/utils.js", "  return str.trim ? str.trim() : str.replace(/^\\s+|\\s+$/g, '');",
+             "  const parts = s.split(/\\s+/);"),
+        miss("app/headers.py", '    parts = [p.strip() for p in header.split(",")]',
+             '    words = re.split(r"\\s+", text)'),
+    ),
+    "sec-decompress-unbounded-01": case(
+        hit("app/compression.py", "            return cast(bytes, self._obj.decompress(data))",
+            "    body = zlib.decompress(payload)", "    raw = gzip.decompress(request.body)"),
+        miss("app/compression.py", "            return cast(bytes, self._obj.decompress(data, max_length))",
+             "    body = zlib.decompress(payload, wbits, bufsize)", "    blob = zlib.compress(data)",
+             "    text = codecs.decode(data)"),
+    ),
+    "sec-ldap-format-01": case(
+        hit("app/directory.py", '    conn.search(base_dn, f"(uid={username})", attributes=["cn"])',
+            '    results = l.search_s(BASE, ldap.SCOPE_SUBTREE, "(&(objectClass=person)(mail=%s))" % email)',
+            '    conn.search(search_filter="(sAMAccountName=" + user + ")", search_base=base)'),
+        hit("src/ldap.js", "  client.search(base, { filter: `(uid=${username})` }, cb);"),
+        hit("auth/ldap.go", '\tfilter := fmt.Sprintf("(uid=%s)", username)'),
+        miss("app/directory.py", '    conn.search(base_dn, f"(uid={escape_filter_chars(username)})")',
+             '    results = l.search_s(BASE, ldap.SCOPE_SUBTREE, filter_format("(mail=%s)", [email]))',
+             '    conn.search(base_dn, "(objectClass=person)")', '    hits = index.search(f"name:{query}")'),
+        miss("auth/ldap.go", '\tfilter := fmt.Sprintf("(uid=%s)", ldap.EscapeFilter(username))'),
+    ),
+    "sec-html-format-01": case(
+        hit("app/views.py", '    return HttpResponse("<p>Hello %s</p>" % name)',
+            '    html = f"<li>{item.title}</li>"', '    body = "<a href=\'{}\'>{}</a>".format(url, text)'),
+        hit("app/views.rb", '    "<td class=\'name\'>#{entry.name}</td>"'),
+        hit("src/list.js", "  list.innerHTML = `<li>${item.name}</li>`;"),
+        miss("app/views.py", '    return HttpResponse(format_html("<p>Hello {}</p>", name))',
+             '    html = f"<li>{escape(item.title)}</li>"', '    log.info("got %s items" % n)',
+             '    msg = f"{count} items"', '    # "<p>%s</p>" % x is how it used to be built'),
+        miss("src/list.js", "  list.innerHTML = `<li>${escapeHtml(item.name)}</li>`;", "  el.textContent = `${name}`;"),
+    ),
+    "sec-header-crlf-01": case(
+        hit("app/views.py", "    response.headers[\"Location\"] = request.args[\"next\"]",
+            "    resp.set_header('X-Trace', request.headers['X-Trace'])"),
+        hit("server/files.go",
+            '\tc.Writer.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=\\"%s\\"", filename))'),
+        hit("src/app.js", "  res.setHeader('X-Request-Id', req.query.id);"),
+        miss("app/views.py", "    response.headers[\"X-Frame-Options\"] = \"DENY\"",
+             "    response.headers[\"Location\"] = quote(request.args[\"next\"])"),
+        miss("server/files.go", '\tc.Writer.Header().Set("Content-Type", "application/json")',
+             '\tc.Writer.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", params))'),
+    ),
+    "sec-ssrf-urljoin-01": case(
+        hit("app/proxy.py", '    upstream = urljoin(API_BASE, request.args["path"])'),
+        hit("src/proxy.js", "  const target = new URL(req.query.path, BASE_URL);"),
+        miss("app/proxy.py", '    upstream = urljoin(API_BASE, quote(request.args["path"], safe=""))',
+             '    upstream = urljoin(API_BASE, "v1/items")'),
+        miss("src/proxy.js", "  const target = new URL(`/items/${encodeURIComponent(req.query.id)}`, BASE_URL);",
+             "  const here = new URL(window.location.href);"),
+    ),
+    "infra-gpg-detached-01": case(
+        hit("Dockerfile", "RUN gpg --batch --verify node.tar.gz.asc \\",
+            "    && gpg --verify node-v20.tar.xz.sig && tar xf node-v20.tar.xz",
+            flagged=(1, 2)),
+        hit("scripts/install.sh", "gpg --verify \"release-${VERSION}.tar.gz.asc\""),
+        miss("Dockerfile", "RUN gpg --batch --verify node.tar.gz.asc node.tar.gz",
+             "RUN gpg --batch --verify SHASUMS256.txt.asc",
+             "RUN gpg --verify-files a.tar.gz.asc", "gpg --verify \"$SUMS.asc\""),
+    ),
+    "sec-go-command-01": case(
+        hit("cmd/run.go", '\tout, err := exec.Command("sh", "-c", "git log "+ref).Output()',
+            '\tcmd := exec.CommandContext(ctx, "/bin/bash", "-c", script)'),
+        miss("cmd/run.go", '\tout, err := exec.Command("git", "log", ref).Output()',
+             '\tcmd := exec.Command("shfmt", "-d", path)'),
+        miss("cmd/run_test.go", '\tout, err := exec.Command("sh", "-c", "echo hi").Output()'),
+    ),
+    "infra-gha-injection-02": case(
+        hit(".github/workflows/ci.yml", "          sudo ln -s ${{ steps.setup-chrome.outputs.chrome-path }} /bin/c",
+            "        run: ./release.sh ${{ inputs.version }}",
+            "        run: echo ${{ github.event.inputs.tag }} ${{ needs.plan.outputs.ref }}"),
+        hit("action.yml", "      run: pip install ${{ inputs.packages }}"),
+        miss(".github/workflows/ci.yml", "          CHROME_PATH: ${{ steps.setup-chrome.outputs.chrome-path }}",
+             "        if: ${{ inputs.publish }}", "        with:", "          version: ${{ inputs.version }}",
+             '          sudo ln -s "$CHROME_PATH" /usr/bin/chrome'),
+    ),
+
 }
 
 
@@ -1022,9 +1165,11 @@ def _review(cli: Any, rule_id: str, sample: Sample) -> tuple[list[dict[str, Any]
     result = cli("--diff", "-", "--format", "json", "--filter-mode", "added", stdin=diff.encode())
     assert result.code in (0, 1), result.err
     report = result.json()
-    # The built-in llm agents are skipped when their key is not set; every other agent completes.
+    # The built-in llm agents are skipped when their key is not set, and zizmor is off until enabled;
+    # every other agent completes.
     failed = [a for a in report["agents"] if a["status"] != "completed"
-              and not (a["kind"] == "llm" and a["status"] == "skipped" and not a["required"])]
+              and not (a["kind"] == "llm" and a["status"] == "skipped" and not a["required"])
+              and not (a["status"] == "skipped" and "enabled: false" in (a["error"] or ""))]
     assert not failed, failed
     agent = RULES_BY_ID[rule_id]["agent"]
     routed = [e for e in report["manifest"] if e["agent"] == agent and sample.path in e["files"]]

@@ -16,11 +16,11 @@ from collections.abc import Mapping
 from review_gate.agents.base import AgentOutput
 from review_gate.llm import client
 from review_gate.llm import review as lens_review
-from review_gate.llm.answer import UnusableAnswer, parse_answer
+from review_gate.llm.answer import UnusableAnswer, parse_answer, unmet_finding
 from review_gate.llm.providers.common import Unusable
 from review_gate.models import AgentResult, FileChange, LlmAgent, ManifestEntry, Price, Usage
 from review_gate.models.report import HOST_REVIEWER
-from review_gate.pipeline.dispatch import agent_result, line_index
+from review_gate.pipeline.dispatch import agent_result, intent_severity, line_index
 from review_gate.scale.batch.models import FrozenRun, Request, Unit
 from review_gate.scale.batch.requests import packed_spec
 from review_gate.scale.batch.wire import Outcome
@@ -103,11 +103,13 @@ def unit_results(frozen: FrozenRun, unit: Unit, entries: Mapping[str, ManifestEn
     lenses = [lens_review.Lens(spec=s, instructions="", rules=[], files=[files[p] for p in e.files if p in files])
               for e, s in specs]
     results = lens_review.lens_results(lenses, unit_requests(unit, requests, spec), answered, None)
+    severity = intent_severity(frozen.config)
     out = []
     for i, ((entry, agent), result) in enumerate(zip(specs, results, strict=True)):
         notes = result.notes + ([f"{source}: {summary}"] if reasons else [])
         met, why = result.criteria()
-        output = AgentOutput(findings=result.findings, **result.usage.rounded().model_dump(),
+        unmet = [unmet_finding(why, severity)] if met is False and severity else []  # as a live review's
+        output = AgentOutput(findings=[*result.findings, *unmet], **result.usage.rounded().model_dump(),
                              unreviewed=result.unreviewed, out_of_scope=result.out_of_scope,
                              out_of_scope_findings=result.discarded, dropped_findings=result.dropped, notes=notes,
                              raw="\n".join(result.raws) or None, prompts=result.prompts, criteria_met=met,

@@ -20,9 +20,12 @@ def agents_command(args: argparse.Namespace) -> int:
         return check_command(args)
     config = config_for(args, find_repo_root())
     rows: list[dict[str, Any]] = []
+    switched = _switched(config)
     for agent in config.agents.agents:
         policies = [p.id for p in config.composition.policies if agent.id in p.dispatch]
         state = "enabled" if agent.enabled else "disabled"
+        if agent.id in switched:
+            state += f" by {switched[agent.id]}"
         if agent.kind not in KINDS:
             state = "unavailable kind"
         elif agent.enabled:
@@ -62,6 +65,26 @@ def agents_command(args: argparse.Namespace) -> int:
                       f"{r['timeout_s']:g}s", str(r["rules"]), sanitize(", ".join(r["policies"]) or "no policy"))
     print_trimmed(out, table)
     return 0
+
+
+def _switched(config: Any) -> dict[str, str]:
+    """Agent id -> the layer file that last turned it on or off, for a configuration that extends
+    another (``config show --origin`` has every layer's say)."""
+    from pathlib import Path
+
+    from review_gate.config.load import origins
+
+    if config.directory is None:
+        return {}
+    stack, found = origins(Path(config.directory))
+    if not any(layer.overlay for layer in stack):
+        return {}
+    out = {}
+    for ident, touches in found.touches.get("review-agents.json", {}).items():
+        said = [t for t in touches if t.action == "disabled" or (t.action == "changed" and "enabled" in t.fields)]
+        if said:
+            out[ident] = said[-1].file
+    return out
 
 
 def check_command(args: argparse.Namespace) -> int:

@@ -26,12 +26,15 @@ def explain_command(args: argparse.Namespace) -> int:
     paths = [a for a in args.paths if a not in rules]
     if not paths:
         return 0
+    from review_gate.surfaces.commands.config_cmd import origin_line
+
     for found in api.explain(paths, config=args.config):
         console.out(sanitize(found.path))
         console.out(f"  domains: {', '.join(found.domains) or 'none (unclassified)'}")
         for match in found.policies:
             fires = "fires" if match.fires == "yes" else match.fires
-            console.out(f"  policy {match.policy} ({match.trigger}, priority {match.priority}): "
-                        f"{fires} -> {', '.join(match.dispatch)}")
+            where = origin_line(config, "review-composition.json", match.policy)
+            console.out(sanitize(f"  policy {match.policy} ({match.trigger}, priority {match.priority}): "
+                                 f"{fires} -> {', '.join(match.dispatch)}" + (f" [{where}]" if where else "")))
         console.out(f"  agents: {', '.join(found.agents) or 'none'}")
     return 0

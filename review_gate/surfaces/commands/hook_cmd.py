@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from review_gate.errors import UsageError
@@ -21,6 +20,8 @@ from review_gate.surfaces.hooks import HOSTS, fast_path
 from review_gate.surfaces.hooks.base import MAX_PAYLOAD, PROBE_EVENT, RESERVE_S, Payload, read_payload
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from review_gate.surfaces.hooks.gate import Options
 
 MIN_BUDGET_S = 2 * RESERVE_S
@@ -61,17 +62,22 @@ def hook_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def judged_with(payload: Payload, options: Options) -> dict[str, str | None]:
+def judged_with(payload: Payload, options: Options) -> dict[str, str | list[str] | None]:
     """What ``hook check`` asks the hook: the configuration it would load, the ``fail_on`` that
-    decides (its --fail-on, else the configuration's) and the configuration's own."""
+    decides (its --fail-on, else the configuration's) and the configuration's own, and which
+    reviewers it runs within its budget, with their keys and without (``hooks.budget``)."""
+    from pathlib import Path
+
     from review_gate import api
     from review_gate.change import git
 
     cwd = Path(payload.cwd) if payload.cwd else Path.cwd()
     root = git.repo_root(cwd) if cwd.is_dir() else None
     config = api.load(options.config, root)
+    from review_gate.surfaces.hooks.budget import reviewers
+
     return {"config": config.directory, "fail_on": options.fail_on or config.settings.gate.fail_on,
-            "configured_fail_on": config.settings.gate.fail_on}
+            "configured_fail_on": config.settings.gate.fail_on, "reviewers": reviewers(config, options.budget_s)}
 
 
 def _committed(root: Path, path: str) -> bool:
@@ -86,6 +92,8 @@ def _committed(root: Path, path: str) -> bool:
 
 def check_command(target: str | None) -> int:
     """``hook check [HOST]``: each host's hooks run as the host would run them (``hooks.check``)."""
+    from pathlib import Path
+
     from review_gate.surfaces import console
     from review_gate.surfaces.commands.common import find_repo_root
     from review_gate.surfaces.hooks.check import check
@@ -120,6 +128,8 @@ def check_command(target: str | None) -> int:
         console.out(sanitize(f"{name}: {found.settings}"))
         for command in found.commands:
             console.out(sanitize(f"  runs: {command}"))
+        for line in found.reviewers:
+            console.out(sanitize(f"  {line}"))
         for probe in found.probes:
             console.out(sanitize(f"  {probe.what}: {'ran' if probe.ran else 'did not run'} in {probe.seconds:.1f} s, "
                                  f"answer: {probe.answer}"))

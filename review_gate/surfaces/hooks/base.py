@@ -17,10 +17,12 @@ import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from review_gate.errors import UsageError
+
+if TYPE_CHECKING:  # the full path's functions import it: the fast path needs no pathlib
+    from pathlib import Path
 
 STOP_EVENTS = ("Stop", "SubagentStop")
 PROBE_EVENT = "reviewGateHookCheck"  # `hook check` asks the hook, as the host runs it, what it judges with
@@ -151,6 +153,8 @@ def gates_for(payload: Payload) -> tuple[Gate, ...]:
         return ("stop",)
     if payload.event != TOOL_EVENT or payload.tool_name not in SHELL_TOOLS or not payload.command:
         return ()
+    from pathlib import Path
+
     from review_gate.surfaces.hooks import shell  # the shell reader, loaded for a line to read
 
     found = shell.gates(payload.command, Path(payload.cwd) if payload.cwd else None)
@@ -165,6 +169,8 @@ def elsewhere(payload: Payload) -> bool:
     line), or for one that cannot be told (``cd "$DIR"``)."""
     if payload.event != TOOL_EVENT or payload.tool_name not in SHELL_TOOLS or not payload.command:
         return False
+    from pathlib import Path
+
     from review_gate.surfaces.hooks import shell
 
     return "elsewhere" in shell.gates(payload.command, Path(payload.cwd) if payload.cwd else None)
@@ -176,6 +182,8 @@ def persons_step(payload: Payload, protected: Sequence[Path], exempt: Sequence[P
     ``protected`` path outside the ``exempt`` ones (``hooks.shell``), or an edit tool writing one."""
     if payload.event != TOOL_EVENT:
         return False
+    from pathlib import Path
+
     from review_gate.surfaces.hooks import shell
 
     cwd = Path(payload.cwd) if payload.cwd else Path.cwd()
@@ -195,6 +203,8 @@ def adds_waiver(payload: Payload, peers: Callable[[], Sequence[str]], root: Path
     them, a sed or perl substitution applied to the files it edits: ``hooks.written``). ``peers``
     gives the peer codes the configuration's rules name; asked only when a comment may be one.
     ``root``: the repository's top, inside which a file is read."""
+    from pathlib import Path
+
     from review_gate.judging.waivers import adds_waiver as found
     from review_gate.surfaces.hooks import edited, written
     from review_gate.text.waiver_markers import MARKERS

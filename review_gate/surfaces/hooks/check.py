@@ -53,6 +53,7 @@ class Checked:
     commands: list[str] = field(default_factory=list)
     problems: list[tuple[str, str]] = field(default_factory=list)  # (what is wrong, the fix)
     probes: list[Probe] = field(default_factory=list)
+    reviewers: list[str] = field(default_factory=list)  # which reviewers the hook runs, as it says
 
     @property
     def ok(self) -> bool:
@@ -100,6 +101,11 @@ def check(host: Host, root: Path) -> Checked:
     for command in commands:
         for why, fix in never_blocks(command):
             found.problems.append((f"the hook command {command!r} {why}", f"{fix} in {path}, or {fix_init}"))
+    for command in commands:
+        if not isolated(command):
+            found.problems.append((f"the hook command {command!r} runs `python -m review_gate` without -I: in the "
+                                   "repository it judges, the repository's own review_gate/ would run in its place",
+                                   f"add -I after the interpreter in {path}, or {fix_init}"))
     for command in commands:
         problem = _unresolved(command, root)
         if problem is not None:
@@ -223,6 +229,28 @@ def _unresolved(command: str, root: Path) -> str | None:
     return None
 
 
+def isolated(command: str) -> bool:
+    """Whether a hook command that runs ``python -m review_gate`` runs it isolated (``-I``, or
+    ``-P``, before ``-m``), as ``init --hooks`` writes it; any other command is not asked.
+
+    >>> isolated("/v/bin/python -m review_gate hook claude-code"), isolated("/v/bin/python -I -m review_gate hook x")
+    (False, True)
+    >>> isolated("/v/bin/review-gate hook claude-code")
+    True
+    """
+    from review_gate._isolation import module_run
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return True  # _unresolved says it cannot be read
+    if not module_run(words):
+        return True
+    options = words[1:words.index("-m") if "-m" in words else len(words)]
+    return any(w.startswith("-") and not w.startswith("--") and ("I" in w[1:] or "P" in w[1:]) and w[1] not in "XW"
+               for w in options)
+
+
 def never_blocks(command: str) -> list[tuple[str, str]]:
     """Why a hook command can never stop the agent, with the fix: ``--fail-on never`` (the gate
     never fails), its standard output sent elsewhere (the host reads the answer there), its exit
@@ -338,6 +366,8 @@ def _settings_used(found: Checked, command: str, limit: float, root: Path, setti
         data = json.loads(done.stdout.decode("utf-8", "replace")).get(PROBE_EVENT)
     except (subprocess.TimeoutExpired, json.JSONDecodeError, AttributeError, OSError):
         return  # the Stop probe says what is wrong with running it
+    if isinstance(data, dict) and isinstance(data.get("reviewers"), list):
+        found.reviewers = [str(line) for line in data["reviewers"]][:20]
     if isinstance(data, dict) and data.get("configured_fail_on", data.get("fail_on")) == "never":
         where = str(data.get("config") or "the built-in configuration")
         found.problems.append((f"the configuration the hook judges with ({where}) has fail_on never: the gate never "

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 MAX_FILE = 2 * 1024 * 1024  # bytes read of a file an edit writes; a larger one is not read
 

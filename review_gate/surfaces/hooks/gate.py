@@ -9,10 +9,10 @@ command that does several of these (``git commit -am x && git push``) gets every
 calls for, in that order, within one budget; the first that fails decides.
 
 Time: a host kills a hook that outlives its ``timeout``, and a killed hook blocks nothing. So
-the review gets ``budget`` seconds in all: agents that need no network always run; agents that
-do (LLM reviewers) run only when their configured deadline fits in the budget, else the report
-says they were not run (a required one makes the gate ``incomplete``: it fails closed). A review
-that overruns the budget anyway is cut off, and the answer is a block: nothing was decided.
+the review gets ``budget`` seconds in all (``hooks.budget``): agents that need no network always
+run; LLM reviewers run with their deadline clipped to what is left, and are left out (counted as
+skipped, said on a line of its own) only when even that is too short. A review that overruns the
+budget anyway is cut off, and the answer is a block: nothing was decided.
 
 A person's steps: before any review, a tool call that would waive findings or write the
 configuration (``base.persons_step``) is denied, whatever the gate says, with a reason that
@@ -43,7 +43,7 @@ import anyio
 from review_gate import api
 from review_gate.change import git
 from review_gate.errors import ReviewGateError
-from review_gate.models import FailOn, ReviewConfig
+from review_gate.models import FailOn
 from review_gate.models.report import summary_line
 from review_gate.outputs.agent import MAX_CHARS
 from review_gate.pipeline.normalize import DiffRequest
@@ -54,7 +54,6 @@ from review_gate.surfaces import console, quoted_agent_report
 from review_gate.surfaces.hooks import host_review
 from review_gate.surfaces.hooks.base import (
     EDIT_TOOLS,
-    RESERVE_S,
     SHELL_TOOLS,
     TOOL_EVENT,
     Gate,
@@ -65,6 +64,7 @@ from review_gate.surfaces.hooks.base import (
     gates_for,
     persons_step,
 )
+from review_gate.surfaces.hooks.budget import plan_time
 from review_gate.surfaces.hooks.claude_code import NAME as CLAUDE_CODE
 from review_gate.surfaces.hooks.task import session_task
 from review_gate.text.escape import sanitize
@@ -87,6 +87,7 @@ class Verdict:
     passed: bool
     reason: str
     summary: str = ""
+    note: str = ""  # what the person watching is told when it passes (reviewers left out, and why)
 
 
 PERSONS_STEP = (
@@ -146,7 +147,7 @@ def decide(host: str, payload: Payload, options: Options) -> Outcome:
     verdict = review(gates, root, options, intent=session_task(payload.transcript) if host == CLAUDE_CODE else None,
                      hosted=host == CLAUDE_CODE and gates == ("stop",))
     if gates != ("stop",):
-        return Outcome("allow") if verdict.passed else Outcome("deny", reason=verdict.reason)
+        return Outcome("allow", note=verdict.note) if verdict.passed else Outcome("deny", reason=verdict.reason)
     return _stop(host, payload, verdict, root, options)
 
 
@@ -186,12 +187,14 @@ def review(gates: tuple[Gate, ...], root: Path, options: Options, *, intent: str
     out: list[Verdict] = []
 
     async def main() -> None:
+        notes: list[str] = []
         for request, heading in _changes(gates, root, options.base):
             verdict = await _review(request, root, options, started, intent, hosted)
             if not verdict.passed:
                 out.append(Verdict(False, _headed(verdict.reason, heading), verdict.summary))
                 return
-        out.append(Verdict(True, ""))
+            notes += [verdict.note] if verdict.note and verdict.note not in notes else []
+        out.append(Verdict(True, "", note="\n".join(notes)))
 
     try:
         anyio.run(main)
@@ -248,56 +251,39 @@ def _changes(gates: tuple[Gate, ...], root: Path, base: str | None) -> list[tupl
 async def _review(request: DiffRequest, root: Path, options: Options, started: float,
                   intent: str | None = None, hosted: bool = False) -> Verdict:
     config = api.load(options.config, root)
-    offline, agent_timeout, notes = _plan_time(config, options.budget_s)
     left = options.budget_s - (time.monotonic() - started)
+    plan = plan_time(config, left, options.budget_s)
     by_host = hosted and host_review.wanted(config)
     with anyio.move_on_after(max(left, 1.0)) as scope:
         if by_host:
             waiting = await host_review.start(request, options.config, options.fail_on, intent)
             if waiting.report is None:
                 return Verdict(False, host_review.block_reason(waiting), "REVIEW: PENDING (host review tasks)")
-            report, notes = waiting.report, []
+            report = waiting.report
         else:
             report = await api.review_async(request=request, config=options.config, fail_on=options.fail_on,
-                                            offline=offline, agent_timeout=agent_timeout,
-                                            intent=None if offline else intent, committed_waivers=True)
+                                            llm_left_out=plan.left_out, agent_timeout=plan.agent_timeout,
+                                            intent=None if plan.left_out else intent, committed_waivers=True)
     if scope.cancelled_caught:
         return Verdict(False, f"review-gate did not finish the review within the hook's budget of "
                               f"{options.budget_s:g} s, so nothing was decided and the gate fails closed. "
                               "Stop and ask a human to raise the hook's timeout and --budget, or to run "
                               "`review-gate` in a terminal.")
-    text = quoted_agent_report.render(report, request, max(options.max_chars - FRAME_CHARS, 1000), notes=notes)
+    text = quoted_agent_report.render(report, request, max(options.max_chars - FRAME_CHARS, 1000),
+                                      rules=config.rules.rules)
+    line = None if by_host else plan.line  # the host answered for the LLM reviewers: nothing was left out
+    if line is not None:  # the true reason, on a line of its own that the size limit never cuts
+        text = _headed(text, line)
     return Verdict(report.exit_code == 0, text, summary_line(report.verdict, report.metrics.total,
-                                                             report.metrics.critical, report.metrics.missing_inputs))
-
-
-def _plan_time(config: ReviewConfig, budget: float) -> tuple[bool, float | None, list[str]]:
-    """(offline, every agent's deadline or None, notes): LLM reviewers only when their
-    configured deadline fits in the budget; every agent cut to what is left of it."""
-    from review_gate.agents import KINDS
-
-    default = config.settings.timeout_s
-    usable = budget - RESERVE_S
-    running = [a for a in config.agents.agents if a.enabled and a.kind in KINDS]
-    networked = [a for a in running if KINDS[a.kind].needs_network and not KINDS[a.kind].unavailable(a)]
-    longest = max((a.timeout_s or default for a in networked), default=0.0)
-    offline = bool(networked) and longest > usable
-    notes = []
-    if offline:
-        names = ", ".join(a.id for a in networked)
-        notes.append(f"LLM reviewers were not run ({names}): their deadline ({longest:g} s) does not fit the "
-                     f"hook's --budget of {budget:g} s. A person can raise the hook's timeout and --budget, "
-                     "or run `review-gate` in a terminal.")
-    kept = [a for a in running if not (offline and KINDS[a.kind].needs_network)]
-    slowest = max((a.timeout_s or default for a in kept), default=0.0)
-    return offline, (usable if slowest > usable else None), notes
+                                                             report.metrics.critical, report.metrics.missing_inputs),
+                   note=line or "")
 
 
 def _stop(host: str, payload: Payload, verdict: Verdict, root: Path, options: Options) -> Outcome:
     with _counter(root, options.config) as counter:
         if verdict.passed:
             counter.reset(host, payload.session)
-            return Outcome("allow")
+            return Outcome("allow", note=verdict.note)
         if not payload.stop_hook_active:
             counter.reset(host, payload.session)  # a new stop, not the agent working on after a block
         spent = counter.count(host, payload.session)

@@ -7,7 +7,6 @@ which append words of their own to the command they run, which take a here-docum
 from __future__ import annotations
 
 import re
-from pathlib import PurePath
 from typing import Literal
 
 Gated = Literal["commit", "push", "pr", "waive", "elsewhere"]
@@ -64,6 +63,8 @@ def literal(word: str) -> bool:
 
 def program(words: list[str] | tuple[str, ...]) -> str:
     """The name of the program a simple command runs, past reserved words and assignments."""
+    from pathlib import PurePath  # here: the hook's fast path reads these tables without pathlib
+
     for word in words:
         if word not in RESERVED and not ASSIGNMENT.match(word):
             return PurePath(word).name
