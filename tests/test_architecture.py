@@ -135,7 +135,7 @@ RULES.update({f"review_gate.pipeline.{stage}": STAGE_RULE for stage in STAGES})
 # The API's entry points that live with their concern (``review_gate.api`` re-exports each): held
 # to the API's rule instead of their folder's, and imported by nothing but the surfaces, the API
 # and each other.
-API_ENTRY_POINTS = ("review_gate.judging.accept", "review_gate.scale.sweep", "review_gate.scale.merge",
+API_ENTRY_POINTS = ("review_gate.acceptances", "review_gate.scale.sweep", "review_gate.scale.merge",
                     "review_gate.scale.batch.runs", "review_gate.scale.host.runs")
 
 # Modules that import nothing of ours (each held to that by its own rule), which every layer may
