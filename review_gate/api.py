@@ -177,7 +177,7 @@ async def review_async(
     check_requests(requests, setup.config)  # before the change is read or any agent runs
     target = Path(bundle_dir) if bundle_dir is not None else None
     if target is not None:
-        from review_gate.scale import bundles
+        from review_gate.pipeline import bundles
 
         bundles.check_target(target)  # before any agent runs
     if state:
@@ -311,8 +311,8 @@ def replay(directory: str | Path, *, config: str | Path | None = None, fail_on: 
     from review_gate.config import locate_config_dir
     from review_gate.config.load import load_config
     from review_gate.judging import rejudge
+    from review_gate.pipeline import bundles
     from review_gate.pipeline.aggregate import aggregate
-    from review_gate.scale import bundles
 
     review_request.run_options(fail_on=fail_on, filter_mode=filter_mode)
     review_request.typed(paths={"directory": directory, "config": config})

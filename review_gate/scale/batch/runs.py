@@ -16,11 +16,10 @@ import anyio.to_thread
 from review_gate.change import git
 from review_gate.errors import StateError
 from review_gate.models import FailOn, FilterMode, Packing, Plan, ReviewReport
-from review_gate.pipeline import arguments, recorded_run, review_request, runner
+from review_gate.pipeline import arguments, bundles, recorded_run, review_request, runner
 from review_gate.pipeline.normalize import DiffRequest
 from review_gate.pipeline.options import Listener
 from review_gate.pipeline.recorded_run import Render
-from review_gate.scale import bundles
 from review_gate.scale.sweep import prepare
 from review_gate.state.session import RunState
 
