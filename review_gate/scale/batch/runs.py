@@ -198,7 +198,8 @@ async def batch_collect_async(run: str | None = None, *, cwd: str | Path | None 
     if target is not None:
         bundles.check_target(target)
     with RunState(frozen.config, root, use_cache=True, path=path) as state:
-        report = await anyio.to_thread.run_sync(service.ingest_fetched, state, fetched)
+        report = await anyio.to_thread.run_sync(service.ingest_fetched, state, fetched,
+                                                 str(root) if root is not None else None)
         if report is None:
             return BatchCollected(fetched.run_id, service.stored_report(path, fetched.run_id), already=True)
         the_plan = Plan(facts=frozen.facts, classification=frozen.classification, manifest=frozen.manifest,
