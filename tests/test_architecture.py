@@ -108,7 +108,12 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "review_gate.pipeline.bootstrap": ("not", ("review_gate.outputs",)),
     # provider batches run the stages as the runner does, for every caller alike
     "review_gate.scale": ("not", (*SURFACES, "review_gate.loop")),
-    "review_gate.scale.batch": ("not", ("review_gate.outputs",)),
+    # a batch or host run decides through the runner's own steps (runner.decide), never a second
+    # judging or aggregation of its own: its report is a live review's with the same answers
+    "review_gate.scale.batch": ("not", ("review_gate.outputs", "review_gate.pipeline.aggregate",
+                                        "review_gate.judging.refine")),
+    "review_gate.scale.host": ("not", ("review_gate.outputs", "review_gate.pipeline.aggregate",
+                                       "review_gate.judging.refine")),
     # sweeps make a change, merge joins reports: steps a review run composes
     "review_gate.scale.sweep_facts": ("not", ("review_gate.pipeline", "review_gate.state")),
     "review_gate.scale.merge_reports": ("not", ("review_gate.pipeline.runner", "review_gate.pipeline.bootstrap")),
