@@ -30,7 +30,7 @@ the shards' reports (docs/sweeps-and-batches.md).
 This module is the facade: ``review``, ``plan``, ``explain`` and ``replay`` are here; the other
 entry points live with their concern and are re-exported, so ``from review_gate.api import X``
 holds for each: ``sweep`` (``scale.sweep``), the batch runs (``scale.batch.runs``), ``merge``
-(``scale.merge``), ``accept`` and ``ack`` (``judging.accept``); what they share is
+(``scale.merge``), ``accept`` and ``ack`` (``acceptances``); what they share is
 ``pipeline.review_request`` (a caller's arguments, checked) and ``pipeline.recorded_run`` (one
 review run, recorded).
 """
@@ -57,7 +57,7 @@ from review_gate.pipeline.recorded_run import Render, load, write_file
 from review_gate.pipeline.review_request import MAX_REASON, agent_requests, change
 
 if TYPE_CHECKING:
-    from review_gate.judging.accept import Accepted, Acknowledged, accept, ack, person
+    from review_gate.acceptances import Accepted, Acknowledged, accept, ack, person
     from review_gate.pipeline import bootstrap
     from review_gate.scale.batch.runs import (
         BatchCollected,
@@ -89,7 +89,7 @@ if TYPE_CHECKING:
 # The entry points that live with their concern, imported when first asked for: ``plan`` and a
 # review never load the batch runs, the merge, the sweep or the acceptances (their run state).
 _ELSEWHERE = {
-    **dict.fromkeys(("Accepted", "Acknowledged", "accept", "ack", "person"), "review_gate.judging.accept"),
+    **dict.fromkeys(("Accepted", "Acknowledged", "accept", "ack", "person"), "review_gate.acceptances"),
     **dict.fromkeys(("BatchCollected", "BatchInfo", "BatchStatus", "BatchSubmitted", "batch_collect",
                      "batch_collect_async", "batch_status", "batch_status_async", "batch_submit",
                      "batch_submit_async"), "review_gate.scale.batch.runs"),
@@ -177,7 +177,7 @@ async def review_async(
     check_requests(requests, setup.config)  # before the change is read or any agent runs
     target = Path(bundle_dir) if bundle_dir is not None else None
     if target is not None:
-        from review_gate.scale import bundles
+        from review_gate.pipeline import bundles
 
         bundles.check_target(target)  # before any agent runs
     if state:
@@ -311,8 +311,8 @@ def replay(directory: str | Path, *, config: str | Path | None = None, fail_on: 
     from review_gate.config import locate_config_dir
     from review_gate.config.load import load_config
     from review_gate.judging import rejudge
+    from review_gate.pipeline import bundles
     from review_gate.pipeline.aggregate import aggregate
-    from review_gate.scale import bundles
 
     review_request.run_options(fail_on=fail_on, filter_mode=filter_mode)
     review_request.typed(paths={"directory": directory, "config": config})

@@ -94,26 +94,37 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
                                    "review_gate.scale", "review_gate.loop")),
     # the pattern engine: rules and added lines in, matches out; it knows no agent, stage or sink
     "review_gate.agents.pattern_matching": ("only", ("review_gate.models", "review_gate.text.regex")),
-    # nothing in pipeline/ knows who calls it; the stages have their own rule (STAGES below)
-    "review_gate.pipeline": ("not", (*SURFACES, "review_gate.loop")),
+    # nothing in pipeline/ knows who calls it, nor a run beyond one review (scale/ drives the
+    # runner, so nothing it drives imports scale/); the stages have their own rule (STAGES below)
+    "review_gate.pipeline": ("not", (*SURFACES, "review_gate.loop", "review_gate.scale")),
     # a caller's arguments checked: over models, the output formats' names and the shards' bound
     "review_gate.pipeline.arguments": ("only", ("review_gate.models", "review_gate.errors", "review_gate.outputs",
-                                                "review_gate.scale.shards", "review_gate.pipeline.bounds")),
+                                                "review_gate.pipeline.shards", "review_gate.pipeline.bounds")),
     "review_gate.pipeline.bounds": ("only", ("review_gate.errors",)),
+    # a plan split into shares, and one run's replay bundle: parts of one recorded run that scale/
+    # reads too; over models, the configuration's files, the state's config digest and how much of
+    # an agent's raw answer is kept; no stage
+    "review_gate.pipeline.shards": ("only", ("review_gate.models", "review_gate.errors",
+                                             "review_gate.state.freshness")),
+    "review_gate.pipeline.bundles": ("only", ("review_gate.models", "review_gate.errors", "review_gate.config",
+                                              "review_gate.agents.base")),
     "review_gate.pipeline.review_request": ("only", ("review_gate.models", "review_gate.errors",
                                                      "review_gate.change.git", "review_gate.pipeline.arguments",
                                                      "review_gate.pipeline.normalize")),
     # the runner and its bootstrap serve every caller and write no report
-    "review_gate.pipeline.runner": ("not", ("review_gate.outputs", "review_gate.scale")),
-    "review_gate.pipeline.bootstrap": ("not", ("review_gate.outputs", "review_gate.scale")),
+    "review_gate.pipeline.runner": ("not", ("review_gate.outputs",)),
+    "review_gate.pipeline.bootstrap": ("not", ("review_gate.outputs",)),
     # provider batches run the stages as the runner does, for every caller alike
     "review_gate.scale": ("not", (*SURFACES, "review_gate.loop")),
-    "review_gate.scale.batch": ("not", ("review_gate.outputs",)),
-    # sweeps make a change, shards split a plan, merge joins reports: steps a review run composes
+    # a batch or host run decides through the runner's own steps (runner.decide), never a second
+    # judging or aggregation of its own: its report is a live review's with the same answers
+    "review_gate.scale.batch": ("not", ("review_gate.outputs", "review_gate.pipeline.aggregate",
+                                        "review_gate.judging.refine")),
+    "review_gate.scale.host": ("not", ("review_gate.outputs", "review_gate.pipeline.aggregate",
+                                       "review_gate.judging.refine")),
+    # sweeps make a change, merge joins reports: steps a review run composes
     "review_gate.scale.sweep_facts": ("not", ("review_gate.pipeline", "review_gate.state")),
-    "review_gate.scale.shards": ("not", ("review_gate.pipeline",)),
     "review_gate.scale.merge_reports": ("not", ("review_gate.pipeline.runner", "review_gate.pipeline.bootstrap")),
-    "review_gate.scale.bundles": ("not", ("review_gate.pipeline", "review_gate.state")),
     # the loop calls the API as the CLI and the MCP server do (DESIGN §8); it never reaches into
     # stages, and it reports through the Reporter its caller passes, never the console
     "review_gate.loop": ("not", ("review_gate.surfaces", "review_gate.pipeline", "review_gate.scale")),
@@ -143,7 +154,7 @@ RULES.update({f"review_gate.pipeline.{stage}": STAGE_RULE for stage in STAGES})
 # The API's entry points that live with their concern (``review_gate.api`` re-exports each): held
 # to the API's rule instead of their folder's, and imported by nothing but the surfaces, the API
 # and each other.
-API_ENTRY_POINTS = ("review_gate.judging.accept", "review_gate.scale.sweep", "review_gate.scale.merge",
+API_ENTRY_POINTS = ("review_gate.acceptances", "review_gate.scale.sweep", "review_gate.scale.merge",
                     "review_gate.scale.batch.runs", "review_gate.scale.host.runs")
 
 # Modules that import nothing of ours (each held to that by its own rule), which every layer may

@@ -87,6 +87,7 @@ class AgentOutput(Frozen):
     cached_tokens_in: int = Field(default=0, ge=0, description="Input tokens read from a prompt cache.")
     cache_write_tokens_in: int = Field(default=0, ge=0, description="Input tokens written to a prompt cache.")
     reasoning_tokens: int = Field(default=0, ge=0, description="Output tokens spent on hidden reasoning.")
+    unpriced_tokens: int = Field(default=0, ge=0, description="Tokens of a model with no price in review-gate.json.")
     unreviewed: list[str] = Field(
         default_factory=list, description="Files of the scope not reviewed (a hunk over the token budget)."
     )
@@ -125,7 +126,7 @@ class AgentOutput(Frozen):
     def usage(self) -> Usage:
         return Usage(tokens_in=self.tokens_in, tokens_out=self.tokens_out, cost_usd=self.cost_usd,
                      cached_tokens_in=self.cached_tokens_in, cache_write_tokens_in=self.cache_write_tokens_in,
-                     reasoning_tokens=self.reasoning_tokens)
+                     reasoning_tokens=self.reasoning_tokens, unpriced_tokens=self.unpriced_tokens)
 
 
 Estimate = Callable[[AgentSpec, "AgentTask", AgentContext], tuple[int, float]]

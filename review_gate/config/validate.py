@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -261,6 +262,7 @@ def _constitution(config: ReviewConfig, found: _Problems) -> None:
 def _settings(config: ReviewConfig, found: _Problems) -> None:
     _constitution(config, found)
     found.globs(SETTINGS_FILE, "/private_paths", config.settings.private_paths)
+    _unpriced(config, found)
     gap_detector = config.settings.gap_detector
     if gap_detector is None:
         return
@@ -283,6 +285,23 @@ def _settings(config: ReviewConfig, found: _Problems) -> None:
                   "it never calls tools",
                   f"remove 'tools' from {show(gap_detector)}, or name another llm agent as gap_detector in "
                   f"{SETTINGS_FILE}")
+
+
+def _unpriced(config: ReviewConfig, found: _Problems) -> None:
+    """With a cost budget, every model an enabled llm agent calls has a price: the budget cannot
+    bound what a model with none spends (its cost would count as $0)."""
+    if config.settings.max_cost_usd is None:
+        return
+    prices = config.settings.prices
+    unpriced = sorted({a.model for a in config.agents.agents if isinstance(a, LlmAgent) and a.enabled
+                       and a.model not in prices})
+    if unpriced:
+        users = sorted(a.id for a in config.agents.agents if isinstance(a, LlmAgent) and a.model in unpriced)
+        found.add(SETTINGS_FILE, "/max_cost_usd",
+                  f"max_cost_usd {config.settings.max_cost_usd:g}: model(s) {', '.join(map(show, unpriced))} "
+                  f"(of {', '.join(users)}) have no price, so what they spend cannot be bounded",
+                  f'give each a price in review-gate.json, e.g. "prices": {{{json.dumps(unpriced[0][:100])}: '
+                  '{"input_per_mtok": 3, "output_per_mtok": 15, "as_of": "YYYY-MM-DD"}}, or remove max_cost_usd')
 
 
 def _loop(config: ReviewConfig, found: _Problems) -> None:

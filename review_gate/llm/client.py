@@ -96,7 +96,8 @@ def spent(reply: Reply, model: str, prices: Mapping[str, Price]) -> Usage:
                  cost_usd=cost(model, reply.tokens_in, reply.tokens_out, prices, cached_in=reply.cached_in,
                                cache_write_in=reply.cache_write_in),
                  cached_tokens_in=reply.cached_in, cache_write_tokens_in=reply.cache_write_in,
-                 reasoning_tokens=reply.reasoning_out)
+                 reasoning_tokens=reply.reasoning_out,
+                 unpriced_tokens=0 if model in prices else reply.tokens_in + reply.tokens_out)
 
 
 def with_spent(fault: AgentFault, usage: Usage) -> AgentFault:

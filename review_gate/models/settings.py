@@ -73,6 +73,11 @@ class Price(Frozen):
         default=None, ge=0,
         description="USD per million output tokens of the provider's batch API; null: half of output_per_mtok.",
     )
+    as_of: str | None = Field(
+        default=None, pattern=r"^\d{4}-\d{2}-\d{2}$",
+        description="The date the price was read from its source (YYYY-MM-DD): prices change, a dated one can be "
+                    "checked.")
+    source: str | None = Field(default=None, max_length=500, description="Where the price was published.")
 
     BATCH_DISCOUNT: ClassVar[float] = 0.5  # what OpenAI's and Anthropic's batch APIs charge of the interactive price
 
@@ -125,8 +130,9 @@ class SettingsFile(ConfigFile):
         default_factory=dict, description="Model name -> price per million tokens, for cost reporting."
     )
     max_cost_usd: float | None = Field(
-        default=None, ge=0, description="Run budget: no llm agent starts once it could exceed this cost."
-    )
+        default=None, ge=0, description="Run budget: no llm agent starts once it could exceed this cost. Every "
+                                        "enabled llm agent's model then needs a price in prices (config validate "
+                                        "refuses one without: its cost could not be bounded).")
     max_tokens: int | None = Field(
         default=None, ge=0, description="Run budget: no llm agent starts once it could exceed these tokens."
     )

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from review_gate.models import SEVERITIES, SEVERITY_RANK, AgentResult, Finding, Gap, ReviewReport
+from review_gate.models import SEVERITIES, SEVERITY_RANK, AgentResult, Finding, Gap, ReviewReport, Usage
 from review_gate.outputs.ids import short_ids
 from review_gate.outputs.reviewers import (
     STATES,
@@ -355,18 +355,21 @@ def _listed(items: list[str], total: int) -> list[str]:
     return items if total <= MAX_LISTED else [*items, f"- … and {_number(total - MAX_LISTED)} more"]
 
 
+def _cost(usage: Usage) -> str:
+    return usage.cost_text().replace("$", "\\$")  # a bare $ starts math in GitHub's Markdown
+
+
 def _usage(agents: Sequence[AgentResult]) -> list[str]:
     used = [a for a in agents if a.tokens_in or a.tokens_out or a.cost_usd]
     if not used:
         return []
-    tokens_in = sum(a.tokens_in for a in agents)
-    tokens_out = sum(a.tokens_out for a in agents)
-    cost = sum(a.cost_usd for a in agents)
+    total = sum((a.usage for a in agents), Usage())
     lines = ["### Tokens and cost", "",
-             f"{_number(tokens_in)} tokens in, {_number(tokens_out)} tokens out, cost \\${cost:.4f}.", "",
+             f"{_number(total.tokens_in)} tokens in, {_number(total.tokens_out)} tokens out, cost "
+             f"{_cost(total)}.", "",
              "| agent | tokens in | tokens out | cost |", "|---|---:|---:|---:|"]
     lines += [f"| {text(a.id, limit=200)} | {_number(a.tokens_in)} | {_number(a.tokens_out)} "
-              f"| \\${a.cost_usd:.4f} |" for a in used]
+              f"| {_cost(a.usage)} |" for a in used]
     return [*lines, ""]
 
 

@@ -345,7 +345,7 @@ def usage_line(report: ReviewReport) -> str | None:
         return None
     cached = f" ({usage.cached_tokens_in} cached)" if usage.cached_tokens_in else ""
     reasoning = f" ({usage.reasoning_tokens} reasoning)" if usage.reasoning_tokens else ""
-    return f"model usage: {usage.tokens_in} tokens in{cached}, {usage.tokens_out} out{reasoning}, ${usage.cost_usd:.4f}"
+    return f"model usage: {usage.tokens_in} tokens in{cached}, {usage.tokens_out} out{reasoning}, {usage.cost_text()}"
 
 
 def clip(value: str, limit: int) -> str:

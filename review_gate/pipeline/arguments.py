@@ -167,7 +167,7 @@ def timeout(seconds: float | None, name: str = "agent_timeout") -> None:
 
 def shard(value: tuple[int, int] | None) -> None:
     """(K, N): the K-th of N shares, 1 <= K <= N <= MAX_SHARDS."""
-    from review_gate.scale.shards import MAX_SHARDS
+    from review_gate.pipeline.shards import MAX_SHARDS
 
     if value is None:
         return

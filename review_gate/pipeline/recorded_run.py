@@ -160,7 +160,7 @@ async def _plan_and_review(setup: bootstrap.Setup, facts: PRFacts, run: NoState,
 
 
 def _share(the_plan: Plan, config: ReviewConfig, shard: tuple[int, int]) -> tuple[Plan, ShardInfo]:
-    from review_gate.scale import shards  # a run that is one of N shards
+    from review_gate.pipeline import shards  # a run that is one of N shards
 
     return shards.share(the_plan, config, *shard)
 
@@ -182,7 +182,7 @@ def write(root: Path | None, config: ReviewConfig, report: ReviewReport, the_pla
 
     written: list[tuple[Path, bytes, str]] = []
     if target is not None:
-        from review_gate.scale import bundles
+        from review_gate.pipeline import bundles
 
         info = bundles.BundleInfo(tool_version=report.tool_version, run_id=report.run_id, filter_mode=filter_mode,
                                   fail_on=fail_on, own_file_findings=the_plan.own_file_findings,

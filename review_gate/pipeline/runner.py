@@ -1,4 +1,6 @@
-"""The order of the stages: read the change, plan (stages 2-4), review (stages 5-6)."""
+"""The order of the stages: read the change, plan (stages 2-4), review (stages 5-6). A run whose
+agents answer at different times (a provider batch, a host) takes the same steps apart: the
+agents run (``run_agents``), and once every result is in, ``decide``."""
 
 from __future__ import annotations
 
@@ -45,7 +47,8 @@ if TYPE_CHECKING:
 
     from review_gate.judging.surroundings import GitSurroundings
 
-__all__ = ["Plan", "Reuse", "connect", "new_run_id", "plan", "plan_now", "read_change", "read_change_now", "review"]
+__all__ = ["Plan", "Reuse", "connect", "decide", "new_run_id", "plan", "plan_now", "read_change", "read_change_now",
+           "review", "run_agents"]
 
 
 class Reuse(Protocol):
@@ -181,22 +184,56 @@ async def review(
     change: PRFacts | None = None,
     uncommitted: Mapping[str, AbstractSet[int]] | None = None,
 ) -> ReviewReport:
-    """Stages 5-6: dispatch the plan's manifest (only its stale part, with ``reuse``), judge the
-    findings where their lines live (``refine``: pre-existing ones become waivers, except in a
-    ``sweep``, which reviews files as they are) and aggregate. ``change``: the whole change when the
-    plan is one shard of it (a line moved from a file of another shard is still a move)."""
-    from review_gate.pipeline.aggregate import aggregate  # the judging of findings: not imported by what only plans
+    """Stages 5-6: dispatch the plan's manifest (only its stale part, with ``reuse``), then
+    ``decide`` (in a worker thread). ``change``: the whole change when the plan is one shard of it
+    (a line moved from a file of another shard is still a move)."""
+    if reuse is None:
+        results = await run_agents(the_plan.manifest, the_plan.facts, config, options, listener, http)
+    else:
+        results = reuse.merge(await run_agents(reuse.manifest, the_plan.facts, config, options, listener, http))
+    return await anyio.to_thread.run_sync(functools.partial(
+        decide, the_plan, results, config, root=options.repo_root, run_id=run_id, filter_mode=filter_mode,
+        fail_on=fail_on, waivers=waivers, honour_added_waivers=honour_added_waivers, sweep=sweep, change=change,
+        uncommitted=uncommitted))
+
+
+async def run_agents(manifest: AgentManifest, facts: PRFacts, config: ReviewConfig, options: DispatchOptions,
+                     listener: Listener | None, http: httpx.AsyncClient | None) -> list[AgentResult]:
+    """Stage 5 alone: each entry's agent run; for a run whose other agents answer later (a provider
+    batch's, a host's), which then ``decide`` over every result together."""
     from review_gate.pipeline.dispatch import dispatch  # every agent kind: not imported by what only plans
 
-    if reuse is None:
-        results = await dispatch(the_plan.manifest, the_plan.facts, config, options, listener, http)
-    else:
-        results = reuse.merge(await dispatch(reuse.manifest, the_plan.facts, config, options, listener, http))
-    around = _surroundings(change or the_plan.facts, options.repo_root)
+    return await dispatch(manifest, facts, config, options, listener, http)
+
+
+def decide(
+    the_plan: Plan,
+    results: list[AgentResult],
+    config: ReviewConfig,
+    *,
+    root: str | None,
+    run_id: str | None = None,
+    filter_mode: FilterMode | None = None,
+    fail_on: str | None = None,
+    waivers: Mapping[str, Waiver] | None = None,
+    honour_added_waivers: bool = True,
+    sweep: bool = False,
+    change: PRFacts | None = None,
+    uncommitted: Mapping[str, AbstractSet[int]] | None = None,
+) -> ReviewReport:
+    """What follows the agents, the same for every run (live, or collected from a provider batch
+    or a host): every result judged where its lines live, all at once (``refine``, reading the
+    repository at ``root`` when there is one: pre-existing findings become waivers, except in a
+    ``sweep``, which reviews files as they are), then stage 6 (``aggregate``: the gate's own
+    findings, the waivers, the decision). A run whose agents answered at different times decides
+    here once, over all their results, so its report is the one a live run would give."""
+    from review_gate.pipeline.aggregate import aggregate  # the judging of findings: not imported by what only plans
+
+    around = _surroundings(change or the_plan.facts, root)
     # The baseline's and the acceptances' entries are judged with the findings: each pays for one.
-    results, left_out = await judged(results, change or the_plan.facts, config, options.repo_root, sweep=sweep,
-                                     around=around, entries=waivers or {})
-    texts = await _waiver_texts(results, the_plan.facts, around)
+    results, left_out = _judged(results, change or the_plan.facts, config, around, sweep=sweep,
+                                entries=waivers or {})
+    texts = _waiver_texts(results, the_plan.facts, around)
     return aggregate(
         the_plan.facts, the_plan.classification, the_plan.manifest.entries, the_plan.gaps, results,
         config, run_id=run_id or new_run_id(), tool_version=__version__, filter_mode=filter_mode, fail_on=fail_on,
@@ -206,17 +243,14 @@ async def review(
     )
 
 
-async def judged(results: list[AgentResult], facts: PRFacts, config: ReviewConfig, root: str | None, *,
-                 sweep: bool = False, around: GitSurroundings | None = None,
-                 entries: Mapping[str, Waiver] | None = None) -> tuple[list[AgentResult], dict[str, Waiver]]:
-    """``refine.refine`` in a worker thread, reading the repository at ``root`` when there is one
-    (through ``around`` when the caller reads it too): the judged results and the waivers of what
-    is not counted (with ``entries``, those of them that pay for a finding)."""
+def _judged(results: list[AgentResult], facts: PRFacts, config: ReviewConfig, around: GitSurroundings | None, *,
+            sweep: bool = False, entries: Mapping[str, Waiver] | None = None,
+            ) -> tuple[list[AgentResult], dict[str, Waiver]]:
+    """``refine.refine``, reading the repository through ``around`` when there is one: the judged
+    results and the waivers of what is not counted (of ``entries``, those that pay for a finding)."""
     from review_gate.judging.refine import refine
 
-    around = around or _surroundings(facts, root)
-    return await anyio.to_thread.run_sync(functools.partial(refine, results, facts, config, around,
-                                                            preexisting=not sweep, entries=entries))
+    return refine(results, facts, config, around, preexisting=not sweep, entries=entries)
 
 
 def _surroundings(facts: PRFacts, root: str | None) -> GitSurroundings | None:
@@ -225,8 +259,7 @@ def _surroundings(facts: PRFacts, root: str | None) -> GitSurroundings | None:
     return GitSurroundings(Path(root), facts.base) if root is not None else None
 
 
-async def _waiver_texts(results: list[AgentResult], facts: PRFacts,
-                        around: GitSurroundings | None) -> dict[str, str]:
+def _waiver_texts(results: list[AgentResult], facts: PRFacts, around: GitSurroundings | None) -> dict[str, str]:
     """The new content of the files with findings whose diff holds a waiver's words (read once,
     with what ``refine`` read): an inline waiver counts only in a real comment, which the grammar
     finds in the whole file (``judging.code_regions.Comments``)."""
@@ -236,4 +269,4 @@ async def _waiver_texts(results: list[AgentResult], facts: PRFacts,
     wanted = [c for c in facts.files if c.path in flagged and marked(c)]
     if around is None or not wanted:
         return {}
-    return await anyio.to_thread.run_sync(around.new_texts, wanted)
+    return around.new_texts(wanted)

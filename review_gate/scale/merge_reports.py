@@ -108,7 +108,7 @@ def coverage(reports: Sequence[tuple[str, ReviewReport]]) -> None:
     """Each shard reviewed exactly its own share, as computed again from the recorded assignment
     inputs and N; the run's manifest is the same in every report, and each of its agents has, in
     each shard, exactly its files of that share (so no file is left out, and none is twice)."""
-    from review_gate.scale.shards import assign_sizes
+    from review_gate.pipeline.shards import assign_sizes
 
     first_name, first = reports[0]
     assert first.shard is not None

@@ -16,11 +16,10 @@ import anyio.to_thread
 from review_gate.change import git
 from review_gate.errors import GitError, UsageError
 from review_gate.models import FailOn, FilterMode, Packing, PRFacts, ReviewReport
-from review_gate.pipeline import arguments, bootstrap, recorded_run, review_request
+from review_gate.pipeline import arguments, bootstrap, bundles, recorded_run, review_request
 from review_gate.pipeline.normalize import DiffRequest
 from review_gate.pipeline.options import Listener
 from review_gate.pipeline.recorded_run import Render
-from review_gate.scale import bundles
 
 if TYPE_CHECKING:
     from review_gate.scale.sweep_facts import Swept

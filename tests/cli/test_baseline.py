@@ -196,7 +196,8 @@ def test_a_baseline_problem_is_a_baseline_error_not_a_config_error(tmp_path: Pat
 def test_no_baseline_is_written_when_a_required_agent_broke(cli: Any, repo: GitRepo, tmp_path: Path) -> None:
     cfg, _ = todo_config(tmp_path)
     feature(repo)
-    (tmp_path / "scripts" / "todo.py").unlink()  # the agent's program is gone: it fails
+    # the agent's program breaks (a missing one is a config error now, found before any review)
+    (tmp_path / "scripts" / "todo.py").write_text("import sys\nsys.exit('broken')\n")
     result = cli("baseline", "--config", str(cfg), "--base", "main")
     assert result.code == 3
     assert "baseline not written: required agent todo did not review the whole change" in result.err

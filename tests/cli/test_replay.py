@@ -133,7 +133,7 @@ def test_a_long_raw_answer_is_capped_and_says_so() -> None:
 
 def test_a_bundle_problem_is_a_bundle_error_not_a_config_error(cli: Any, repo: GitRepo, tmp_path: Path) -> None:
     from review_gate.errors import BundleError, ConfigError
-    from review_gate.scale import bundles
+    from review_gate.pipeline import bundles
 
     bundle, _, _ = bundled(cli, repo, tmp_path)
     for text in ("{", "{\"source\": 1}"):

@@ -201,7 +201,7 @@ def test_exit_zero_is_advisory_but_not_for_errors(cli, tmp_path: Path) -> None:
     config.mkdir()
     (config / "review-agents.json").write_text(
         '{"version": 1, "agents": [{"id": "gone", "name": "g", "description": "d", "kind": "command", '
-        '"command": ["/nonexistent/reviewer"]}]}')
+        '"command": ["/bin/false"]}]}')
     (config / "review-composition.json").write_text(
         '{"version": 1, "policies": [{"id": "all", "description": "d", "trigger": {"type": "always"}, '
         '"dispatch": ["gone"]}]}')

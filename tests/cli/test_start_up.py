@@ -26,7 +26,7 @@ _LISTED = ("import json, sys\nsys.path.pop(0)\nfrom review_gate.surfaces.cli.mai
 
 NEVER = ("httpx", "rich", "jsonschema", "tree_sitter", "review_gate.llm.client", "review_gate.llm.governor",
          "review_gate.llm.review", "review_gate.llm.providers", "review_gate.scale.batch.runs",
-         "review_gate.scale.merge", "review_gate.scale.sweep", "review_gate.judging.accept",
+         "review_gate.scale.merge", "review_gate.scale.sweep", "review_gate.acceptances",
          "review_gate.state.session", "review_gate.state.runs")
 # a plan that asks no model has nothing to wait for: it runs in the main thread, with no event loop
 EVENT_LOOP = ("asyncio", "anyio._backends")

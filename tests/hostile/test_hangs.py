@@ -239,7 +239,7 @@ def test_the_bundle_writer_caps_raw_answers_it_did_not_produce() -> None:
     # A kind that forgot to cap (or a result built elsewhere) still cannot fill the disk.
     from review_gate.agents.base import RAW_LIMIT
     from review_gate.models import AgentResult
-    from review_gate.scale.bundles import result_data
+    from review_gate.pipeline.bundles import result_data
 
     result = AgentResult(id="x", kind="command", status="completed", attempts=1, duration_s=0.1, files=[],
                          raw="y" * (5 * RAW_LIMIT))

@@ -37,7 +37,8 @@ def test_findings_are_parsed_and_fingerprinted(cli: Any, tmp_path: Path, server:
     assert (agent["tokens_in"], agent["tokens_out"]) == (1000, 50)
     assert agent["cost_usd"] == pytest.approx((1000 * 3 + 50 * 15) / 1e6)
     assert report["usage"] == {"tokens_in": 1000, "tokens_out": 50, "cost_usd": pytest.approx(0.00375),
-                               "cached_tokens_in": 0, "cache_write_tokens_in": 0, "reasoning_tokens": 0}
+                               "cached_tokens_in": 0, "cache_write_tokens_in": 0, "reasoning_tokens": 0,
+                               "unpriced_tokens": 0}
     [request] = server.requests
     if provider == "openai":
         assert request.path == "/v1/chat/completions"
@@ -342,3 +343,39 @@ def test_an_endpoint_nothing_answers_is_named_with_what_to_check(cli: Any, tmp_p
     assert f"openai API at http://127.0.0.1:{port}/v1: cannot connect (ConnectError" in error
     assert "base_url in review-agents.json" in error and "`review-gate agents check llm`" in error
     assert KEY not in error
+
+
+def test_a_model_without_a_price_is_unpriced_in_every_format_never_free(
+        cli: Any, tmp_path: Path, server: LlmServer) -> None:
+    """A paid run of a model with no price reported `$0.0000`."""
+    server.default = Step(findings=[{"severity": "major", "message": "eval of input", "file": "app.py", "line": 2}])
+    cfg = write_config(tmp_path, [llm_agent("llm", server)])
+    _, report = run(cli, cfg, DIFF, "--no-state")
+    agent = agent_result(report, "llm")
+    assert (agent["tokens_in"], agent["tokens_out"], agent["unpriced_tokens"]) == (100, 20, 120)
+    assert report["usage"]["unpriced_tokens"] == 120
+    for fmt in ("text", "markdown"):
+        out = cli("--config", str(cfg), "--diff", "-", "--format", fmt, "--no-state", stdin=DIFF.encode()).out
+        assert "unpriced" in out and "$0.0000" not in out and "\\$0.0000" not in out, (fmt, out)
+    priced = write_config(tmp_path, [llm_agent("llm", server)],
+                          prices={"test-model": {"input_per_mtok": 3.0, "output_per_mtok": 15.0}})
+    out = cli("--config", str(priced), "--diff", "-", "--no-state", stdin=DIFF.encode()).out
+    assert "$0.0006" in out and "unpriced" not in out
+
+
+def test_a_cost_budget_refuses_a_model_without_a_price(cli: Any, tmp_path: Path, server: LlmServer) -> None:
+    cfg = write_config(tmp_path, [llm_agent("llm", server)], max_cost_usd=1.0)
+    result = cli("config", "validate", "--config", str(cfg))
+    assert result.code == 2
+    assert "max_cost_usd 1: model(s) 'test-model' (of llm) have no price" in result.out + result.err
+    ran = cli("--config", str(cfg), "--diff", "-", "--no-state", stdin=DIFF.encode())
+    assert ran.code == 2 and server.requests == []  # refused before any request
+
+
+def test_the_built_in_models_have_dated_prices() -> None:
+    from review_gate.config import load_config
+
+    config = load_config(None)
+    models = {a.model for a in config.agents.agents if a.kind == "llm"}  # type: ignore[union-attr]
+    prices = config.settings.prices
+    assert models <= set(prices) and all(prices[m].as_of and prices[m].source for m in models)

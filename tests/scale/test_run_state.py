@@ -93,7 +93,7 @@ def test_pairs_and_runs_record_their_outcome(cli, repo, tmp_path: Path) -> None:
 def test_a_run_with_missing_pairs_records_its_failure(cli, tmp_path: Path) -> None:
     cfg = counting_config(tmp_path)
     agents = json.loads((cfg / "review-agents.json").read_text())
-    agents["agents"][1]["command"] = ["/nonexistent/reviewer"]
+    agents["agents"][1]["command"] = ["/bin/false"]
     (cfg / "review-agents.json").write_text(json.dumps(agents))
     code, _ = run_json(cli, cfg, DIFF)
     assert code == 3

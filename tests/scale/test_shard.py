@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from review_gate.models import FileChange
-from review_gate.scale import shards as shard
+from review_gate.pipeline import shards as shard
 from tests.agents.test_command import script
 from tests.conftest import make_diff
 from tests.state.helpers import counting_config

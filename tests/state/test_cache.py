@@ -102,7 +102,7 @@ def test_a_failed_agent_is_not_cached(cli, tmp_path: Path) -> None:
     agents_file = cfg / "review-agents.json"
     good = agents_file.read_text()
     agents = json.loads(good)
-    agents["agents"][0]["command"] = ["/nonexistent/program"]
+    agents["agents"][0]["command"] = ["/bin/false"]
     agents_file.write_text(json.dumps(agents))
     _, report = run_json(cli, cfg, DIFF)
     assert statuses(report)["one"] == "failed"

@@ -16,11 +16,10 @@ import anyio.to_thread
 from review_gate.change import git
 from review_gate.errors import StateError
 from review_gate.models import FailOn, FilterMode, Packing, Plan, ReviewReport
-from review_gate.pipeline import arguments, recorded_run, review_request, runner
+from review_gate.pipeline import arguments, bundles, recorded_run, review_request, runner
 from review_gate.pipeline.normalize import DiffRequest
 from review_gate.pipeline.options import Listener
 from review_gate.pipeline.recorded_run import Render
-from review_gate.scale import bundles
 from review_gate.scale.sweep import prepare
 from review_gate.state.session import RunState
 
@@ -199,7 +198,8 @@ async def batch_collect_async(run: str | None = None, *, cwd: str | Path | None 
     if target is not None:
         bundles.check_target(target)
     with RunState(frozen.config, root, use_cache=True, path=path) as state:
-        report = await anyio.to_thread.run_sync(service.ingest_fetched, state, fetched)
+        report = await anyio.to_thread.run_sync(service.ingest_fetched, state, fetched,
+                                                 str(root) if root is not None else None)
         if report is None:
             return BatchCollected(fetched.run_id, service.stored_report(path, fetched.run_id), already=True)
         the_plan = Plan(facts=frozen.facts, classification=frozen.classification, manifest=frozen.manifest,

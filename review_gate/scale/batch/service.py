@@ -20,9 +20,7 @@ from typing import TYPE_CHECKING
 import anyio
 import anyio.to_thread
 
-from review_gate import __version__
 from review_gate.errors import AgentFault, ReviewGateError, StateError, UsageError
-from review_gate.judging.refine import refine
 from review_gate.models import (
     AgentManifest,
     AgentResult,
@@ -36,8 +34,8 @@ from review_gate.models import (
 )
 from review_gate.models.report import HOST_REVIEWER
 from review_gate.pipeline import bootstrap, runner
-from review_gate.pipeline.aggregate import aggregate
-from review_gate.pipeline.dispatch import Listener, agent_result, dispatch
+from review_gate.pipeline.dispatch import agent_result
+from review_gate.pipeline.options import Listener
 from review_gate.scale.batch import ingest, requests, wire
 from review_gate.scale.batch.models import Endpoint, FrozenRun
 from review_gate.state import batches, runs
@@ -123,19 +121,19 @@ async def submit(setup: bootstrap.Setup, facts: PRFacts, gaps: list[Gap], run: R
     batched = [(e, spec) for e in reuse.manifest.entries if (spec := requests.batchable(e, config)) is not None]
     names = {e.agent for e, _ in batched}
     local_entries = [e for e in reuse.manifest.entries if e.agent not in names]
-    local = await dispatch(AgentManifest(entries=local_entries), the_plan.facts, config, setup.options, listener,
-                           http) if local_entries else []
+    local = await runner.run_agents(AgentManifest(entries=local_entries), the_plan.facts, config, setup.options,
+                                    listener, http) if local_entries else []
     planned = requests.plan(batched, {f.path: f for f in the_plan.facts.files}, config, run_id=run_id,
                             packing=setup.options.packing, standards=setup.options.standards,
                             repo_root=setup.options.repo_root)
-    # a sweep (the caller names its commit) reviews files as they are: nothing in them is pre-existing
-    local, preexisting = await runner.judged(local, the_plan.facts, config, setup.options.repo_root,
-                                             sweep=commit is not None)
+    # The local results are judged with the batched ones when the run is decided (``conclude``).
     local += planned.refused
     await anyio.to_thread.run_sync(run.record, local, [r.id for r in local])
-    frozen = FrozenRun(run_id=run_id, facts=the_plan.facts, classification=the_plan.classification,
+    # a sweep (the caller names its commit) reviews files as they are: nothing in them is pre-existing
+    frozen = FrozenRun(run_id=run_id, kind="sweep" if commit is not None else "batch", facts=the_plan.facts,
+                       classification=the_plan.classification,
                        manifest=the_plan.manifest, gaps=the_plan.gaps, config=config, extras=extras, local=local,
-                       waivers={**preexisting, **setup.waivers(facts)}, filter_mode=filter_mode, fail_on=fail_on,
+                       waivers=setup.waivers(facts), filter_mode=filter_mode, fail_on=fail_on,
                        endpoints=planned.endpoints, units=planned.units, requests=planned.requests,
                        bundle_dir=bundle_dir, left_out=the_plan.left_out,
                        own_file_findings=the_plan.own_file_findings)
@@ -143,7 +141,7 @@ async def submit(setup: bootstrap.Setup, facts: PRFacts, gaps: list[Gap], run: R
     not_run = [f"{r.id} ({r.status}{': ' + r.error if r.error else ''})" for r in local
                if r.status not in ("completed", "cached")]
     if not planned.requests:  # everything fresh, or no llm agent: nothing to wait for
-        report = await anyio.to_thread.run_sync(conclude, run, frozen, [])
+        report = await anyio.to_thread.run_sync(conclude, run, frozen, [], (), setup.options.repo_root)
         return Submitted(run_id, [], 0, local_ids, (0, 0), (0.0, 0.0), report, the_plan, not_run)
     sent = await _send(http, frozen, planned)
     try:
@@ -206,24 +204,25 @@ def _spec(frozen: FrozenRun, agent_id: str) -> tuple[LlmAgent, str | None]:
                                                            "submitted with") from None
 
 
-def conclude(run: RunState, frozen: FrozenRun, batched: list[AgentResult], hosted: Collection[str] = ()
-             ) -> ReviewReport:
-    """The run's report from its local and batched results; its pairs and its row finished.
-    ``hosted``: the agents the coding agent's host reviewed (``scale.host``), their cached pairs
-    included: each result says so (``reviewed_by``)."""
+def conclude(run: RunState, frozen: FrozenRun, answered: list[AgentResult], hosted: Collection[str] = (),
+             root: str | None = None) -> ReviewReport:
+    """The run's report from its local and answered results, decided by the runner's own steps
+    (``runner.decide``: every result judged where its lines live, in the repository at ``root``,
+    all at once, then aggregated with the gate's own findings and the waivers), so that it is the
+    report a live review of the change with the same answers gives; its pairs and its row
+    finished. ``hosted``: the agents the coding agent's host reviewed (``scale.host``), their
+    cached pairs included: each result says so (``reviewed_by``)."""
     assert run.reuse is not None
-    # the local results were judged at submit; what a path class skips is listed as waived
-    batched, skipped = refine(batched, frozen.facts, frozen.config)
-    given = {r.id: r for r in [*frozen.local, *batched]}
+    given = {r.id: r for r in [*frozen.local, *answered]}
     results = [given.get(e.agent) or agent_result(e, "failed", error="no result came back for this agent",
                                                    kind="llm") for e in run.reuse.manifest.entries]
     merged = [r.model_copy(update={"reviewed_by": HOST_REVIEWER}) if r.id in hosted and r.reviewed_by is None else r
               for r in run.reuse.merge(results)]
-    report = aggregate(frozen.facts, frozen.classification, frozen.manifest.entries, frozen.gaps,
-                       merged, frozen.config, run_id=frozen.run_id, tool_version=__version__,
-                       filter_mode=frozen.filter_mode, fail_on=frozen.fail_on,
-                       waivers={**frozen.waivers, **run.waivers, **skipped}, files_left_out=frozen.left_out,
-                       gate_findings=frozen.own_file_findings)
+    the_plan = Plan(facts=frozen.facts, classification=frozen.classification, manifest=frozen.manifest,
+                    gaps=frozen.gaps, left_out=frozen.left_out, own_file_findings=frozen.own_file_findings)
+    report = runner.decide(the_plan, merged, frozen.config, root=root, run_id=frozen.run_id,
+                           filter_mode=frozen.filter_mode, fail_on=frozen.fail_on,
+                           waivers={**frozen.waivers, **run.waivers}, sweep=frozen.kind == "sweep")
     run.finish(report, raw_output=frozen.bundle_dir)
     return report
 
@@ -346,8 +345,9 @@ def write_results(directory: Path, fetched: Fetched, root: Path | None) -> list[
     return [(rel, blob_ids(data), "bundle") for path, data in files if (rel := relative(path, root)) is not None]
 
 
-def ingest_fetched(run: RunState, fetched: Fetched) -> ReviewReport | None:
-    """Complete or mark missing the run's pending pairs and decide; None when another collect did."""
+def ingest_fetched(run: RunState, fetched: Fetched, root: str | None = None) -> ReviewReport | None:
+    """Complete or mark missing the run's pending pairs and decide (judging in the repository at
+    ``root``); None when another collect did."""
     if not run.claim_batch(fetched.run_id):
         return None
     frozen = fetched.frozen
@@ -355,7 +355,7 @@ def ingest_fetched(run: RunState, fetched: Fetched) -> ReviewReport | None:
                             gaps=frozen.gaps), fetched.run_id, frozen.extras)
     entries = {e.agent: e for e in reuse.manifest.entries}
     batched = ingest.ingest(frozen, entries, fetched.outcomes, fetched.failed)
-    return conclude(run, frozen, batched)
+    return conclude(run, frozen, batched, (), root)
 
 
 __all__ = ["Fetched", "Sent", "Status", "Submitted", "conclude", "fetch", "ingest_fetched", "status", "submit"]

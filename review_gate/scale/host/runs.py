@@ -187,7 +187,8 @@ async def host_collect_async(run: str | None = None, *, cwd: str | Path | None =
         return HostCollected(run_id, await anyio.to_thread.run_sync(stored_report, path, run_id), already=True)
     missing = [tasks.task_id(frozen, r) for r, a in zip(frozen.requests, answered, strict=True) if a is None]
     with RunState(frozen.config, root, use_cache=True, path=path) as state:
-        report = await anyio.to_thread.run_sync(service.ingest, state, frozen, answered)
+        report = await anyio.to_thread.run_sync(service.ingest, state, frozen, answered,
+                                                 str(root) if root is not None else None)
         if report is None:
             return HostCollected(run_id, stored_report(path, run_id), already=True)
         the_plan = Plan(facts=frozen.facts, classification=frozen.classification, manifest=frozen.manifest,

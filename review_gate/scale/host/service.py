@@ -36,7 +36,8 @@ from review_gate.models import (
 from review_gate.models.host import HostAnswered, HostTask
 from review_gate.models.report import HOST_REVIEWER
 from review_gate.pipeline import bootstrap, runner
-from review_gate.pipeline.dispatch import Listener, agent_result, dispatch, line_index
+from review_gate.pipeline.dispatch import agent_result, line_index
+from review_gate.pipeline.options import Listener
 from review_gate.scale.batch import requests
 from review_gate.scale.batch.ingest import unit_results
 from review_gate.scale.batch.models import FrozenRun
@@ -85,12 +86,12 @@ async def start(setup: bootstrap.Setup, facts: PRFacts, run: RunState, http: htt
     batched = [(e, spec) for e in reuse.manifest.entries
                if e.agent in hosted and (spec := requests.batchable(e, config, host=True)) is not None]
     local_entries = [e for e in reuse.manifest.entries if e.agent not in hosted]
-    local = await dispatch(AgentManifest(entries=local_entries), the_plan.facts, config, setup.options, listener,
-                           http) if local_entries else []
+    local = await runner.run_agents(AgentManifest(entries=local_entries), the_plan.facts, config, setup.options,
+                                    listener, http) if local_entries else []
     planned = requests.plan(batched if counted else [], {f.path: f for f in the_plan.facts.files}, config,
                             run_id=run_id, packing=setup.options.packing, standards=setup.options.standards,
                             repo_root=setup.options.repo_root, intent=setup.options.intent, spends=False)
-    local, preexisting = await runner.judged(local, the_plan.facts, config, setup.options.repo_root)
+    # The local results are judged with the host's answers when the run is decided (``conclude``).
     local += [r.model_copy(update={"reviewed_by": HOST_REVIEWER}) for r in planned.refused]
     if not counted:
         local += [agent_result(e, "skipped", error=NOT_COUNTED, kind="llm", required=s.required,
@@ -98,7 +99,7 @@ async def start(setup: bootstrap.Setup, facts: PRFacts, run: RunState, http: htt
     await anyio.to_thread.run_sync(run.record, local, [r.id for r in local])
     frozen = FrozenRun(run_id=run_id, runner="host", intent=setup.options.intent, facts=the_plan.facts,
                        classification=the_plan.classification, manifest=the_plan.manifest, gaps=the_plan.gaps,
-                       config=config, extras=extras, local=local, waivers={**preexisting, **setup.waivers(facts)},
+                       config=config, extras=extras, local=local, waivers=setup.waivers(facts),
                        filter_mode=filter_mode, fail_on=fail_on, endpoints=planned.endpoints, units=planned.units,
                        requests=planned.requests, left_out=the_plan.left_out,
                        own_file_findings=the_plan.own_file_findings)
@@ -107,7 +108,8 @@ async def start(setup: bootstrap.Setup, facts: PRFacts, run: RunState, http: htt
                if r.status not in ("completed", "cached")]
     local_ids = [r.id for r in local if r.status in ("completed", "cached")]
     if not planned.requests:  # every host pair fresh, no llm agent, or not counted: nothing to ask
-        report = await anyio.to_thread.run_sync(conclude, run, frozen, [], hosted if counted else ())
+        report = await anyio.to_thread.run_sync(conclude, run, frozen, [], hosted if counted else (),
+                                                 setup.options.repo_root)
         return Started(run_id, directory, [], local_ids, not_run, report, the_plan)
     made = tasks.tasks_of(frozen, directory)
     await anyio.to_thread.run_sync(tasks.write_tasks, directory, made)
@@ -154,8 +156,10 @@ def gather(path: Path, ref: str | None) -> tuple[str, batches.BatchRun, FrozenRu
     return run_id, batch_run, frozen, found
 
 
-def ingest(run: RunState, frozen: FrozenRun, answered: list[lens_review.Answered | None]) -> ReviewReport | None:
-    """The run's report from the answers; None when another collect took the run first. Every
+def ingest(run: RunState, frozen: FrozenRun, answered: list[lens_review.Answered | None],
+           root: str | None = None) -> ReviewReport | None:
+    """The run's report from the answers (judged in the repository at ``root``, as a live run's
+    are); None when another collect took the run first. Every
     result is made before the run is taken: what could still fail after it is only the decision
     and its recording."""
     reuse = run.resume(Plan(facts=frozen.facts, classification=frozen.classification, manifest=frozen.manifest,
@@ -177,7 +181,7 @@ def ingest(run: RunState, frozen: FrozenRun, answered: list[lens_review.Answered
     hosted = {e.agent for e in frozen.manifest.entries if requests.batchable(e, frozen.config, host=True)}
     if not run.claim_batch(frozen.run_id):
         return None
-    return conclude(run, frozen, results, hosted)
+    return conclude(run, frozen, results, hosted, root)
 
 
 def _unanswered(entry: ManifestEntry, frozen: FrozenRun, count: int) -> AgentResult:

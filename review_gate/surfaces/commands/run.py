@@ -13,7 +13,7 @@ from review_gate.change import intent as purpose
 from review_gate.errors import UsageError
 from review_gate.models import ReviewReport
 from review_gate.outputs.agent import MAX_CHARS, MIN_CHARS
-from review_gate.scale import shards
+from review_gate.pipeline import shards
 from review_gate.surfaces import console, quoted_agent_report
 from review_gate.surfaces.commands.common import (
     advisory,

@@ -17,7 +17,7 @@ from review_gate.surfaces.commands.progress import Progress
 
 
 def sweep_command(args: argparse.Namespace) -> int:
-    from review_gate.scale import shards
+    from review_gate.pipeline import shards
 
     check_concurrency(args.concurrency)
     if args.exit_zero and args.fail_on is not None:
