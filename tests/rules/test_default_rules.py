@@ -1105,7 +1105,9 @@ CASES: dict[str, Case] = {
         hit("src/list.js", "  list.innerHTML = `<li>${item.name}</li>`;"),
         miss("app/views.py", '    return HttpResponse(format_html("<p>Hello {}</p>", name))',
              '    html = f"<li>{escape(item.title)}</li>"', '    log.info("got %s items" % n)',
-             '    msg = f"{count} items"', '    # "<p>%s</p>" % x is how it used to be built'),
+             '    msg = f"{count} items"', '    # "<p>%s</p>" % x is how it used to be built',
+             '        return f"<Response [{self.status_code}]>"', "        return f\"<lookup '{self.name}'>\"",
+             '    link = f"<https://docs.example.org/releases/{version}/>`_"'),
         miss("src/list.js", "  list.innerHTML = `<li>${escapeHtml(item.name)}</li>`;", "  el.textContent = `${name}`;"),
     ),
     "sec-header-crlf-01": case(
