@@ -865,7 +865,8 @@ CASES: dict[str, Case] = {
         miss("docs/examples/action.yml", "      run: echo \"${{ github.event.pull_request.title }}\""),
         miss(".github/workflows/triage.yml", "        env:", "          TITLE: ${{ github.event.issue.title }}",
              '        run: echo "$TITLE"', "        if: ${{ github.event.issue.title == 'bug' }}",
-             '        run: echo "${{ github.event.issue.number }}"'),
+             '        run: echo "${{ github.event.issue.number }}"',
+             '          gh api "/repos/o/r/contents/x?ref=${{ github.event.repository.default_branch }}"'),
     ),
     "infra-public-bucket-01": case(
         hit("infra/s3.tf", '  acl    = "public-read"', "  block_public_acls       = false"),
