@@ -59,3 +59,4 @@ def test_kind_of() -> None:
     assert kind_of("\n".join(COMPOSE)) == "compose"
     assert kind_of("'on': push\njobs: {}\n") == "github-workflow"
     assert kind_of("jobs:\n  - nightly\n") is None
+    assert kind_of("apiVersion: policy/v1beta1\nkind: PodSecurityPolicy\nspec:\n  privileged: true\n") is None

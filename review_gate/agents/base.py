@@ -62,6 +62,8 @@ class AgentContext:
     revision: Revision | None = None  # the files an llm agent's tools read; None: no repository, no tools
     # the severity of an intent-unmet finding (review-rules.json's rule of that id); None: it is switched off
     intent_unmet: Severity | None = "major"
+    # told of an llm agent's requests as they are answered: (agent id, done, total, usage so far)
+    on_request: Callable[[str, int, int, Usage], None] | None = None
 
 
 class AgentTask(Frozen):

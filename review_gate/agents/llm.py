@@ -10,7 +10,7 @@ scrubbed from every message this kind raises (``llm.client``).
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,7 +18,7 @@ from review_gate.agents.base import AgentContext, AgentOutput, AgentSpec, AgentT
 from review_gate.config.locations import find_config_file
 from review_gate.errors import AgentFault
 from review_gate.llm import keys
-from review_gate.models import LlmAgent
+from review_gate.models import LlmAgent, Usage
 
 if TYPE_CHECKING:  # the reviewing machinery is imported when an agent of this kind reviews, not to skip it
     from review_gate.llm import review as lens_review
@@ -93,7 +93,7 @@ async def review_pack(specs: list[AgentSpec], tasks: list[AgentTask], context: A
         results = await lens_review.review(
             lenses, http=context.client, standards=context.standards, prices=context.prices,
             governors=context.governors, deadline=min(deadlines) if deadlines else None,
-            repo_root=tasks[0].repo_root, box=box, intent=context.intent)
+            repo_root=tasks[0].repo_root, box=box, intent=context.intent, progress=_told(specs, context))
     except AgentFault as fault:
         if box is not None:  # the calls it made are part of its result, failed or not
             fault.tool_calls = [*fault.tool_calls, *box.calls]
@@ -112,6 +112,19 @@ async def review_pack(specs: list[AgentSpec], tasks: list[AgentTask], context: A
                                    prompts=r.prompts, tool_calls=calls, attempts=r.attempts,
                                    criteria_met=met, criteria_note=why))
     return outputs
+
+
+def _told(specs: list[AgentSpec], context: AgentContext) -> Callable[[int, int, Usage], None] | None:
+    """What each agent of a review hears of its requests (a packed review's are shared by all)."""
+    tell = context.on_request
+    if tell is None:
+        return None
+
+    def told(done: int, total: int, usage: Usage) -> None:
+        for spec in specs:
+            tell(spec.id, done, total, usage)
+
+    return told
 
 
 def _toolbox(lenses: list[lens_review.Lens], revision: Revision | None) -> ToolBox | None:

@@ -30,6 +30,9 @@ from review_gate.models import FileChange, PRFacts
 
 YAML = (".yml", ".yaml")
 _TOP = re.compile(r"^(?:[\"']?)([A-Za-z_][\w-]*)(?:[\"']?)[ \t]*:", re.MULTILINE)  # a key at column 0
+# a policy's privileged: true or hostPID: true permits what a pod may ask for; the container rules
+# would read it as a pod asking (kubernetes/examples' PodSecurityPolicy examples)
+_POLICY = re.compile(r"^kind:[ \t]*[\"']?PodSecurityPolicy\b", re.MULTILINE)
 _SERVICE_KEY = re.compile(r"^[ \t]+(?:image|build)[ \t]*:", re.MULTILINE)
 # where each kind already sits by name: no read is needed there
 _PLACED: dict[str, Callable[[str], bool]] = {
@@ -41,12 +44,12 @@ _PLACED: dict[str, Callable[[str], bool]] = {
 
 def kind_of(text: str) -> str | None:
     """``github-workflow`` (top-level ``on`` and ``jobs``), ``kubernetes`` (top-level ``apiVersion``
-    and ``kind``, in any document of the file), ``compose`` (top-level ``services`` with a service
-    that has an ``image`` or ``build``), else None."""
+    and ``kind``, in any document of the file; not a PodSecurityPolicy), ``compose`` (top-level
+    ``services`` with a service that has an ``image`` or ``build``), else None."""
     keys = {m.group(1) for m in _TOP.finditer(text)}
     if "jobs" in keys and ("on" in keys or "true" in keys):  # YAML 1.1 reads an unquoted on as true
         return "github-workflow"
-    if "apiVersion" in keys and "kind" in keys:
+    if "apiVersion" in keys and "kind" in keys and not _POLICY.search(text):
         return "kubernetes"
     if "services" in keys and _SERVICE_KEY.search(text):
         return "compose"

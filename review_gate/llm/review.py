@@ -206,7 +206,8 @@ class Answered:
 
 async def review(lenses: list[Lens], *, http: httpx.AsyncClient, standards: str | None,
                  prices: Mapping[str, Price], governors: Governors | None, deadline: float | None,
-                 repo_root: str | None, box: ToolBox | None = None, intent: str | None = None) -> list[LensResult]:
+                 repo_root: str | None, box: ToolBox | None = None, intent: str | None = None,
+                 progress: Callable[[int, int, Usage], None] | None = None) -> list[LensResult]:
     """One result a lens, in order. A transient fault of a request is retried as that request
     alone (``client.send``); a chunk whose request still fails leaves its files unreviewed for
     the lenses that had them, the chunks answered kept. A permanent fault (a refused key, a
@@ -215,19 +216,27 @@ async def review(lenses: list[Lens], *, http: httpx.AsyncClient, standards: str 
     got its turn before the deadline did not run (``AgentSkipped``). A review never raises a
     transient fault: what it had answered must not be asked again. ``box``: the repository
     tools of a lone lens, shared by its chunks; a finding about a file it read through them is
-    its own. ``intent``: what the change is for."""
+    its own. ``intent``: what the change is for. ``progress``: told (answered, total, usage so
+    far) before the first request and as each is answered."""
     requests = plan_requests(lenses, standards, repo_root, intent)
     spec = requests.spec
     key = client.api_key(spec)
     pacing = client.pace(governors, spec, deadline)
+    answered, used = 0, Usage()  # requests answered so far, and what they used
+    if progress is not None:
+        progress(0, len(requests.users), Usage())
 
     async def one(user: str) -> Answered:
+        nonlocal answered, used
         if box is not None:
             asked = await ask_with_tools(http, spec, key, requests.system, user, prices, requests.parse, box,
                                          schema=requests.schema, name=requests.tool, pacing=pacing)
         else:
             asked = await client.ask(http, spec, key, requests.system, user, prices, requests.parse,
                                      schema=requests.schema, name=requests.tool, pacing=pacing)
+        if progress is not None:
+            answered, used = answered + 1, used + asked.usage
+            progress(answered, len(requests.users), used)
         return Answered(asked.answer, asked.usage, asked.raw, asked.attempts)
 
     try:

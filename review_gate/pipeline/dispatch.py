@@ -110,6 +110,8 @@ async def dispatch(
                                repo_root=options.repo_root, prices=config.settings.prices,
                                standards=options.standards, intent=options.intent,
                                intent_unmet=intent_severity(config),
+                               # a listener with an on_request method also hears of each llm request answered
+                               on_request=getattr(listener, "on_request", None),
                                governors=_governors(config) if client is not None else None,
                                revision=revision(facts, options))
 

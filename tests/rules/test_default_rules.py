@@ -865,7 +865,8 @@ CASES: dict[str, Case] = {
         miss("docs/examples/action.yml", "      run: echo \"${{ github.event.pull_request.title }}\""),
         miss(".github/workflows/triage.yml", "        env:", "          TITLE: ${{ github.event.issue.title }}",
              '        run: echo "$TITLE"', "        if: ${{ github.event.issue.title == 'bug' }}",
-             '        run: echo "${{ github.event.issue.number }}"'),
+             '        run: echo "${{ github.event.issue.number }}"',
+             '          gh api "/repos/o/r/contents/x?ref=${{ github.event.repository.default_branch }}"'),
     ),
     "infra-public-bucket-01": case(
         hit("infra/s3.tf", '  acl    = "public-read"', "  block_public_acls       = false"),
@@ -1105,7 +1106,9 @@ CASES: dict[str, Case] = {
         hit("src/list.js", "  list.innerHTML = `<li>${item.name}</li>`;"),
         miss("app/views.py", '    return HttpResponse(format_html("<p>Hello {}</p>", name))',
              '    html = f"<li>{escape(item.title)}</li>"', '    log.info("got %s items" % n)',
-             '    msg = f"{count} items"', '    # "<p>%s</p>" % x is how it used to be built'),
+             '    msg = f"{count} items"', '    # "<p>%s</p>" % x is how it used to be built',
+             '        return f"<Response [{self.status_code}]>"', "        return f\"<lookup '{self.name}'>\"",
+             '    link = f"<https://docs.example.org/releases/{version}/>`_"'),
         miss("src/list.js", "  list.innerHTML = `<li>${escapeHtml(item.name)}</li>`;", "  el.textContent = `${name}`;"),
     ),
     "sec-header-crlf-01": case(

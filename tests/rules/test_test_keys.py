@@ -19,8 +19,10 @@ def _key_findings(cli: Any, path: str) -> list[dict[str, Any]]:
     return [f for f in result.json()["findings"] if f["rule_id"] == "sec-private-key-01"]
 
 
+# (a new file elsewhere, such as pkg/tls/testdata/key.pem, takes the class only once the base holds
+# that directory: judging/path_classes, issue 29)
 @pytest.mark.parametrize("path", ["test/unit/data/server.key", "tests/integration/data/client.pem",
-                                  "tests/ssl/certs/ca.key", "pkg/tls/testdata/key.pem"])
+                                  "tests/ssl/certs/ca.key"])
 def test_a_key_in_test_data_is_a_listed_warning(cli: Any, path: str) -> None:
     found = _key_findings(cli, path)
     assert [f["severity"] for f in found] == ["warning"], found
