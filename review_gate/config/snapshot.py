@@ -44,9 +44,18 @@ def key(directory: Path | None, files: dict[str, tuple[str, bytes]]) -> str:
     return digest.hexdigest()
 
 
+# snapshots this process has read, by file and what its stat says: a hook's review loads the same
+# configuration several times (the gate, the run, the waivers), each unpickled anew cost ~10 ms;
+# a file replaced or damaged since (another inode, size or time) is read again
+_READ: dict[str, tuple[tuple[int, int, int], ReviewConfig]] = {}
+
+
 def read(snapshot: str) -> ReviewConfig | None:
     """The configuration kept under ``snapshot``; None when there is none or it is unusable."""
     path = _path(snapshot)
+    seen = _READ.get(str(path))
+    if seen is not None and seen[0] == _signature(path):  # None (gone) is never stored
+        return seen[1]
     try:
         with open(path, "rb") as handle:
             loaded = pickle.load(handle)
@@ -56,7 +65,19 @@ def read(snapshot: str) -> ReviewConfig | None:
         return None
     with contextlib.suppress(OSError):
         os.utime(path)  # recently used: the last to be pruned
+    if len(_READ) >= KEPT:  # a long-lived server whose files change: hold no more than the disk does
+        _READ.clear()
+    if (signature := _signature(path)) is not None:
+        _READ[str(path)] = (signature, loaded)
     return loaded
+
+
+def _signature(path: Path) -> tuple[int, int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_ino, info.st_size, info.st_mtime_ns)
 
 
 def write(snapshot: str, config: ReviewConfig) -> None:

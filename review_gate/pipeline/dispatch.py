@@ -1,8 +1,8 @@
 """Stage 5: run the manifest's agents in parallel, each under its own deadline.
 
 Every agent runs in its own task inside one task group, behind a capacity limiter. Its hard
-deadline (``timeout_s``) starts when it gets a slot and covers all its attempts; tenacity
-retries only transient faults, waiting what the fault asked for (Retry-After) or a jittered
+deadline (``timeout_s``) starts when it gets a slot and covers all its attempts; only transient
+faults are retried (``_attempts``), waiting what the fault asked for (Retry-After) or a jittered
 backoff. (The llm kind retries each of its requests itself and never raises a transient
 fault: a retry of the whole agent would send again what was answered.) Whatever happens to
 one agent becomes its AgentResult; it never cancels the others.
@@ -21,15 +21,14 @@ each member's own result.
 from __future__ import annotations
 
 import contextlib
+import random
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Hashable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import anyio
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
-from tenacity.wait import wait_exponential, wait_random
 
 from review_gate.agents import KINDS, AgentContext, AgentKind, AgentOutput, AgentSpec, AgentTask
 from review_gate.errors import AgentFault, AgentSkipped, TransientAgentFault
@@ -63,14 +62,28 @@ if TYPE_CHECKING:
     from review_gate.llm.governor import Governors
     from review_gate.llm.tool_files import Revision
 
-_backoff = wait_exponential(multiplier=0.5, max=10) + wait_random(0, 0.5)
-
-
-def _wait(state: RetryCallState) -> float:
-    fault = state.outcome.exception() if state.outcome else None
-    if isinstance(fault, TransientAgentFault) and fault.retry_after is not None:
+def _wait(fault: TransientAgentFault, failed: int) -> float:
+    """How long to wait after the ``failed``-th attempt: what the fault asked for (Retry-After),
+    else 0.5 s doubling to at most 10 s, with up to 0.5 s of jitter."""
+    if fault.retry_after is not None:
         return max(0.0, fault.retry_after)
-    return float(_backoff(state))
+    return min(10.0, 0.5 * 2.0 ** (failed - 1)) + random.uniform(0, 0.5)
+
+
+async def _attempts(run: Callable[[], Awaitable[list[AgentOutput]]], retries: int,
+                    retrying: Callable[[], None]) -> list[AgentOutput]:
+    """``run``, again up to ``retries`` times while it raises a transient fault. A loop of its own:
+    every agent runs through it, and a small review should not import a retry library (tenacity)."""
+    failed = 0
+    while True:
+        try:
+            return await run()
+        except TransientAgentFault as fault:
+            failed += 1
+            if failed > retries:
+                raise
+            retrying()
+            await anyio.sleep(_wait(fault, failed))
 
 
 async def dispatch(
@@ -347,22 +360,20 @@ async def _run_unit(unit: list[_Member], options: DispatchOptions, limiter: anyi
         try:
             with anyio.fail_after(deadline) as scope:
                 tasks = [m.task.model_copy(update={"deadline": scope.deadline}) for m in unit]  # may finish early
-                retrying = AsyncRetrying(
-                    stop=stop_after_attempt(min(m.spec.retries for m in unit) + 1),
-                    retry=retry_if_exception_type(TransientAgentFault),
-                    wait=_wait, sleep=anyio.sleep, reraise=True,
-                    before_sleep=lambda _state: _tell(unit, notify, "retrying"),
-                )
-                async for attempt in retrying:
-                    with attempt:
-                        attempts += 1
-                        try:
-                            outputs = await _review(unit, tasks, context)
-                        except AgentFault as fault:
-                            spent += fault.spent or Usage()
-                            calls += fault.tool_calls
-                            tries = max(tries, fault.attempts)
-                            raise
+
+                async def attempt() -> list[AgentOutput]:
+                    nonlocal attempts, spent, tries
+                    attempts += 1
+                    try:
+                        return await _review(unit, tasks, context)
+                    except AgentFault as fault:
+                        spent += fault.spent or Usage()
+                        calls.extend(fault.tool_calls)
+                        tries = max(tries, fault.attempts)
+                        raise
+
+                outputs = await _attempts(attempt, min(m.spec.retries for m in unit),
+                                          lambda: _tell(unit, notify, "retrying"))
         except TimeoutError:
             budget.settle(reserved, reserved)  # what it spent is unknown: keep the reservation
             return each("timed_out", started, f"no usable answer within its {deadline:g} s deadline")

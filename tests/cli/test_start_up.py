@@ -35,10 +35,10 @@ ONLY_REVIEWS = ("review_gate.agents.pattern", "review_gate.agents.command", "rev
                 "tenacity")
 
 
-def listed(repo: GitRepo, *args: str) -> dict[str, Any]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+def listed(repo: GitRepo, *args: str, stdin: str = "") -> dict[str, Any]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE" and not k.endswith("_API_KEY")}
     done = subprocess.run([sys.executable, "-c", _LISTED, *args], cwd=repo.root, env=env, capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=120, input=stdin)
     found: dict[str, Any] = json.loads(done.stderr.strip().splitlines()[-1])
     return found
 
@@ -82,3 +82,18 @@ def test_the_second_run_reads_the_checked_configuration_and_checks_nothing_again
     first, second = listed(change, *plan), listed(change, *plan)
     assert (first["code"], first["checked"]) == (0, True)
     assert (second["code"], second["checked"]) == (0, False)
+
+
+def test_an_offline_stop_hook_imports_no_llm_machinery_and_no_retry_library(repo: GitRepo) -> None:
+    # issue 33: the Stop hook runs at the end of every turn of a coding agent; offline (no key) no
+    # llm agent runs, and no agent's transient fault is retried, so neither is paid for
+    repo.write("app/calc.py", "def add(a, b):\n    return a + b\n")
+    repo.commit("calc")
+    repo.write("app/calc.py", "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n")
+    stop = {"session_id": "s", "cwd": str(repo.root), "hook_event_name": "Stop", "stop_hook_active": False}
+    found = listed(repo, "hook", "claude-code", stdin=json.dumps(stop))
+    modules = set(found["modules"])
+    assert found["code"] == 0
+    assert "review_gate.agents.pattern" in modules  # it did review
+    assert _found(modules, ("httpx", "tenacity", "review_gate.llm.client", "review_gate.llm.providers",
+                            "review_gate.llm.review")) == []

@@ -150,3 +150,13 @@ def test_config_validate_checks_afresh_and_keeps_what_passes(cli: Any, repo: Git
     kept.write_bytes(b"not a pickle")
     assert cli("config", "validate", "--config", str(config_dir)).code == 0  # never read: checked again
     assert snapshot.read(kept.stem) is not None
+
+
+def test_a_snapshot_is_unpickled_once_a_process_until_its_file_changes(config_dir: Path) -> None:
+    # issue 33: a Stop hook loads its configuration three times; each unpickling cost ~10 ms of CPU
+    load_config(config_dir)
+    [kept] = _kept()
+    first = snapshot.read(kept.stem)
+    assert first is not None and snapshot.read(kept.stem) is first  # the same object: not unpickled again
+    kept.write_bytes(__import__("pickle").dumps({"rules": []}))  # replaced under the process: read again
+    assert snapshot.read(kept.stem) is None
