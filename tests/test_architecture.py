@@ -72,7 +72,9 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     # what pays for a finding not counted: old lines paired one for one, entries one each; pure
     "review_gate.judging.old_lines": ("only", ("review_gate.models", "review_gate.judging.path_classes",
                                                "review_gate.judging.preexisting", "review_gate.judging.rule_contexts",
-                                               "review_gate.text.regex")),
+                                               "review_gate.judging.code_text", "review_gate.text.regex")),
+    # a line as pairing compares it: its trailing comment found with the grammar, or kept
+    "review_gate.judging.code_text": ("only", ("review_gate.judging.code_regions", "review_gate.text.grammars")),
     "review_gate.judging.occurrences": ("only", ("review_gate.models", "review_gate.judging.fingerprint")),
     # the one judging step that leaves findings out of the count
     "review_gate.judging.left_out": ("only", ("review_gate.models",)),

@@ -15,6 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import GitRepo
 
 PEM = "-----BEGIN " + "PRIVATE KEY-----"
@@ -277,14 +279,38 @@ def test_a_reformat_inside_a_line_is_judged_as_written(cli: Any, repo: GitRepo) 
     assert found(report, "sec-tls-verify-01") == [("app/client.py", 2, "major")] and report["waived"] == []
 
 
-def test_a_comment_moved_off_the_line_makes_the_line_judged_again(cli: Any, repo: GitRepo) -> None:
-    """Comments are not guessed from ``#`` or ``//`` (issue 29): the line without its comment is
-    another line."""
+def test_a_comment_moved_off_the_line_leaves_the_line_old(cli: Any, repo: GitRepo) -> None:
+    """Comments are found with the grammar (issue 29): a RUN's command is read by bash's, so the
+    ``chmod`` that loses its trailing comment is the line that stood there (docker-library/postgres
+    85aadc08c3: ten false blocks when text was compared with its comment)."""
     line = 'RUN mkdir -p "$PGDATA" && chmod 777 "$PGDATA"'
     change(repo, {"Dockerfile": f'FROM debian\n{line} # replaced by 700 at run time ("--user")\n'})
     change(repo, {"Dockerfile": f'FROM debian\n# replaced by 700 at run time ("--user")\n{line}\n'}, "comment")
     report = review(cli)
-    assert found(report, "sec-chmod-777-01") == [("Dockerfile", 3, "major")] and report["waived"] == []
+    assert found(report, "sec-chmod-777-01") == []
+    assert [(w["rule_id"], w["waived_kind"]) for w in report["waived"]] == [("sec-chmod-777-01", "preexisting")]
+
+
+@pytest.mark.parametrize(("path", "old", "new"), [
+    ("app/run.py", "    return eval(expr)  # trusted: the config's own", "    return eval(expr)"),
+    ("web/run.js", "  return eval(expr); // trusted input", "  return eval(expr);"),
+    ("bin/run.sh", 'curl -k "$URL" -o out  # the lab has its own CA', 'curl -k "$URL" -o out'),
+])
+def test_a_trailing_comment_dropped_by_the_grammar_is_no_new_line(cli: Any, repo: GitRepo, path: str, old: str,
+                                                                   new: str) -> None:
+    change(repo, {path: f"x = 1\n{old}\n"})
+    change(repo, {path: f"x = 1\n{new}\n"}, "comment dropped")
+    report = review(cli)
+    assert [w["waived_kind"] for w in report["waived"] if w["file"] == path] == ["preexisting"]
+    assert [f for f in report["findings"] if f["file"] == path and f["severity"] in ("critical", "major")] == []
+
+
+def test_a_comment_marker_inside_a_string_is_code(cli: Any, repo: GitRepo) -> None:
+    """Only the grammar's comments are left out: a ``#`` in a string is part of the line."""
+    change(repo, {"app/run.py": 'x = 1\nos.system("rm -rf " + d)\n'})
+    change(repo, {"app/run.py": 'x = 1\nos.system("rm -rf " + d + " #/cache")\n'}, "edit")
+    report = review(cli)
+    assert [w for w in report["waived"] if w["file"] == "app/run.py"] == []
 
 
 def test_a_moved_module_is_not_new_but_a_new_line_in_it_is(cli: Any, repo: GitRepo) -> None:

@@ -18,6 +18,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol
 
+from review_gate.judging.code_text import bare
 from review_gate.judging.path_classes import Classifier
 from review_gate.judging.preexisting import Added, Removed, Where, first_match, lines_touched, normal, paired
 from review_gate.models import BLOCKING, FileChange, Finding, Rule
@@ -87,7 +88,8 @@ class OldLines:
                 out[finding.fingerprint] = Waiver(kind="preexisting",
                                                   reason=f"{PREEXISTING}: the line stood there before this change")
                 continue
-            added[(path, number)] = Added(path, number, hunk_of[number], normal(text), first_match(regex, text),
+            added[(path, number)] = Added(path, number, hunk_of[number], normal(bare(path, text)),
+                                          first_match(regex, text),
                                           blocks=(path, number) in blocking)
         pairs = paired(list(added.values()), removed, where)
         for finding in flagged:
@@ -127,7 +129,7 @@ class OldLines:
                     hunk, text = gone[at]
                     match = first_match(regex, text)
                     if match is not None:
-                        found.append(Removed(hunk, normal(text), match))
+                        found.append(Removed(hunk, normal(bare(base, text)), match))
             self._removed[key] = found
         return self._removed[key]
 
