@@ -62,28 +62,44 @@ if TYPE_CHECKING:
     from review_gate.llm.governor import Governors
     from review_gate.llm.tool_files import Revision
 
-def _wait(fault: TransientAgentFault, failed: int) -> float:
-    """How long to wait after the ``failed``-th attempt: what the fault asked for (Retry-After),
-    else 0.5 s doubling to at most 10 s, with up to 0.5 s of jitter."""
+def _first_wait(fault: TransientAgentFault) -> float:
+    """How long to wait after a first attempt failed: what the fault asked for (Retry-After), else
+    0.5 s with up to 0.5 s of jitter (the first step of the backoff ``_attempts`` continues)."""
     if fault.retry_after is not None:
         return max(0.0, fault.retry_after)
-    return min(10.0, 0.5 * 2.0 ** (failed - 1)) + random.uniform(0, 0.5)
+    return 0.5 + random.uniform(0, 0.5)
 
 
 async def _attempts(run: Callable[[], Awaitable[list[AgentOutput]]], retries: int,
                     retrying: Callable[[], None]) -> list[AgentOutput]:
-    """``run``, again up to ``retries`` times while it raises a transient fault. A loop of its own:
-    every agent runs through it, and a small review should not import a retry library (tenacity)."""
-    failed = 0
-    while True:
-        try:
+    """``run``, again up to ``retries`` times while it raises a transient fault, waiting what the
+    fault asked for (Retry-After) or a jittered exponential backoff (0.5 s doubling to 10 s).
+    tenacity runs the retries; it is imported only when a first attempt failed: a review whose
+    agents answer at once (every small offline review) never loads it."""
+    try:
+        return await run()
+    except TransientAgentFault as fault:
+        if retries < 1:
+            raise
+        first = fault
+    from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
+    from tenacity.wait import wait_exponential, wait_random
+
+    backoff = wait_exponential(multiplier=1, max=10) + wait_random(0, 0.5)  # the steps after the first
+
+    def wait(state: RetryCallState) -> float:
+        fault = state.outcome.exception() if state.outcome else None
+        if isinstance(fault, TransientAgentFault) and fault.retry_after is not None:
+            return max(0.0, fault.retry_after)
+        return float(backoff(state))
+
+    retrying()
+    await anyio.sleep(_first_wait(first))
+    async for attempt in AsyncRetrying(stop=stop_after_attempt(retries), retry=retry_if_exception_type(
+            TransientAgentFault), wait=wait, sleep=anyio.sleep, reraise=True, before_sleep=lambda _: retrying()):
+        with attempt:
             return await run()
-        except TransientAgentFault as fault:
-            failed += 1
-            if failed > retries:
-                raise
-            retrying()
-            await anyio.sleep(_wait(fault, failed))
+    raise AssertionError("tenacity ends with a result or the last fault")  # pragma: no cover
 
 
 async def dispatch(
