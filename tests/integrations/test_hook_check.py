@@ -245,3 +245,6 @@ def test_check_says_which_reviewers_the_hooks_run_with_a_key_and_without(
     assert "(NOT set here) run, their 180 s deadline clipped to 45 s (the --budget of 50 s less 5 s)" in anthropic
     assert "without it not run, counted as skipped" in anthropic
     assert any("with OPENAI_API_KEY" in ln and "test-reviewer" in ln for ln in lines)
+    # and with the host: what a keyless Claude Code session gets instead
+    host = next(ln for ln in lines if "with no key at all" in ln)
+    assert "sub-agents" in host and "host_reviews: outside_ci" in host

@@ -101,4 +101,18 @@ def reviewers(config: ReviewConfig, budget: float) -> list[str]:
                      "skipped (the gate passes with warnings at best)")
     if not keys:
         lines.append("LLM reviewers: none enabled")
+    else:
+        lines.append(_host_line(config))
     return lines
+
+
+def _host_line(config: ReviewConfig) -> str:
+    """What the host does when no LLM reviewer has its key (``host_reviews``)."""
+    setting = config.settings.host_reviews
+    if setting == "never":
+        return ("with no key at all: the host's sub-agents do not answer them (host_reviews: never); they count as "
+                "skipped")
+    where = "here and in CI" if setting == "everywhere" else "outside CI (in CI they count as skipped)"
+    return (f"with no key at all: the Claude Code Stop hook hands their requests to the agent's own sub-agents "
+            f"(a self-review, shown as such; host_reviews: {setting}, counted {where}); a task left unanswered "
+            "is a reviewer that did not run")
