@@ -2,7 +2,7 @@
 
 Every agent runs in its own task inside one task group, behind a capacity limiter. Its hard
 deadline (``timeout_s``) starts when it gets a slot and covers all its attempts; only transient
-faults are retried (``_attempts``), waiting what the fault asked for (Retry-After) or a jittered
+faults are retried (``retries.attempts``), waiting what the fault asked for (Retry-After) or a jittered
 backoff. (The llm kind retries each of its requests itself and never raises a transient
 fault: a retry of the whole agent would send again what was answered.) Whatever happens to
 one agent becomes its AgentResult; it never cancels the others.
@@ -21,17 +21,16 @@ each member's own result.
 from __future__ import annotations
 
 import contextlib
-import random
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Mapping
+from collections.abc import AsyncIterator, Hashable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import anyio
 
 from review_gate.agents import KINDS, AgentContext, AgentKind, AgentOutput, AgentSpec, AgentTask
-from review_gate.errors import AgentFault, AgentSkipped, TransientAgentFault
+from review_gate.errors import AgentFault, AgentSkipped
 from review_gate.judging.fingerprint import fingerprint, message_anchor
 from review_gate.models import (
     AgentManifest,
@@ -55,52 +54,14 @@ from review_gate.pipeline.boundary import checked, checked_all
 from review_gate.pipeline.options import DispatchOptions as DispatchOptions
 from review_gate.pipeline.options import Event
 from review_gate.pipeline.options import Listener as Listener
+from review_gate.pipeline.retries import attempts as retried
+from review_gate.pipeline.run_budget import RunBudget
 
 if TYPE_CHECKING:
     import httpx
 
     from review_gate.llm.governor import Governors
     from review_gate.llm.tool_files import Revision
-
-def _first_wait(fault: TransientAgentFault) -> float:
-    """How long to wait after a first attempt failed: what the fault asked for (Retry-After), else
-    0.5 s with up to 0.5 s of jitter (the first step of the backoff ``_attempts`` continues)."""
-    if fault.retry_after is not None:
-        return max(0.0, fault.retry_after)
-    return 0.5 + random.uniform(0, 0.5)
-
-
-async def _attempts(run: Callable[[], Awaitable[list[AgentOutput]]], retries: int,
-                    retrying: Callable[[], None]) -> list[AgentOutput]:
-    """``run``, again up to ``retries`` times while it raises a transient fault, waiting what the
-    fault asked for (Retry-After) or a jittered exponential backoff (0.5 s doubling to 10 s).
-    tenacity runs the retries; it is imported only when a first attempt failed: a review whose
-    agents answer at once (every small offline review) never loads it."""
-    try:
-        return await run()
-    except TransientAgentFault as fault:
-        if retries < 1:
-            raise
-        first = fault
-    from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
-    from tenacity.wait import wait_exponential, wait_random
-
-    backoff = wait_exponential(multiplier=1, max=10) + wait_random(0, 0.5)  # the steps after the first
-
-    def wait(state: RetryCallState) -> float:
-        fault = state.outcome.exception() if state.outcome else None
-        if isinstance(fault, TransientAgentFault) and fault.retry_after is not None:
-            return max(0.0, fault.retry_after)
-        return float(backoff(state))
-
-    retrying()
-    await anyio.sleep(_first_wait(first))
-    async for attempt in AsyncRetrying(stop=stop_after_attempt(retries), retry=retry_if_exception_type(
-            TransientAgentFault), wait=wait, sleep=anyio.sleep, reraise=True, before_sleep=lambda _: retrying()):
-        with attempt:
-            return await run()
-    raise AssertionError("tenacity ends with a result or the last fault")  # pragma: no cover
-
 
 async def dispatch(
     manifest: AgentManifest,
@@ -122,7 +83,7 @@ async def dispatch(
     aliases = _Aliases(config)
     line_text = line_index(facts)
     results: dict[str, AgentResult] = {}
-    budget = _Budget(config.settings.max_tokens, config.settings.max_cost_usd)
+    budget = RunBudget(config.settings.max_tokens, config.settings.max_cost_usd)
     members: list[_Member] = []
     for entry in manifest.entries:
         notify(entry.agent, "queued", None)
@@ -200,36 +161,6 @@ async def _client(manifest: AgentManifest, config: ReviewConfig, options: Dispat
 
     async with new_client(options.concurrency) as client:
         yield client
-
-
-class _Budget:
-    """Tokens and cost spent or reserved by the run's agents so far, against the run budget."""
-
-    def __init__(self, max_tokens: int | None, max_cost: float | None) -> None:
-        self.max_tokens = max_tokens
-        self.max_cost = max_cost
-        self.tokens = 0
-        self.cost = 0.0
-
-    @property
-    def limited(self) -> bool:
-        return self.max_tokens is not None or self.max_cost is not None
-
-    def reserve(self, tokens: int, cost: float) -> str | None:
-        """Reserve an agent's estimate; the reason it does not fit, if it does not."""
-        if self.max_tokens is not None and self.tokens + tokens > self.max_tokens:
-            return (f"run budget: about {tokens} more tokens would pass max_tokens {self.max_tokens} "
-                    f"({self.tokens} spent or reserved)")
-        if self.max_cost is not None and self.cost + cost > self.max_cost:
-            return (f"run budget: about ${cost:.4f} more would pass max_cost_usd {self.max_cost:g} "
-                    f"(${self.cost:.4f} spent or reserved)")
-        self.tokens += tokens
-        self.cost += cost
-        return None
-
-    def settle(self, reserved: tuple[int, float], spent: tuple[int, float]) -> None:
-        self.tokens += spent[0] - reserved[0]
-        self.cost += spent[1] - reserved[1]
 
 
 @dataclass
@@ -345,7 +276,7 @@ def agent_result(entry: ManifestEntry, status: AgentStatus, attempts: int = 0, d
 
 async def _run_unit(unit: list[_Member], options: DispatchOptions, limiter: anyio.CapacityLimiter,
                     line_text: Mapping[tuple[str, int], str], notify: Listener, context: AgentContext,
-                    budget: _Budget) -> list[AgentResult]:
+                    budget: RunBudget) -> list[AgentResult]:
     """Run one agent, or a pack of them, under the unit's deadline and retries."""
     kind = unit[0].kind
     deadline = min(options.timeout_s or m.spec.timeout_s or options.default_timeout_s for m in unit)
@@ -388,7 +319,7 @@ async def _run_unit(unit: list[_Member], options: DispatchOptions, limiter: anyi
                         tries = max(tries, fault.attempts)
                         raise
 
-                outputs = await _attempts(attempt, min(m.spec.retries for m in unit),
+                outputs = await retried(attempt, min(m.spec.retries for m in unit),
                                           lambda: _tell(unit, notify, "retrying"))
         except TimeoutError:
             budget.settle(reserved, reserved)  # what it spent is unknown: keep the reservation

@@ -19,6 +19,7 @@ from review_gate.llm.providers import anthropic, openai
 from review_gate.llm.schema import TOOL_NAME, findings_schema
 from review_gate.models import AgentResult, FileChange, LlmAgent, ManifestEntry, Packing, ReviewConfig
 from review_gate.pipeline.dispatch import agent_result
+from review_gate.pipeline.run_budget import RunBudget
 from review_gate.scale.batch.models import Endpoint, Request, Unit
 
 OPENAI_ENDPOINT = "/v1/chat/completions"  # the one endpoint of the OpenAI Batch API review-gate uses
@@ -93,7 +94,7 @@ def plan(entries: list[tuple[ManifestEntry, LlmAgent]], files: Mapping[str, File
         groups.setdefault(key, []).append((entry, spec))
     prices = config.settings.prices
     batch_prices = {model: price.batch() for model, price in prices.items()}
-    budget = _Budget(config.settings.max_tokens, config.settings.max_cost_usd)
+    budget = RunBudget(config.settings.max_tokens, config.settings.max_cost_usd)
     for members in groups.values():
         try:
             lenses = [llm_kind.lens(spec, AgentTask(files=[files[p] for p in entry.files],
@@ -136,23 +137,6 @@ def _add_unit(planned: Planned, members: list[tuple[ManifestEntry, LlmAgent]], r
     # custom ids: 1-64 characters of [A-Za-z0-9_-] (Anthropic's rule; OpenAI takes them too)
     planned.requests += [Request(custom_id=f"{run_id}-u{index}-c{chunk}", unit=index, files=chunk_files, user=user)
                          for chunk, (user, chunk_files) in enumerate(zip(requests.users, requests.files, strict=True))]
-
-
-class _Budget:
-    """The run budget (max_tokens, max_cost_usd of review-gate.json) over the batched requests."""
-
-    def __init__(self, max_tokens: int | None, max_cost: float | None) -> None:
-        self.max_tokens, self.max_cost = max_tokens, max_cost
-        self.tokens, self.cost = 0, 0.0
-
-    def reserve(self, tokens: int, cost: float) -> str | None:
-        if self.max_tokens is not None and self.tokens + tokens > self.max_tokens:
-            return f"run budget: about {tokens} more tokens would pass max_tokens {self.max_tokens}"
-        if self.max_cost is not None and self.cost + cost > self.max_cost:
-            return f"run budget: about ${cost:.4f} more would pass max_cost_usd {self.max_cost:g}"
-        self.tokens += tokens
-        self.cost += cost
-        return None
 
 
 __all__ = ["OPENAI_ENDPOINT", "Planned", "batchable", "packed_spec", "plan"]
