@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import difflib
 import operator
-from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
 
 from review_gate.judging.left_out import judge
 from review_gate.judging.secret_quotes import masked
@@ -19,11 +17,9 @@ from review_gate.models import (
     AgentResult,
     Coverage,
     Decision,
-    FileChange,
     FilterMode,
     Finding,
     GateCondition,
-    Hunk,
     Metrics,
     NotInspected,
     PRClassification,
@@ -37,6 +33,7 @@ from review_gate.models import (
 from review_gate.models.manifest import Gap, ManifestEntry
 from review_gate.models.report import ReviewReport, absence_counts, absences
 from review_gate.pipeline.boundary import checked, checked_all
+from review_gate.pipeline.changed_lines import ChangedLines, clamped, keep_finding
 
 DECISION_RANK = {"pass": 0, "pass_with_warnings": 1, "needs_fixes": 2, "fail": 3}
 _OPS: dict[str, Callable[[float, float], bool]] = {
@@ -44,102 +41,6 @@ _OPS: dict[str, Callable[[float, float], bool]] = {
     "==": operator.eq, "!=": operator.ne,
 }
 _USABLE = ("completed", "cached")
-
-
-@dataclass(frozen=True)
-class _Changed:
-    """Where one file changed: its added lines and its hunks as merged intervals [start, end),
-    all sorted, so a finding's range is tested by bisection however long it claims to be."""
-
-    added: list[int]
-    starts: list[int]
-    ends: list[int]
-
-    @property
-    def last(self) -> int:
-        """The last line the diff knows of this file (0 when it knows none)."""
-        return max(self.added[-1] if self.added else 0, self.ends[-1] - 1 if self.ends else 0)
-
-
-def keep_finding(finding: Finding, facts_index: Mapping[str, _Changed], mode: FilterMode) -> bool:
-    """reviewdog's filter modes: keep a finding on added lines, inside hunks, in changed files, or all."""
-    if mode == "nofilter" or finding.file is None:
-        return True
-    where = facts_index.get(finding.file)
-    if where is None:
-        return False
-    if mode == "file" or finding.line is None:
-        return True
-    first, last = finding.line, max(finding.end_line or finding.line, finding.line)
-    if mode == "added":
-        at = bisect_left(where.added, first)
-        return at < len(where.added) and where.added[at] <= last
-    # Intervals are disjoint: only the last one starting by ``last`` can reach back to ``first``.
-    at = bisect_right(where.starts, last) - 1
-    return at >= 0 and where.ends[at] > first
-
-
-def _merged(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    for start, end in sorted(intervals):
-        if out and start <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], end))
-        else:
-            out.append((start, end))
-    return out
-
-
-class _Index(Mapping[str, _Changed]):
-    """Each changed file's ``_Changed``, made when a finding first asks about the file: a change
-    of hundreds of files whose findings fall in a few made all of them (a twentieth of an offline
-    review)."""
-
-    def __init__(self, facts: PRFacts) -> None:
-        self._files = {f.path: f for f in facts.files}
-        self._made: dict[str, _Changed] = {}
-
-    def __getitem__(self, path: str) -> _Changed:
-        made = self._made.get(path)
-        if made is None:
-            made = self._made[path] = _changed(self._files[path])
-        return made
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._files)
-
-    def __len__(self) -> int:
-        return len(self._files)
-
-
-def _changed(f: FileChange) -> _Changed:
-    hunks = _merged([(h.new_start, h.new_start + max(h.new_count, 1)) for h in f.hunks])
-    changed: set[int] = set()
-    for h in f.hunks:
-        for numbers in h.lines.added_ranges():
-            changed.update(numbers)
-    for h in f.hunks:
-        if h.removed_lines or h.removed:
-            changed |= _removal_anchors(h)
-    return _Changed(added=sorted(changed), starts=[start for start, _ in hunks], ends=[end for _, end in hunks])
-
-
-def _removal_anchors(hunk: Hunk) -> set[int]:
-    """The new lines where findings about removed lines go (the one after each removal, else the
-    one before): a change that only deletes a check is changed there, and a finding about it
-    counts under the default filter mode."""
-    if not hunk.lines:
-        return {max(hunk.new_start, 1)}
-    return {hunk.lines.number_at(min(r.before, len(hunk.lines) - 1)) for r in hunk.removed_lines}
-
-
-def _clamped(finding: Finding, index: Mapping[str, _Changed]) -> Finding:
-    """An end line past what the diff knows of the file (an agent's typo, or 10**15 from a prompt
-    injection) is cut to the last known line, or to the finding's own line."""
-    if finding.line is None or finding.end_line is None:
-        return finding
-    where = index.get(finding.file) if finding.file is not None else None
-    end = min(finding.end_line, max(finding.line, where.last if where else finding.line))
-    return finding if end == finding.end_line else finding.model_copy(update={"end_line": end})
 
 
 _FUZZY_PER_PLACE = 8  # kept findings of one place a new one is compared with by difflib
@@ -306,16 +207,16 @@ def aggregate(
     manifest, gaps, results = (checked_all("aggregate", manifest), checked_all("aggregate", gaps),
                                checked_all("aggregate", results))
     mode = filter_mode or config.settings.filter_mode
-    index = _Index(facts)
+    index = ChangedLines(facts)
     raw = masked([f for r in results if r.status in _USABLE for f in r.findings], config.rules.rules)
     raw += submodule_warnings(facts, config.settings)  # a submodule whose commits are not here (warn)
     waivers = waivers or {}
     # What a path class skips is listed apart: merged with a counted finding of its line (dedupe) or
     # waived by a comment, it would take that finding out of the count or count as a waiver
-    skipped = [_clamped(f, index) for f in raw if f.fingerprint in waivers
+    skipped = [clamped(f, index) for f in raw if f.fingerprint in waivers
                and waivers[f.fingerprint].kind == "path_class" and keep_finding(f, index, mode)]
     apart = {f.fingerprint for f in skipped}
-    kept = [_clamped(f, index) for f in raw if f.fingerprint not in apart and keep_finding(f, index, mode)]
+    kept = [clamped(f, index) for f in raw if f.fingerprint not in apart and keep_finding(f, index, mode)]
     inline = apply_inline([enrich(f, config) for f in dedupe(kept, peer_codes(config))], facts, config.rules.rules,
                           [a.id for a in config.agents.agents], config.settings.inline_waivers,
                           honour_added=honour_added, uncommitted=uncommitted, texts=texts)
