@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from review_gate.models import FileChange
-from review_gate.models.lines import line_breaks, split_hidden_at
+from review_gate.models.line_ends import line_breaks, split_hidden_at
 from review_gate.text.regex import compile_pattern, pattern_set
 
 _CHECK_EVERY = 4096  # matches between two looks at the stop flag

@@ -33,7 +33,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from review_gate.models.facts import FileChange
-from review_gate.models.lines import hides_lines, line_breaks
+from review_gate.models.line_ends import hides_lines, line_breaks
 from review_gate.text import grammars
 from review_gate.text.literals import in_string, script_path
 

@@ -52,7 +52,7 @@ from review_gate.judging.placeholders import comment_line, documented_example, p
 from review_gate.judging.rule_contexts import Lines, applies
 from review_gate.models import SEVERITY_RANK, AgentResult, FileChange, Finding, PRFacts, ReviewConfig, Rule
 from review_gate.models.findings import PATH_CLASS, WaivedKind, Waiver
-from review_gate.models.lines import hides_lines
+from review_gate.models.line_ends import hides_lines
 from review_gate.models.rule_context import SECRETS, Action, PathClass
 from review_gate.text.regex import compile_pattern
 

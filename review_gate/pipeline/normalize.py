@@ -10,7 +10,7 @@ from typing import Literal
 
 import anyio.to_thread
 
-from review_gate.change import git, pushed, submodules
+from review_gate.change import git, pushed, submodules, worktree_diff
 from review_gate.change.binary_sections import Where, reveal
 from review_gate.change.diff_parser import parse_diff, parse_stream
 from review_gate.change.input_files import MIB, chunks, human
@@ -304,9 +304,9 @@ def _from_git(root: Path, request: DiffRequest) -> tuple[str, str | None, bytes 
         empty = git.empty_tree(root)
         base = empty if request.base == empty else git.resolve(root, request.base)
         commits = git.commits(root, base, git.resolve(root, "HEAD")) if git.has_head(root) else []
-        return base, None, git.diff_worktree(root, base), commits
+        return base, None, worktree_diff.diff_worktree(root, base), commits
     if not git.has_head(root) and request.head is None and request.base is None:
-        return git.empty_tree(root), None, git.diff_worktree(root, git.empty_tree(root)), []
+        return git.empty_tree(root), None, worktree_diff.diff_worktree(root, git.empty_tree(root)), []
     head = git.resolve(root, head_ref)
     base_ref = request.base or git.default_branch(root)
     if base_ref is None:
@@ -322,4 +322,4 @@ def _from_git(root: Path, request: DiffRequest) -> tuple[str, str | None, bytes 
         compared = pushed.own_base(root, base, head) if request.branch_base else base
         return base, head, _range_chunks(root, compared, head, f"the diff of {request.base}...{request.head}"), \
             commits
-    return base, None, git.diff_worktree(root, base), commits
+    return base, None, worktree_diff.diff_worktree(root, base), commits
