@@ -36,7 +36,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from review_gate.models.report import ToolCall, Usage
+    from review_gate.models.report import ToolCall
+    from review_gate.models.usage import Usage
 
 
 class ReviewGateError(Exception):

@@ -11,7 +11,8 @@ from pydantic import Field, field_validator
 from review_gate.models import CommandAgent, FileChange, LlmAgent, PatternAgent, Price, RawFinding, Rule
 from review_gate.models.base import Frozen
 from review_gate.models.config_values import Severity
-from review_gate.models.report import DroppedFinding, ToolCall, Usage, bounded_notes
+from review_gate.models.report import DroppedFinding, ToolCall, bounded_notes
+from review_gate.models.usage import Usage
 
 if TYPE_CHECKING:
     import httpx

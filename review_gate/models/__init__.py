@@ -53,9 +53,9 @@ from review_gate.models.report import (
     RuleInfo,
     ShardInfo,
     ToolCall,
-    Usage,
 )
 from review_gate.models.settings import Gate, GateCondition, Price, SettingsFile
+from review_gate.models.usage import Usage
 
 __all__ = [
     "BLOCKING",
