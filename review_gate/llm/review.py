@@ -20,19 +20,18 @@ kept: nothing answered is ever asked again.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
-from review_gate.errors import AgentFault, AgentSkipped, TransientAgentFault
+from review_gate.errors import AgentFault, AgentSkipped
 from review_gate.judging import dimensions
 from review_gate.llm import chunking, client, prompt
 from review_gate.llm.answer import ParsedAnswer, parse_answer, parse_dimensions
+from review_gate.llm.chunk_schedule import schedule
 from review_gate.llm.context import widen
 from review_gate.llm.converse import ask_with_tools
-from review_gate.llm.governor import Governors, NoTurn
+from review_gate.llm.governor import Governors
 from review_gate.llm.schema import (
     DIMENSIONS_TOOL,
     MAX_PATH,
@@ -49,7 +48,6 @@ if TYPE_CHECKING:
 
     from review_gate.llm.tools import ToolBox
 
-CUTOFF_S = 0.5  # a review returns what it has this long before its deadline (at most a tenth of it)
 MAX_DISCARDED = 20  # findings about files outside every scope kept for the reports, per lens
 TOOL_CALL_TOKENS = 200  # what a tool result's fence and header add to its output, at most
 
@@ -240,7 +238,7 @@ async def review(lenses: list[Lens], *, http: httpx.AsyncClient, standards: str 
         return Answered(asked.answer, asked.usage, asked.raw, asked.attempts)
 
     try:
-        chunks, lost = await _schedule(requests.users, deadline, one)
+        chunks, lost = await schedule(requests.users, deadline, one)
         if requests.users and not any(chunks):
             _none_answered(requests, lost)
         return lens_results(lenses, requests, chunks, key, box.read if box is not None else (), lost)
@@ -358,48 +356,3 @@ def as_changed(path: str, scopes: list[set[str]]) -> str:
         if any(candidate in scope for scope in scopes):
             return candidate
     return path
-
-
-async def _schedule(users: list[str], deadline: float | None, review_one: Callable[[str], Awaitable[Answered]],
-                    ) -> tuple[list[Answered | None], dict[int, AgentFault]]:
-    """Review every chunk concurrently (the governor paces the requests); a chunk whose turn
-    comes too late, or whose request failed transiently after its retries (``lost``), stays
-    None. The first permanent fault cancels the others and is raised, carrying every chunk's
-    tokens. Just before ``deadline``, once a chunk is answered, the ones still in flight are
-    given up (None); while none is, the deadline takes its course and the review times out."""
-    results: list[Answered | None] = [None] * len(users)
-    lost: dict[int, AgentFault] = {}
-    fatal: list[AgentFault] = []
-    chunks = anyio.CancelScope()
-
-    async def one(index: int, user: str) -> None:
-        try:
-            results[index] = await review_one(user)
-        except NoTurn:
-            pass
-        except TransientAgentFault as fault:
-            lost[index] = fault
-        except AgentFault as fault:
-            fatal.append(fault)
-            chunks.cancel()
-
-    async def cut_short(at: float) -> None:
-        await anyio.sleep_until(at)
-        if any(r is not None for r in results):
-            chunks.cancel()
-
-    async with anyio.create_task_group() as watch:
-        if deadline is not None:
-            left = deadline - anyio.current_time()
-            watch.start_soon(cut_short, deadline - max(0.0, min(CUTOFF_S, left / 10)))
-        with chunks:
-            async with anyio.create_task_group() as group:
-                for index, user in enumerate(users):
-                    group.start_soon(one, index, user)
-        watch.cancel_scope.cancel()
-    if fatal:
-        usage = sum((c.usage for c in results if c is not None), Usage())
-        usage = sum((f.spent for f in [*fatal, *lost.values()] if f.spent is not None), usage)
-        fatal[0].spent = usage
-        raise fatal[0]
-    return results, lost

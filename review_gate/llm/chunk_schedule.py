@@ -1,0 +1,71 @@
+"""A lens review's chunks sent concurrently under one deadline (the governor paces the requests):
+what was answered, what was lost to transient faults, and the first permanent fault raised."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Protocol, TypeVar
+
+import anyio
+
+from review_gate.errors import AgentFault, TransientAgentFault
+from review_gate.llm.governor import NoTurn
+from review_gate.models import Usage
+
+CUTOFF_S = 0.5  # a review returns what it has this long before its deadline (at most a tenth of it)
+
+
+class _Spent(Protocol):
+    @property
+    def usage(self) -> Usage: ...
+
+
+A = TypeVar("A", bound=_Spent)
+
+
+async def schedule(users: list[str], deadline: float | None, review_one: Callable[[str], Awaitable[A]],
+                   ) -> tuple[list[A | None], dict[int, AgentFault]]:
+    """Review every chunk concurrently (the governor paces the requests); a chunk whose turn
+    comes too late, or whose request failed transiently after its retries (``lost``), stays
+    None. The first permanent fault cancels the others and is raised, carrying every chunk's
+    tokens. Just before ``deadline``, once a chunk is answered, the ones still in flight are
+    given up (None); while none is, the deadline takes its course and the review times out."""
+    results: list[A | None] = [None] * len(users)
+    lost: dict[int, AgentFault] = {}
+    fatal: list[AgentFault] = []
+    chunks = anyio.CancelScope()
+
+    async def one(index: int, user: str) -> None:
+        try:
+            results[index] = await review_one(user)
+        except NoTurn:
+            pass
+        except TransientAgentFault as fault:
+            lost[index] = fault
+        except AgentFault as fault:
+            fatal.append(fault)
+            chunks.cancel()
+
+    async def cut_short(at: float) -> None:
+        await anyio.sleep_until(at)
+        if any(r is not None for r in results):
+            chunks.cancel()
+
+    async with anyio.create_task_group() as watch:
+        if deadline is not None:
+            left = deadline - anyio.current_time()
+            watch.start_soon(cut_short, deadline - max(0.0, min(CUTOFF_S, left / 10)))
+        with chunks:
+            async with anyio.create_task_group() as group:
+                for index, user in enumerate(users):
+                    group.start_soon(one, index, user)
+        watch.cancel_scope.cancel()
+    if fatal:
+        usage = sum((c.usage for c in results if c is not None), Usage())
+        usage = sum((f.spent for f in [*fatal, *lost.values()] if f.spent is not None), usage)
+        fatal[0].spent = usage
+        raise fatal[0]
+    return results, lost
+
+
+__all__ = ["CUTOFF_S", "schedule"]
