@@ -263,7 +263,7 @@ def _waiver_texts(results: list[AgentResult], facts: PRFacts, around: GitSurroun
     """The new content of the files with findings whose diff holds a waiver's words (read once,
     with what ``refine`` read): an inline waiver counts only in a real comment, which the grammar
     finds in the whole file (``judging.code_regions.Comments``)."""
-    from review_gate.judging.waivers import marked
+    from review_gate.judging.waiver_comments import marked
 
     flagged = {f.file for r in results for f in r.findings if f.file is not None}
     wanted = [c for c in facts.files if c.path in flagged and marked(c)]

@@ -195,7 +195,7 @@ def persons_step(payload: Payload, protected: Sequence[Path], exempt: Sequence[P
 
 
 def adds_waiver(payload: Payload, peers: Callable[[], Sequence[str]], root: Path | None = None) -> str | None:
-    """The inline waiver a tool call would add, as written, or None (``waivers.adds_waiver``):
+    """The inline waiver a tool call would add, as written, or None (``waiver_comments.adds_waiver``):
     an edit tool's result over the file as it is (Edit and MultiEdit applied to the file's text,
     so a waiver the edit completes from the text around it counts: ``nosXec`` -> ``nosec``;
     their new text over what it replaces when the file cannot be read), or what a shell command
@@ -205,7 +205,7 @@ def adds_waiver(payload: Payload, peers: Callable[[], Sequence[str]], root: Path
     ``root``: the repository's top, inside which a file is read."""
     from pathlib import Path
 
-    from review_gate.judging.waivers import adds_waiver as found
+    from review_gate.judging.waiver_comments import adds_waiver as found
     from review_gate.surfaces.hooks import edited, written
     from review_gate.text.waiver_markers import MARKERS
 
