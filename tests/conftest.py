@@ -127,3 +127,21 @@ def review_gate_bin() -> list[str]:
 
 def env_without_ci() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k != "CI"}
+
+
+def review_branch(repo: GitRepo, cli: Any, files: dict[str, str] | dict[str, bytes] | dict[str, str | bytes], *,
+                  base: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+    """``files`` written on a new branch ``feature`` (``base`` committed on main first), committed,
+    and the branch reviewed offline against main: the exit code and the JSON report."""
+    for path, text in (base or {}).items():
+        repo.write(path, text)
+    if base:
+        repo.commit("base")
+    repo.branch("feature")
+    for path, data in files.items():
+        repo.write(path, data)
+    repo.commit("change")
+    result = cli("--offline", "--no-state", "--base", "main", "--head", "HEAD", "--format", "json")
+    assert result.code in (0, 1), result.err
+    report: dict[str, Any] = json.loads(result.out)
+    return result.code, report

@@ -85,7 +85,8 @@ RULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "review_gate.judging.preexisting": ("only", ()),
     "review_gate.judging.submodule_notes": ("only", ("review_gate.models", "review_gate.judging.fingerprint")),
     "review_gate.judging.waivers": ("only", ("review_gate.models", "review_gate.judging.fingerprint",
-                                             "review_gate.judging.code_regions", "review_gate.judging.waiver_comments")),
+                                             "review_gate.judging.code_regions",
+                                             "review_gate.judging.waiver_comments")),
     # the waiver comments a line holds: its text, the grammar's comments, the markers
     "review_gate.judging.waiver_comments": ("only", ("review_gate.models", "review_gate.judging.code_regions",
                                                      "review_gate.text.waiver_markers")),

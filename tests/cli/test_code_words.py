@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.conftest import GitRepo, make_diff
+from tests.conftest import GitRepo, make_diff, review_branch
 
 AWS_KEY = "AKIA" + "Q7WZ3M9K2R5T8XB4"  # assembled: the source holds no key a scanner would flag
 
@@ -29,14 +29,7 @@ def fetch(url):
 
 
 def _review(repo: GitRepo, cli: Any, files: dict[str, str | bytes]) -> dict[str, Any]:
-    repo.branch("feature")
-    for path, data in files.items():
-        repo.write(path, data)
-    repo.commit("change")
-    result = cli("--offline", "--no-state", "--base", "main", "--head", "HEAD", "--format", "json")
-    assert result.code in (0, 1), result.err
-    report: dict[str, Any] = json.loads(result.out)
-    return report
+    return review_branch(repo, cli, files)[1]
 
 
 def _found(report: dict[str, Any]) -> set[tuple[str, str, int]]:

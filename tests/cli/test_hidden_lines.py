@@ -9,19 +9,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.conftest import GitRepo
+from tests.conftest import GitRepo, review_branch
 
 SECRET = "Xk9mQ2vL8p" + "W4zRt7"  # assembled: the source holds no secret a scanner would flag
 
 
 def _review(repo: GitRepo, cli: Any, files: dict[str, bytes]) -> tuple[int, dict[str, Any]]:
-    repo.branch("feature")
-    for path, data in files.items():
-        repo.write(path, data)
-    repo.commit("change")
-    result = cli("--offline", "--no-state", "--base", "main", "--head", "HEAD", "--format", "json")
-    assert result.code in (0, 1), result.err
-    return result.code, json.loads(result.out)
+    return review_branch(repo, cli, files)
 
 
 def _found(report: dict[str, Any]) -> set[tuple[str, str, int]]:

@@ -8,25 +8,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.conftest import GitRepo, make_diff
+from tests.conftest import GitRepo, make_diff, review_branch
 
 REASON = "the expression comes from our own table"
 
 
 def _review(repo: GitRepo, cli: Any, files: dict[str, str | bytes], *, base: dict[str, str] | None = None
             ) -> dict[str, Any]:
-    for path, text in (base or {}).items():
-        repo.write(path, text)
-    if base:
-        repo.commit("base")
-    repo.branch("feature")
-    for path, data in files.items():
-        repo.write(path, data)
-    repo.commit("change")
-    result = cli("--offline", "--no-state", "--base", "main", "--head", "HEAD", "--format", "json")
-    assert result.code in (0, 1), result.err
-    report: dict[str, Any] = json.loads(result.out)
-    return report
+    return review_branch(repo, cli, files, base=base)[1]
 
 
 def _counted(report: dict[str, Any], rule: str) -> list[int]:
