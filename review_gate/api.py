@@ -157,37 +157,38 @@ async def review_async(
     ``llm_left_out``: why the LLM reviewers are left out of this run though they should run (a
     hook's budget too short for any request): each is skipped with that reason and counts in
     ``agents_skipped`` (``offline`` is the person's choice: they are listed as off, not counted)."""
-    review_request.run_options(fail_on=fail_on, filter_mode=filter_mode, concurrency=concurrency,
-                               agent_timeout=agent_timeout, outputs=outputs, packing=packing, shard=shard)
-    review_request.typed(flags={"offline": offline, "use_baseline": use_baseline, "state": state, "cache": cache,
-                                "added_waivers": added_waivers, "committed_waivers": committed_waivers},
-                         paths={"config": config, "baseline": baseline, "bundle_dir": bundle_dir,
-                                "constitution": constitution})
-    arguments.utc_stamp("accepted_before", accepted_before)
-    intent = purpose.check(intent)
-    if reuse_only is not None:
-        arguments.texts("reuse_only", reuse_only)
-    review_request.given(request)
-    request = request or review_request.change(cwd=cwd, base=base, head=head, staged=staged, diff=diff,
-                                               diff_file=diff_file)
-    setup = recorded_run.setup(request, config=config, offline=offline, concurrency=concurrency,
-                               timeout=agent_timeout, constitution=constitution, baseline=baseline,
-                               use_baseline=use_baseline, packing=packing, intent=intent, llm_left_out=llm_left_out)
-    requests = review_request.agent_requests(add_agents)
-    check_requests(requests, setup.config)  # before the change is read or any agent runs
-    target = Path(bundle_dir) if bundle_dir is not None else None
-    if target is not None:
-        from review_gate.pipeline import bundles
+    with git.one_run():  # each of the run's questions about refs asked of git once
+        review_request.run_options(fail_on=fail_on, filter_mode=filter_mode, concurrency=concurrency,
+                                   agent_timeout=agent_timeout, outputs=outputs, packing=packing, shard=shard)
+        review_request.typed(flags={"offline": offline, "use_baseline": use_baseline, "state": state, "cache": cache,
+                                    "added_waivers": added_waivers, "committed_waivers": committed_waivers},
+                             paths={"config": config, "baseline": baseline, "bundle_dir": bundle_dir,
+                                    "constitution": constitution})
+        arguments.utc_stamp("accepted_before", accepted_before)
+        intent = purpose.check(intent)
+        if reuse_only is not None:
+            arguments.texts("reuse_only", reuse_only)
+        review_request.given(request)
+        request = request or review_request.change(cwd=cwd, base=base, head=head, staged=staged, diff=diff,
+                                                   diff_file=diff_file)
+        setup = recorded_run.setup(request, config=config, offline=offline, concurrency=concurrency,
+                                   timeout=agent_timeout, constitution=constitution, baseline=baseline,
+                                   use_baseline=use_baseline, packing=packing, intent=intent, llm_left_out=llm_left_out)
+        requests = review_request.agent_requests(add_agents)
+        check_requests(requests, setup.config)  # before the change is read or any agent runs
+        target = Path(bundle_dir) if bundle_dir is not None else None
+        if target is not None:
+            from review_gate.pipeline import bundles
 
-        bundles.check_target(target)  # before any agent runs
-    if state:
-        setup.keep_state_ignored()
-    facts = await runner.read_change(setup.request)
-    how = recorded_run.How(fail_on=fail_on, filter_mode=filter_mode, listener=listener, shard=shard,
-                           requests=tuple(requests), accepted_before=accepted_before,
-                           reuse_only=tuple(reuse_only) if reuse_only is not None else None,
-                           added_waivers=added_waivers, committed_waivers=committed_waivers)
-    return await recorded_run.review(setup, facts, how, state=state, cache=cache, outputs=outputs, target=target)
+            bundles.check_target(target)  # before any agent runs
+        if state:
+            setup.keep_state_ignored()
+        facts = await runner.read_change(setup.request)
+        how = recorded_run.How(fail_on=fail_on, filter_mode=filter_mode, listener=listener, shard=shard,
+                               requests=tuple(requests), accepted_before=accepted_before,
+                               reuse_only=tuple(reuse_only) if reuse_only is not None else None,
+                               added_waivers=added_waivers, committed_waivers=committed_waivers)
+        return await recorded_run.review(setup, facts, how, state=state, cache=cache, outputs=outputs, target=target)
 
 
 async def plan_async(*, cwd: str | Path | None = None, base: str | None = None, head: str | None = None,

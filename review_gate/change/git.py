@@ -3,6 +3,7 @@ commits, and the diffs of a change. What git holds in blobs is read by ``change.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -10,6 +11,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from pathlib import Path
 
 from review_gate.errors import GitError
@@ -41,12 +43,48 @@ def environment(extra: dict[str, str] | None = None) -> dict[str, str]:
     return {**os.environ, **SAFE_ENV, **(extra or {})}
 
 
+# Questions about refs and objects, whose answers one run does not change: HEAD's commit, the
+# default branch, a merge base, a blob of a commit. A run asks them from many places.
+STABLE = frozenset({"rev-parse", "symbolic-ref", "merge-base", "cat-file"})
+REMEMBERED_BYTES = 1 << 16  # a longer answer (a blob) is asked again rather than kept
+_answers: ContextVar[dict[tuple[object, ...], subprocess.CompletedProcess[bytes]] | None] = ContextVar(
+    "git_answers", default=None)
+
+
+@contextlib.contextmanager
+def one_run() -> Iterator[None]:
+    """Within: each ``STABLE`` question is asked of git once, its answer remembered (up to
+    ``REMEMBERED_BYTES``). A run's tasks and worker threads share them; a long-lived process (a
+    server, the loop) asks again in its next run, after a commit may have moved HEAD."""
+    if _answers.get() is not None:
+        yield
+        return
+    token = _answers.set({})
+    try:
+        yield
+    finally:
+        _answers.reset(token)
+
+
+def _ask(argv: Sequence[str], cwd: Path, env: dict[str, str] | None,
+         stdin: bytes | None) -> subprocess.CompletedProcess[bytes]:
+    answers = _answers.get()
+    key = (tuple(argv), str(cwd), tuple(sorted((env or {}).items())))
+    if answers is None or stdin is not None or argv[1] not in STABLE:
+        return subprocess.run(argv, cwd=cwd, env=environment(env), capture_output=True, check=False, input=stdin)
+    if key not in answers:
+        result = subprocess.run(argv, cwd=cwd, env=environment(env), capture_output=True, check=False)
+        if len(result.stdout) > REMEMBERED_BYTES:
+            return result
+        answers[key] = result
+    return answers[key]
+
+
 def run(args: Sequence[str], cwd: Path, env: dict[str, str] | None = None,
         check: bool = True, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
     if shutil.which("git") is None:
         raise GitError("git is not installed or not on PATH", fix="install git, or pass --diff FILE")
-    full_env = environment(env)
-    result = subprocess.run(["git", *args], cwd=cwd, env=full_env, capture_output=True, check=False, input=stdin)
+    result = _ask(["git", *args], cwd, env, stdin)
     if check and result.returncode != 0:
         message = result.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitError(f"git {' '.join(args[:2])} failed: {message[-1] if message else result.returncode}")
@@ -54,8 +92,7 @@ def run(args: Sequence[str], cwd: Path, env: dict[str, str] | None = None,
 
 
 def repo_root(cwd: Path) -> Path | None:
-    result = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=cwd,
-                            capture_output=True, check=False) if shutil.which("git") else None
+    result = _ask(["git", "rev-parse", "--show-toplevel"], cwd, None, None) if shutil.which("git") else None
     if result is None or result.returncode != 0:
         return None
     return Path(result.stdout.decode().strip())

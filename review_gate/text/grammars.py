@@ -17,7 +17,6 @@ import threading
 import time
 from collections.abc import Callable
 from functools import cache
-from importlib import metadata
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -59,6 +58,8 @@ def language(path: str) -> str | None:
 def parser(lang: str) -> Parser | None:
     """A parser for ``lang``, None when tree-sitter (recent enough) or the grammar is not
     installed or does not load."""
+    from importlib import metadata  # with email's parser: 10 ms a start that parses nothing would pay
+
     module_name, function = GRAMMARS[lang]
     try:
         import tree_sitter
@@ -72,6 +73,8 @@ def parser(lang: str) -> Parser | None:
 
 
 def _version(package: str) -> tuple[int, ...]:
+    from importlib import metadata
+
     return tuple(int(part) for part in re.findall(r"\d+", metadata.version(package))[:3])
 
 

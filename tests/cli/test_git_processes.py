@@ -112,3 +112,31 @@ def test_a_stop_over_a_change_that_adds_a_waiver_still_reads_what_is_committed(
     trace = traced(tmp_path, monkeypatch)
     assert _stop(cli, repo).code == 0
     assert count(trace, "diff --no-color") == 2  # the change, and what it adds since HEAD
+
+
+def test_a_stop_asks_each_question_about_refs_and_objects_once(
+        repo: GitRepo, cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 33: a stop asked git for the root twice, HEAD's commit five times, the default
+    # branch twice and the trusted baseline and acceptances twice each: 24 processes, 15 needed
+    repo.write("app/calc.py", "def add(a, b):\n    return a + b\n")
+    repo.commit("calc")
+    repo.write("app/calc.py", "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n")
+    trace = traced(tmp_path, monkeypatch)
+    assert _stop(cli, repo).code == 0
+    asked = [c for c in commands(trace) if c.split(" ")[0] in git.STABLE]
+    assert asked and sorted(asked) == sorted(set(asked))
+    assert count(trace, "rev-parse --show-toplevel") == 1
+
+
+def test_what_a_run_remembers_of_git_is_forgotten_after_it(repo: GitRepo) -> None:
+    # a server or the loop reviews again after a commit: HEAD is asked afresh
+    repo.write("a.txt", "one\n")
+    first = repo.commit("one")
+    with git.one_run():
+        assert git.resolve(repo.root, "HEAD") == first
+        repo.write("a.txt", "two\n")
+        second = repo.commit("two")
+        assert git.resolve(repo.root, "HEAD") == first  # within a run, one answer
+    with git.one_run():
+        assert git.resolve(repo.root, "HEAD") == second
+    assert git.resolve(repo.root, "HEAD") == second

@@ -9,6 +9,7 @@ import sys
 import anyio
 
 from review_gate import api
+from review_gate.change import git
 from review_gate.change import intent as purpose
 from review_gate.errors import UsageError
 from review_gate.models import ReviewReport
@@ -28,6 +29,11 @@ from review_gate.surfaces.commands.progress import Progress
 
 
 def run_command(args: argparse.Namespace) -> int:
+    with git.one_run():  # the request's questions about refs are asked again by the review
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     check_concurrency(args.concurrency)
     if args.exit_zero and args.fail_on is not None:
         raise UsageError("--exit-zero and --fail-on both set the exit code", fix="give one of them")

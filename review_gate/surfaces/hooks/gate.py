@@ -126,6 +126,11 @@ def _peer_codes(payload: Payload, options: Options) -> list[str]:
 def decide(host: str, payload: Payload, options: Options) -> Outcome:
     """The hook's answer to ``payload``: denied when it takes a step only a person may take,
     reviewed when its event calls for a review."""
+    with git.one_run():  # the root, HEAD and the default branch asked of git once for the event
+        return _decide(host, payload, options)
+
+
+def _decide(host: str, payload: Payload, options: Options) -> Outcome:
     protected, exempt = configuration(payload, options)
     if persons_step(payload, protected, exempt):
         where = ", ".join(sorted({_shown(p, payload) for p in protected})) or "the configuration"
