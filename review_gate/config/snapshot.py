@@ -26,6 +26,7 @@ from pathlib import Path
 
 from review_gate.models import ReviewConfig
 from review_gate.state.cache_dir import cache_dir
+from review_gate.text import globs
 
 KEPT = 16  # snapshots kept: a few configurations a user switches between, each about 200 KB
 _PACKAGE = Path(__file__).resolve().parent.parent
@@ -61,8 +62,11 @@ def read(snapshot: str) -> ReviewConfig | None:
             loaded = pickle.load(handle)
     except Exception:  # none yet, or a truncated or foreign file: a miss, never a crash; it is replaced
         return None
-    if not isinstance(loaded, ReviewConfig):
+    if not (isinstance(loaded, tuple) and len(loaded) == 2 and isinstance(loaded[0], ReviewConfig)
+            and isinstance(loaded[1], dict)):
         return None
+    loaded, translated = loaded
+    globs.learn(translated)
     with contextlib.suppress(OSError):
         os.utime(path)  # recently used: the last to be pruned
     if len(_READ) >= KEPT:  # a long-lived server whose files change: hold no more than the disk does
@@ -88,7 +92,10 @@ def write(snapshot: str, config: ReviewConfig) -> None:
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)
             (folder / ".gitignore").write_text("# review-gate's checked configurations: per machine\n*\n",
                                                encoding="utf-8")
-        data = pickle.dumps(config, protocol=pickle.HIGHEST_PROTOCOL)
+        # with its digest, and the translations of its globs its checks made: the next process does
+        # not make them again
+        config.digest()
+        data = pickle.dumps((config, globs.translations()), protocol=pickle.HIGHEST_PROTOCOL)
         fd, temporary = tempfile.mkstemp(dir=folder, prefix=".snapshot-")
         try:
             with os.fdopen(fd, "wb") as handle:
@@ -121,18 +128,24 @@ def _prune(folder: Path) -> None:
 
 @functools.cache
 def _code_identity() -> bytes:
-    """This package's files (path, size, time of change) and the versions of Python and pydantic:
-    a snapshot is read only by the code that wrote it, an edited checkout included. Once a process:
-    the code it runs does not change under it (a server loads the configuration again and again)."""
+    """This package's files (path, size, time of change), the versions of Python and pydantic and
+    pathspec's code (which translated the globs): a snapshot is read only by the code that wrote
+    it, an edited checkout included. Once a process: the code it runs does not change under it (a
+    server loads the configuration again and again)."""
+    import importlib.util
+
     import pydantic
     import pydantic_core
 
     from review_gate import __version__
 
     parts = [__version__, sys.version, pydantic.VERSION, pydantic_core.__version__]
-    for folder, _, names in sorted(os.walk(_PACKAGE)):
-        for name in sorted(names):
-            if name.endswith(".py"):
-                info = os.stat(os.path.join(folder, name))
-                parts.append(f"{folder}/{name}:{info.st_size}:{info.st_mtime_ns}")
+    found = importlib.util.find_spec("pathspec")  # found, not imported: a snapshot's run may not need it
+    pathspec = list(found.submodule_search_locations or []) if found is not None else []
+    for top in [str(_PACKAGE), *pathspec]:
+        for folder, _, names in sorted(os.walk(top)):
+            for name in sorted(names):
+                if name.endswith(".py"):
+                    info = os.stat(os.path.join(folder, name))
+                    parts.append(f"{folder}/{name}:{info.st_size}:{info.st_mtime_ns}")
     return "\n".join(parts).encode()

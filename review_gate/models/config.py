@@ -7,11 +7,13 @@ files share are in ``config_values.py``, the agents in ``agent_config.py``, revi
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Sequence
 from typing import Annotated, ClassVar, Literal, NamedTuple
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from review_gate.models.agent_config import AgentsFile, CommandAgent, LlmAgent, PatternAgent
 from review_gate.models.base import Frozen
@@ -222,6 +224,18 @@ class ReviewConfig(Frozen):
     settings: SettingsFile
     directory: str | None = Field(description="The config directory, None for the built-in one.")
     sources: dict[str, str] = Field(description="File name -> path it was read from.")
+    _digest: str | None = PrivateAttr(default=None)
+
+    def digest(self) -> str:
+        """SHA-256 of what the five files say, as checked (not where they were read from): what a
+        review pair's freshness, a shard's report and a loop's pin compare. Made once: dumping
+        the whole configuration costs 30 ms, and a snapshot of it (``config.snapshot``) carries
+        the digest to the next process."""
+        if self._digest is None:
+            data = self.model_dump(mode="json", exclude={"directory", "sources"})
+            text = json.dumps(data, sort_keys=True).encode("utf-8", "surrogateescape")
+            self._digest = hashlib.sha256(text).hexdigest()
+        return self._digest
 
     def file(self, name: str) -> ConfigFile:
         """The model of config file ``name`` (``review-gate.json`` -> ``settings``).

@@ -58,8 +58,7 @@ def _unhashed(spec: Agent) -> set[str]:
 
 
 def config_sha(config: ReviewConfig) -> str:
-    data = config.model_dump(mode="json", exclude={"directory", "sources"})
-    return _sha(json.dumps(data, sort_keys=True))
+    return config.digest()
 
 
 def file_sha(change: FileChange) -> str:

@@ -47,10 +47,18 @@ def _compile(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
         raise GlobError(str(exc)) from exc
 
 
-@lru_cache(maxsize=4096)
+# glob -> pathspec's regular expression for it, and whether it selects: translated in Python, some
+# 20 ms for the built-in configuration's, so a checked configuration's snapshot keeps them
+# (``translations``, ``learn``), as it keeps what else its checks computed
+_TRANSLATED: dict[str, tuple[str, bool]] = {}
+
+
 def _expression(pattern: str) -> tuple[str, bool]:
     """pathspec's own regular expression for one glob, not compiled, and whether it selects (a
     ``!`` one deselects)."""
+    known = _TRANSLATED.get(pattern)
+    if known is not None:
+        return known
     from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
     _readable(pattern)
@@ -60,7 +68,24 @@ def _expression(pattern: str) -> tuple[str, bool]:
         raise GlobError(str(exc)) from exc
     if source is None or include is None:
         raise GlobError(f"{pattern!r} matches nothing")
+    if len(_TRANSLATED) < TRANSLATIONS_KEPT:
+        _TRANSLATED[pattern] = (source, include)
     return source, include
+
+
+TRANSLATIONS_KEPT = 8192
+
+
+def translations() -> dict[str, tuple[str, bool]]:
+    """The globs this process has translated, each with pathspec's expression for it."""
+    return dict(_TRANSLATED)
+
+
+def learn(known: dict[str, tuple[str, bool]]) -> None:
+    """Take ``known`` translations (from ``translations`` in a process running this same code and
+    pathspec) instead of translating those globs again."""
+    room = TRANSLATIONS_KEPT - len(_TRANSLATED)
+    _TRANSLATED.update(list(known.items())[:max(room, 0)])
 
 
 @lru_cache(maxsize=1024)

@@ -4,10 +4,12 @@ time, a configuration with a problem is never kept, and a damaged or unwritable 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -160,3 +162,26 @@ def test_a_snapshot_is_unpickled_once_a_process_until_its_file_changes(config_di
     assert first is not None and snapshot.read(kept.stem) is first  # the same object: not unpickled again
     kept.write_bytes(__import__("pickle").dumps({"rules": []}))  # replaced under the process: read again
     assert snapshot.read(kept.stem) is None
+
+
+def test_a_snapshot_carries_the_digest_and_the_glob_translations_its_checks_made(config_dir: Path) -> None:
+    # issue 33: every process that read a snapshot dumped the whole configuration again for its
+    # digest (30 ms) and translated every domain glob again with pathspec (20 ms)
+    load_config(config_dir)  # checked, kept
+    script = (
+        "import sys\n"
+        "from review_gate.config.load import load_config\n"
+        "from review_gate.text import globs\n"
+        "from pathlib import Path\nconfig = load_config(Path(sys.argv[1]))\n"
+        "assert config._digest is not None, 'the digest was made again'\n"
+        "assert 'pathspec.patterns.gitignore.spec' not in sys.modules, 'globs were translated again'\n"
+        "domain = next(d for d in config.domains.domains if d.id == 'ui')\n"
+        "assert globs.selections([domain.paths], ['web/App.tsx', 'web/App.test.tsx']) == [{0}]\n"
+        "print(config.digest())\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script, str(config_dir)], capture_output=True, text=True,
+                         check=False)
+    assert run.returncode == 0, run.stderr
+    fresh = load_config(config_dir, one_pass=True)  # checked afresh, its digest made here
+    made = json.dumps(fresh.model_dump(mode="json", exclude={"directory", "sources"}), sort_keys=True)
+    assert run.stdout.strip() == hashlib.sha256(made.encode()).hexdigest()
