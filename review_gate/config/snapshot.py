@@ -65,15 +65,15 @@ def read(snapshot: str) -> ReviewConfig | None:
     if not (isinstance(loaded, tuple) and len(loaded) == 2 and isinstance(loaded[0], ReviewConfig)
             and isinstance(loaded[1], dict)):
         return None
-    loaded, translated = loaded
-    globs.learn(translated)
+    config: ReviewConfig = loaded[0]
+    globs.learn(loaded[1])
     with contextlib.suppress(OSError):
         os.utime(path)  # recently used: the last to be pruned
     if len(_READ) >= KEPT:  # a long-lived server whose files change: hold no more than the disk does
         _READ.clear()
     if (signature := _signature(path)) is not None:
-        _READ[str(path)] = (signature, loaded)
-    return loaded
+        _READ[str(path)] = (signature, config)
+    return config
 
 
 def _signature(path: Path) -> tuple[int, int, int] | None:
