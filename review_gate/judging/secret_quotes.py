@@ -26,8 +26,10 @@ MASK = "…(redacted)"
 
 def masked(findings: Sequence[Finding], rules: Sequence[Rule]) -> list[Finding]:
     """``findings`` with every match of the redacting ``rules`` masked in their words."""
+    if not findings:  # the patterns are compiled only for words to search (8 ms)
+        return []
     patterns = redacting(rules)
-    if not patterns.compiled or not findings:
+    if not patterns.compiled:
         return list(findings)
     out = []
     for finding in findings:
