@@ -203,14 +203,14 @@ def adds_waiver(payload: Payload, peers: Callable[[], Sequence[str]], root: Path
     them, a sed or perl substitution applied to the files it edits: ``hooks.written``). ``peers``
     gives the peer codes the configuration's rules name; asked only when a comment may be one.
     ``root``: the repository's top, inside which a file is read."""
+    if payload.event != TOOL_EVENT:  # before the shell reader is loaded: a stop writes nothing
+        return None
     from pathlib import Path
 
     from review_gate.judging.waiver_comments import adds_waiver as found
     from review_gate.surfaces.hooks import edited, written
     from review_gate.text.waiver_markers import MARKERS
 
-    if payload.event != TOOL_EVENT:
-        return None
     cwd = Path(payload.cwd or ".")
     if payload.tool_name in SHELL_TOOLS and payload.command:
         if (replaced := written.overwrite(payload.command)) is not None:  # cat > f <<'EOF': a Write
