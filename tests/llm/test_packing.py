@@ -89,6 +89,25 @@ def test_packing_loses_no_finding_the_agents_find_alone(cli: Any, tmp_path: Path
     assert asked_alone == 5 and len(server.requests) == asked_alone + 1
 
 
+def test_without_state_each_run_asks_again_every_agent_its_own_request(cli: Any, tmp_path: Path,
+                                                                        server: LlmServer) -> None:
+    """The 20-agent benchmark row saw one request a run: packing (the default) sent the agents of
+    one endpoint together, which is meant; no answer is kept across runs without the state."""
+    server.default = every_file
+    cfg = packed_config(tmp_path, server, packing="per_agent")
+    for turn in (1, 2):
+        _, report = run(cli, cfg, DIFF, "--no-state")
+        assert {a["status"] for a in report["agents"]} == {"completed"}
+        assert len(server.requests) == 5 * turn
+    # each request is one agent's own: its instructions and no other lens
+    systems = [r.body["messages"][0]["content"] for r in server.requests[:5]]
+    for lens in LENSES:
+        assert sum(f"Look for {lens} problems." in system for system in systems) == 1
+    _, packed = run(cli, packed_config(tmp_path, server), DIFF, "--no-state")
+    assert {a["status"] for a in packed["agents"]} == {"completed"}
+    assert len(server.requests) == 11  # packed: one request for the five
+
+
 def test_a_lens_keeps_nothing_outside_its_scope_nor_findings_naming_no_lens(cli: Any, tmp_path: Path,
                                                                            server: LlmServer) -> None:
     server.default = Step(findings=[
