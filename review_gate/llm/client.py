@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import random
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
@@ -55,12 +56,31 @@ PROVIDERS: dict[str, Provider] = {"openai": openai, "anthropic": anthropic}
 
 def new_client(concurrency: int = 8) -> httpx.AsyncClient:
     """The HTTP client of a run: no overall timeout (each agent has its deadline), no redirects
-    (a key must not follow one to another host), the proxy settings of the environment."""
+    (a key must not follow one to another host), the proxy settings of the environment, TLS
+    made ready by the first https request (``transport``)."""
+    _import_httpx()
     import httpx
 
+    from review_gate.llm.transport import ByScheme
+
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=max(20, concurrency))
-    return httpx.AsyncClient(timeout=httpx.Timeout(None, connect=30), limits=limits, follow_redirects=False,
-                             trust_env=True)
+    return httpx.AsyncClient(timeout=httpx.Timeout(None, connect=30), transport=ByScheme(limits),
+                             follow_redirects=False, trust_env=True)
+
+
+def _import_httpx() -> None:
+    """httpx, imported without its command line. ``import httpx`` imports ``httpx._main`` (click,
+    rich's console, progress and tables, pygments' lexers: 30-45 ms of CPU before the first
+    request) whenever click is installed beside it, as the mcp extra does; no run uses httpx's
+    command line. While httpx is first imported, that module reads as absent, and httpx takes
+    its own path for a missing click: ``httpx.main`` says the command line cannot run."""
+    if "httpx" in sys.modules:
+        return
+    sys.modules["httpx._main"] = None  # type: ignore[assignment]  # None: "not importable", as Python reads it
+    try:
+        import httpx  # noqa: F401
+    finally:
+        del sys.modules["httpx._main"]
 
 
 def api_key(spec: LlmAgent) -> str | None:

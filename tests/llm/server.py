@@ -7,6 +7,8 @@ empty (``default`` may be a function of the request, to answer by content). A st
 ``tool_calls`` is a model asking for tools in its provider's format (OpenAI ``tool_calls``,
 Anthropic ``tool_use`` blocks); ``tool_results`` reads back what a request answered them.
 
+``LlmServer(tls=context)`` serves https with the context's certificate (``trustme`` makes one).
+
 ``rate_limit`` (a ``RateLimit``, off by default) turns on the rate-limit mode: requests beyond
 its limits are answered 429 before they take a step, and every answer carries the provider's
 rate-limit headers. ``busy_above`` (None by default) is a server that says nothing of its
@@ -28,6 +30,7 @@ import json
 import math
 import re
 import socket
+import ssl
 import struct
 import sys
 import threading
@@ -429,7 +432,7 @@ def _json_or_empty(raw: bytes) -> dict[str, Any]:
 
 
 class LlmServer:
-    def __init__(self) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
         self.rate_limit: RateLimit | None = None
         self.requests: list[Recorded] = []
         self.queue: deque[Step] = deque()
@@ -443,13 +446,17 @@ class LlmServer:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), _handler(self))
+        self.scheme = "http"
+        if tls is not None:  # https: each connection's handshake is made as it is accepted
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
+            self.scheme = "https"
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
                                         daemon=True)
 
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return f"{self.scheme}://{host!s}:{port}"
 
     def start(self) -> LlmServer:
         self._thread.start()
