@@ -95,6 +95,8 @@ def write(snapshot: str, config: ReviewConfig) -> None:
         # with its digest, and the translations of its globs its checks made: the next process does
         # not make them again
         config.digest()
+        for agent in config.agents.agents:
+            config.hashed(agent.id)
         data = pickle.dumps((config, globs.translations()), protocol=pickle.HIGHEST_PROTOCOL)
         fd, temporary = tempfile.mkstemp(dir=folder, prefix=".snapshot-")
         try:

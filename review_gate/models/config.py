@@ -11,7 +11,7 @@ import hashlib
 import json
 import re
 from collections.abc import Sequence
-from typing import Annotated, ClassVar, Literal, NamedTuple
+from typing import Annotated, Any, ClassVar, Literal, NamedTuple
 
 from pydantic import Field, PrivateAttr
 
@@ -225,6 +225,7 @@ class ReviewConfig(Frozen):
     directory: str | None = Field(description="The config directory, None for the built-in one.")
     sources: dict[str, str] = Field(description="File name -> path it was read from.")
     _digest: str | None = PrivateAttr(default=None)
+    _hashed: dict[str, tuple[dict[str, Any] | None, list[dict[str, Any]]]] = PrivateAttr(default_factory=dict)
 
     def digest(self) -> str:
         """SHA-256 of what the five files say, as checked (not where they were read from): what a
@@ -236,6 +237,19 @@ class ReviewConfig(Frozen):
             text = json.dumps(data, sort_keys=True).encode("utf-8", "surrogateescape")
             self._digest = hashlib.sha256(text).hexdigest()
         return self._digest
+
+    def hashed(self, agent_id: str) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+        """What of agent ``agent_id`` its answers depend on, as JSON data: its entry (None when
+        there is none) and its enabled rules (a review pair's freshness, ``state.freshness``).
+        Left out of the entry: ``capabilities``, which change nothing it answers, and
+        ``dimensions`` while unset, so an entry written before they existed keeps its SHA. Made
+        once an agent, and carried by a snapshot as the digest is."""
+        if agent_id not in self._hashed:
+            spec = self.agent(agent_id)
+            skip = {"capabilities"} | ({"dimensions"} if getattr(spec, "dimensions", None) is None else set())
+            entry = spec.model_dump(mode="json", exclude=skip) if spec is not None else None
+            self._hashed[agent_id] = (entry, [r.model_dump(mode="json") for r in self.rules_for(agent_id)])
+        return self._hashed[agent_id]
 
     def file(self, name: str) -> ConfigFile:
         """The model of config file ``name`` (``review-gate.json`` -> ``settings``).

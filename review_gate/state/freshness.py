@@ -18,7 +18,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from review_gate.models import (
-    Agent,
     AgentManifest,
     AgentResult,
     FileChange,
@@ -41,20 +40,10 @@ def _sha(data: str) -> str:
 
 
 def agent_sha(config: ReviewConfig, agent_id: str, extra: str = "") -> str:
-    """The agent's entry and rules, and ``extra``: any other text its answer depends on."""
-    spec = config.agent(agent_id)
-    entry = spec.model_dump(mode="json", exclude=_unhashed(spec)) if spec is not None else None
-    rules = [r.model_dump(mode="json") for r in config.rules_for(agent_id)]
+    """The agent's entry and rules (``ReviewConfig.hashed``), and ``extra``: any other text its
+    answer depends on."""
+    entry, rules = config.hashed(agent_id)
     return _sha(json.dumps({"agent": entry, "rules": rules, "extra": extra}, sort_keys=True))
-
-
-def _unhashed(spec: Agent) -> set[str]:
-    """Fields that change nothing an agent answers (``capabilities``), and ``dimensions`` while
-    unset: an entry written before they existed keeps its SHA, and its pairs stay fresh."""
-    skip = {"capabilities"}
-    if getattr(spec, "dimensions", None) is None:
-        skip.add("dimensions")
-    return skip
 
 
 def config_sha(config: ReviewConfig) -> str:

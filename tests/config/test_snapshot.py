@@ -166,7 +166,8 @@ def test_a_snapshot_is_unpickled_once_a_process_until_its_file_changes(config_di
 
 def test_a_snapshot_carries_the_digest_and_the_glob_translations_its_checks_made(config_dir: Path) -> None:
     # issue 33: every process that read a snapshot dumped the whole configuration again for its
-    # digest (30 ms) and translated every domain glob again with pathspec (20 ms)
+    # digest (30 ms) and each agent's entry and rules for theirs, and translated every domain glob
+    # again with pathspec (20 ms)
     load_config(config_dir)  # checked, kept
     script = (
         "import sys\n"
@@ -174,6 +175,7 @@ def test_a_snapshot_carries_the_digest_and_the_glob_translations_its_checks_made
         "from review_gate.text import globs\n"
         "from pathlib import Path\nconfig = load_config(Path(sys.argv[1]))\n"
         "assert config._digest is not None, 'the digest was made again'\n"
+        "assert set(config._hashed) == {a.id for a in config.agents.agents}, 'the agents were dumped again'\n"
         "assert 'pathspec.patterns.gitignore.spec' not in sys.modules, 'globs were translated again'\n"
         "domain = next(d for d in config.domains.domains if d.id == 'ui')\n"
         "assert globs.selections([domain.paths], ['web/App.tsx', 'web/App.test.tsx']) == [{0}]\n"
