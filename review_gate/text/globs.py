@@ -232,14 +232,19 @@ def selections(lists: Sequence[Sequence[str]], paths: Sequence[str]) -> list[set
             narrowing[index] = _matcher(key)
     if in_set:
         together.Compile()
-    for i, path in enumerate(paths):
-        if by_ending:
+    if by_ending:  # each ending's paths once, then given to every list that names it at once
+        having: dict[str, list[int]] = {}
+        for i, path in enumerate(paths):
             for ending in _endings(path):
-                for index in by_ending.get(ending, ()):
-                    out[index].add(i)
-        if in_set:
-            for found in together.Match(path) or ():
-                out[in_set[found]].add(i)
+                if ending in by_ending:
+                    having.setdefault(ending, []).append(i)
+        for ending, found in having.items():
+            for index in by_ending[ending]:
+                out[index].update(found)
+    if in_set:
+        for i, path in enumerate(paths):
+            for found_in in together.Match(path) or ():
+                out[in_set[found_in]].add(i)
     for index, match in narrowing.items():
         out[index] = {i for i in out[index] if match(paths[i])}
     return out
