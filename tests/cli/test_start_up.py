@@ -97,3 +97,5 @@ def test_an_offline_stop_hook_imports_no_llm_machinery_and_no_retry_library(repo
     assert "review_gate.agents.pattern" in modules  # it did review
     assert _found(modules, ("httpx", "tenacity", "review_gate.llm.client", "review_gate.llm.providers",
                             "review_gate.llm.review")) == []
+    # nor the shell reader a tool call's waiver check loads: a stop writes nothing
+    assert _found(modules, ("review_gate.surfaces.hooks.written", "review_gate.surfaces.hooks.script")) == []
