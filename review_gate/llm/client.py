@@ -56,15 +56,15 @@ PROVIDERS: dict[str, Provider] = {"openai": openai, "anthropic": anthropic}
 
 def new_client(concurrency: int = 8) -> httpx.AsyncClient:
     """The HTTP client of a run: no overall timeout (each agent has its deadline), no redirects
-    (a key must not follow one to another host), the proxy settings of the environment, TLS
-    made ready by the first https request (``transport``)."""
+    (a key must not follow one to another host), the proxy settings of the environment, the
+    certificate store loaded by the first https request (``transport.verifying``)."""
     _import_httpx()
     import httpx
 
-    from review_gate.llm.transport import ByScheme
+    from review_gate.llm.transport import verifying
 
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=max(20, concurrency))
-    return httpx.AsyncClient(timeout=httpx.Timeout(None, connect=30), transport=ByScheme(limits),
+    return httpx.AsyncClient(timeout=httpx.Timeout(None, connect=30), verify=verifying(), limits=limits,
                              follow_redirects=False, trust_env=True)
 
 

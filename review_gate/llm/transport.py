@@ -1,48 +1,71 @@
-"""The run's HTTP transport: httpx's own, with TLS made ready only when a request needs it.
+"""The TLS context of the run's HTTP client: it verifies as httpx's default one does, and loads
+its certificate store on its first handshake.
 
-httpx sets TLS up when a client is made: it loads a certificate store (certifi's bundle, or
-``$SSL_CERT_FILE`` / ``$SSL_CERT_DIR``), some 20-40 ms of CPU on the way to the first request.
-A review against a local endpoint on plain http (llama.cpp, vLLM, Ollama, a proxy on localhost)
-never uses it. So each request goes to one of two httpx transports by its scheme: https to one
-made as httpx makes its default one (verifying, the environment's certificate settings
-honoured) when the first https request is sent; plain http to one whose TLS context trusts no
-certificate at all, never given an https request (if it were, the connection would fail, never
-go unverified). Proxies from the environment are the client's own mounts, as before.
+httpx loads a certificate store when a client is made (certifi's bundle, or the file or
+directory ``$SSL_CERT_FILE`` / ``$SSL_CERT_DIR`` names), some 20-40 ms of CPU on the way to
+the first request, which a review against a local endpoint on plain http (llama.cpp, vLLM,
+Ollama) never uses. Given as the client's ``verify``, this context serves every transport the
+client makes, the environment's proxies included (httpx keeps those only for a client made
+without a transport of its own), and an https request loads the same store httpx would have,
+chosen when the client is made. anyio runs the handshake's first step of a context that is not
+the standard library's own in a worker thread: the store is read there, off the event loop.
 """
 
 from __future__ import annotations
 
+import os
+import socket
 import ssl
+import sys
+import threading
 
-import httpx
+
+class LazyStore(ssl.SSLContext):
+    """A client context (``PROTOCOL_TLS_CLIENT``: certificates and host names checked) whose CA
+    store is loaded when it first wraps a connection."""
+
+    _cafile: str | None
+    _capath: str | None
+    _loaded: bool
+    _lock: threading.Lock
+
+    def _load(self) -> None:
+        with self._lock:  # two handshakes at once, in two worker threads: one load
+            if self._loaded:
+                return
+            if self._cafile is None and self._capath is None:
+                import certifi  # its path found when needed: importlib.resources, on its first use
+
+                self._cafile = certifi.where()
+            self.load_verify_locations(cafile=self._cafile, capath=self._capath)
+            self._loaded = True
+
+    def wrap_bio(self, incoming: ssl.MemoryBIO, outgoing: ssl.MemoryBIO, server_side: bool = False,
+                 server_hostname: str | bytes | None = None, session: ssl.SSLSession | None = None) -> ssl.SSLObject:
+        self._load()
+        return super().wrap_bio(incoming, outgoing, server_side, server_hostname, session)
+
+    def wrap_socket(self, sock: socket.socket, server_side: bool = False, do_handshake_on_connect: bool = True,
+                    suppress_ragged_eofs: bool = True, server_hostname: str | bytes | None = None,
+                    session: ssl.SSLSession | None = None) -> ssl.SSLSocket:
+        self._load()
+        return super().wrap_socket(sock, server_side, do_handshake_on_connect, suppress_ragged_eofs,
+                                   server_hostname, session)
 
 
-class ByScheme(httpx.AsyncBaseTransport):
-    """The transport of a run's client (``client.new_client``)."""
-
-    def __init__(self, limits: httpx.Limits) -> None:
-        self._limits = limits
-        self._plain: httpx.AsyncHTTPTransport | None = None
-        self._tls: httpx.AsyncHTTPTransport | None = None
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        return await self._for(request.url.scheme).handle_async_request(request)
-
-    def _for(self, scheme: str) -> httpx.AsyncHTTPTransport:
-        # No await between the look and the making: two requests never make two transports.
-        if scheme == "https":
-            if self._tls is None:
-                self._tls = httpx.AsyncHTTPTransport(limits=self._limits, trust_env=True)
-            return self._tls
-        if self._plain is None:
-            self._plain = httpx.AsyncHTTPTransport(verify=ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT),
-                                                   limits=self._limits, trust_env=True)
-        return self._plain
-
-    async def aclose(self) -> None:
-        try:
-            if self._plain is not None:
-                await self._plain.aclose()
-        finally:
-            if self._tls is not None:
-                await self._tls.aclose()
+def verifying() -> LazyStore:
+    """What httpx's ``create_ssl_context()`` makes (``ssl.create_default_context`` over the
+    environment's or certifi's store), but for the loading."""
+    context = LazyStore(ssl.PROTOCOL_TLS_CLIENT)
+    # as httpx reads the environment (trust_env), when the client is made; neither: certifi's
+    context._cafile = os.environ.get("SSL_CERT_FILE") or None
+    context._capath = None if context._cafile else os.environ.get("SSL_CERT_DIR") or None
+    context._loaded, context._lock = False, threading.Lock()
+    # the rest of what ssl.create_default_context sets for a client
+    context.verify_mode, context.check_hostname = ssl.CERT_REQUIRED, True
+    if sys.version_info >= (3, 13):
+        context.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN | ssl.VERIFY_X509_STRICT
+    keylog = os.environ.get("SSLKEYLOGFILE")
+    if keylog and not sys.flags.ignore_environment:
+        context.keylog_filename = keylog
+    return context

@@ -1,7 +1,8 @@
-"""The run's HTTP client (``llm/client.new_client``, ``llm/transport.py``): TLS is made ready
-by the first https request, verified as httpx verifies (the environment's certificate settings
-honoured), and a review against a plain-http endpoint loads no certificate store and not
-httpx's command line (issue 33: 40-70 ms before the first request)."""
+"""The run's HTTP client (``llm/client.new_client``, ``llm/transport.py``): the certificate
+store is loaded by the first https request, which is verified as httpx verifies (the
+environment's certificate settings honoured), the environment's proxies carry the requests, and
+a review against a plain-http endpoint loads no certificate store and not httpx's command line
+(issue 33: 40-70 ms before the first request)."""
 
 from __future__ import annotations
 
@@ -78,6 +79,20 @@ def test_endpoints_on_http_and_https_in_one_run_each_get_their_requests(
     assert {a["id"]: a["status"] for a in report["agents"]} == {
         **{f"plain-{i}": "completed" for i in range(3)}, **{f"tls-{i}": "completed" for i in range(3)}}
     assert (result.code, len(server.requests), len(tls_server.requests)) == (0, 3, 3)
+
+
+def test_the_environments_proxy_carries_the_requests(cli: Any, tmp_path: Path, server: LlmServer,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """HTTP_PROXY names the test server, which answers as a proxy that passes the request on
+    would; the endpoint's own host (.invalid) has no address: only the proxy can answer."""
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", server.url)
+    server.default = Step(findings=[])
+    cfg = write_config(tmp_path, [llm_agent("rev", server, retries=0, base_url="http://model.invalid/v1")])
+    result, report = run(cli, cfg, DIFF, "--no-state")
+    assert agent_result(report, "rev")["status"] == "completed"
+    assert (result.code, [r.path for r in server.requests]) == (0, ["http://model.invalid/v1/chat/completions"])
 
 
 # main() as the console script runs it, counting the certificate stores loaded into a TLS context
