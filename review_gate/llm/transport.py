@@ -19,6 +19,8 @@ import ssl
 import sys
 import threading
 
+from review_gate.errors import AgentFault
+
 
 class LazyStore(ssl.SSLContext):
     """A client context (``PROTOCOL_TLS_CLIENT``: certificates and host names checked) whose CA
@@ -26,6 +28,7 @@ class LazyStore(ssl.SSLContext):
 
     _cafile: str | None
     _capath: str | None
+    _source: str  # where the store was named: $SSL_CERT_FILE, $SSL_CERT_DIR or certifi
     _loaded: bool
     _lock: threading.Lock
 
@@ -37,7 +40,12 @@ class LazyStore(ssl.SSLContext):
                 import certifi  # its path found when needed: importlib.resources, on its first use
 
                 self._cafile = certifi.where()
-            self.load_verify_locations(cafile=self._cafile, capath=self._capath)
+            try:
+                self.load_verify_locations(cafile=self._cafile, capath=self._capath)
+            except (OSError, ssl.SSLError) as exc:  # permanent: the agent fails, its message names the setting
+                raise AgentFault(f"the certificates for https cannot be read from {self._source} "
+                                 f"{self._cafile or self._capath!r} ({exc}); point it at a readable CA "
+                                 "bundle, or unset it") from None
             self._loaded = True
 
     def wrap_bio(self, incoming: ssl.MemoryBIO, outgoing: ssl.MemoryBIO, server_side: bool = False,
@@ -60,6 +68,8 @@ def verifying() -> LazyStore:
     # as httpx reads the environment (trust_env), when the client is made; neither: certifi's
     context._cafile = os.environ.get("SSL_CERT_FILE") or None
     context._capath = None if context._cafile else os.environ.get("SSL_CERT_DIR") or None
+    context._source = ("$SSL_CERT_FILE" if context._cafile else "$SSL_CERT_DIR" if context._capath
+                       else "certifi's bundle")
     context._loaded, context._lock = False, threading.Lock()
     # the rest of what ssl.create_default_context sets for a client
     context.verify_mode, context.check_hostname = ssl.CERT_REQUIRED, True

@@ -66,6 +66,19 @@ def test_an_https_endpoint_is_verified_and_the_environments_certificates_are_hon
     assert (result.code, len(tls_server.requests)) == (0, 1)
 
 
+def test_a_certificate_file_that_cannot_be_read_fails_the_https_agents_saying_so(
+        cli: Any, tmp_path: Path, server: LlmServer, tls_server: LlmServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "missing.pem"))
+    server.default = tls_server.default = Step(findings=[])
+    cfg = write_config(tmp_path, [llm_agent("plain", server, retries=0), llm_agent("tls", tls_server, retries=0)],
+                       packing="per_agent")
+    result, report = run(cli, cfg, DIFF, "--no-state")
+    assert agent_result(report, "plain")["status"] == "completed"  # plain http reads no certificate
+    failed = agent_result(report, "tls")
+    assert failed["status"] == "failed" and "$SSL_CERT_FILE" in failed["error"] and "missing.pem" in failed["error"]
+    assert (result.code, report["decision"], len(tls_server.requests)) == (3, "incomplete", 0)
+
+
 def test_endpoints_on_http_and_https_in_one_run_each_get_their_requests(
         cli: Any, tmp_path: Path, server: LlmServer, tls_server: LlmServer, authority: trustme.CA,
         monkeypatch: pytest.MonkeyPatch) -> None:
