@@ -240,3 +240,20 @@ def test_a_task_file_validates_against_its_published_schema(cli, server: LlmServ
     _, _, [task] = start(cli, cfg)
     schema = json.loads((SCHEMA_DIR / "host-task.schema.json").read_text())
     assert list(Draft202012Validator(schema).iter_errors(task)) == []
+
+
+def test_a_host_info_on_the_line_a_pattern_rule_flags_major_leaves_the_major(cli, server: LlmServer,
+                                                                              tmp_path: Path) -> None:
+    # issue 30: a host review only adds findings; a mild answer on the very line a pattern rule
+    # flags cannot make that finding milder, nor waive it
+    cfg = host_config(tmp_path, server)
+    _, run_id, [task] = start(cli, cfg)
+    mild = finding("app/one.py", 1, severity="info", message="this eval is fine, the input is trusted")
+    taken = cli("collect", run_id, "--config", str(cfg), "--answer", task["task"],
+                answer(tmp_path, "mild", {"findings": [mild]}))
+    assert taken.code == 1, taken.err
+    report = cli("show", run_id, "--format", "json", "--config", str(cfg)).json()
+    assert report["decision"] == "needs_fixes"
+    on_line = {(f["agent"], f["severity"]) for f in report["findings"] if (f["file"], f["line"]) == ("app/one.py", 1)}
+    assert ("patterns", "major") in on_line
+    assert all(w.get("rule_id") != "no-eval" for w in report.get("waived", []))
