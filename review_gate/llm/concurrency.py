@@ -2,24 +2,32 @@
 answers and shrinks when it pushes back (additive increase, multiplicative decrease, the shape
 TCP's congestion control made well known, and every client that meets limits it is not told).
 
-- It starts small: ``START`` requests, the parallel slots a local server (Ollama, llama-server)
-  usually has, and a first burst small enough for a low paid tier, sent before any rate-limit
-  header has been read. An explicit ``max_concurrency`` starts there instead: the team knows
-  its server.
+- It starts small: ``START`` requests, one more than the parallel slots a local server
+  (llama-server, Ollama, LM Studio) usually has (``SLOTS``), and a first burst small enough for
+  a low paid tier, sent before any rate-limit header has been read. An explicit
+  ``max_concurrency`` starts there instead: the team knows its server.
 - Once an answer carries rate-limit headers, the endpoint has budgets the governor checks
   request by request, so the window opens at once to its ceiling (``CEILING``, or the
   explicit ``max_concurrency``, a hard cap): the budgets, not the window, then say how many
   go (the governor spaces out the requests past the most ever answered at once).
 - An endpoint that sends no such headers (llama.cpp, vLLM, Ollama, most proxies) tells nothing
-  of its limits but its answers. Its first ``START`` requests are a probe: each calm answer
-  (latency within CALM times the fastest) lets one more go, and once ``START`` answers in a row
-  came back calm the endpoint answers requests side by side without queueing them, and the
-  window opens to its ceiling as headers would open it (the governor spaces out the requests
-  past the most ever answered at once, so a server that takes fewer refuses one or two, not a
-  burst). A server that queues what it has no slot for answers the probe ever more slowly and
-  never opens it. After a push back the window grows by one request a round trip (1/window an
-  answer), up to the ceiling. (Growing by one an answer alone, a doubling a round trip, took 4
-  round trips where the wide setting takes 1: 36 requests of 2 s were 2x slower.)
+  of its limits but its answers. Its first ``START`` requests are a probe; while it lasts, an
+  answer only lets the next request take its place. A calm answer (latency within CALM times
+  the fastest) to a request that went out while ``START`` were in flight, before any answer
+  that was not calm, shows the endpoint answering ``START`` requests side by side: the window
+  opens to its ceiling as headers would open it (the governor spaces out the requests past
+  the most ever answered at once, so a server that takes fewer refuses one or two, not a
+  burst). A server that queues what it has no slot for answers the request past its slots
+  only once a slot is free, a round trip late: the first answer of the probe that is not
+  calm ends it, and the window becomes the most requests answered calmly at once (its
+  slots), growing by one request a round trip from there. That is why the probe is one past
+  the usual slots: a server with 4 slots (llama-server's default) passes a probe of 4 and
+  was then sent every chunk at once, queued at the server where their waiting counts
+  against the agent's deadline (22 of 30 waiting). A server with more slots than the probe
+  that queues past them is told apart only after the window opened: set ``max_concurrency``
+  to its slots. After a push back the window grows by one request a round trip (1/window an
+  answer), up to the ceiling. (Growing by one an answer alone, a doubling a round trip, took
+  4 round trips where the wide setting takes 1: 36 requests of 2 s were 2x slower.)
 - A 429 while the headers say every budget still has room is the server's own limit on
   requests at once, one it reports nowhere: the window's ceiling becomes one less than the
   requests that were in flight when the refused one went out, for the rest of the run.
@@ -35,19 +43,24 @@ TCP's congestion control made well known, and every client that meets limits it 
     64
     >>> flow.pushed_back(index=2, sent=40); flow.limit
     32
-    >>> quiet = Flow(start=4, ceiling=64, explicit=False)
-    >>> for index in range(1, 4): quiet.answered(latency=2.0, index=index, headers=False)
+    >>> quiet = Flow(start=5, ceiling=64, explicit=False)
+    >>> for index in range(1, 5): quiet.answered(latency=2.0, index=index, headers=False, at_once=index)
     >>> quiet.limit
-    7
-    >>> quiet.answered(latency=2.0, index=4, headers=False); quiet.limit
+    5
+    >>> quiet.answered(latency=2.0, index=5, headers=False, at_once=5); quiet.limit
     64
+    >>> slots = Flow(start=5, ceiling=64, explicit=False)  # 4 slots: the 5th waited for one
+    >>> for index in range(1, 5): slots.answered(latency=2.0, index=index, headers=False, at_once=index)
+    >>> slots.answered(latency=4.0, index=5, headers=False, at_once=5); slots.limit
+    4
 """
 
 from __future__ import annotations
 
 import math
 
-START = 4  # requests in flight before an endpoint's headers were read
+SLOTS = 4  # the parallel slots a local server usually has (llama-server's default)
+START = SLOTS + 1  # requests in flight before an endpoint's headers were read: one past those slots
 CEILING = 64  # requests in flight once they were, without an explicit max_concurrency
 RISE = 2.0  # latency this many times the fastest answer's is requests queueing: back off
 CALM = 1.5  # latency below this many times the fastest answer's lets the window grow again
@@ -72,7 +85,7 @@ class Flow:
         self.average: float | None = None
         self.cut_at = 0  # requests sent before this index do not halve the window again
         self.cuts = 0
-        self.calm = 0  # calm answers in a row, without headers, before any push back: the probe
+        self.side_by_side = 0  # the most requests in flight at once that were answered calmly
 
     @property
     def limit(self) -> int:
@@ -83,27 +96,40 @@ class Flow:
         """As far as the window may grow."""
         return self.ceiling
 
-    def answered(self, latency: float, index: int, headers: bool, sent: int | None = None) -> None:
-        """A usable answer after ``latency`` seconds; ``headers``: it carried rate-limit headers."""
+    def answered(self, latency: float, index: int, headers: bool, sent: int | None = None,
+                 at_once: int = 1) -> None:
+        """A usable answer after ``latency`` seconds; ``headers``: it carried rate-limit headers;
+        ``at_once``: the requests in flight when it went out, itself included."""
         latency = max(latency, 1e-6)
         self.fastest = latency if self.fastest is None else min(self.fastest, latency)
         self.average = latency if self.average is None else (
             SMOOTHING * latency + (1 - SMOOTHING) * self.average)
         self.headers = self.headers or headers
+        sent = index if sent is None else sent
         if self.average > RISE * self.fastest and not self.headers:
-            self.pushed_back(index, index if sent is None else sent)
+            self.pushed_back(index, sent)
             return
         if headers and not self.opened:
             self.opened = True
             self.window = max(self.window, min(float(self.room), self.threshold))
             return
-        calm = self.average <= CALM * self.fastest
-        probing = not self.headers and not self.cuts and self.window < self.threshold
-        self.calm = self.calm + 1 if calm and probing else 0
-        if probing and self.calm >= self.start:
-            self.window = max(self.window, min(float(self.room), self.threshold))  # the probe came back calm
-        elif calm and self.window < self.room:
-            self.window = min(float(self.room), self.window + (1.0 if probing else 1 / self.window))
+        if self.probing:
+            if latency > CALM * self.fastest:  # it waited for a slot: the server queues past its slots
+                self.window = self.threshold = float(max(1, self.side_by_side))
+                self.cut_at, self.cuts = sent, self.cuts + 1
+                self.average = self.fastest  # measure afresh at the new window
+                return
+            self.side_by_side = max(self.side_by_side, at_once)
+            if self.side_by_side >= self.start:  # it answered the probe side by side
+                self.window = max(self.window, min(float(self.room), self.threshold))
+            return
+        if self.average <= CALM * self.fastest and self.window < self.room:
+            self.window = min(float(self.room), self.window + 1 / self.window)
+
+    @property
+    def probing(self) -> bool:
+        """No headers, no push back, not open yet: the answers to the first requests tell."""
+        return not (self.headers or self.explicit or self.cuts) and self.window < self.threshold
 
     def busy(self, in_flight: int) -> None:
         """The server refused a request sent while ``in_flight`` were (it included) though its

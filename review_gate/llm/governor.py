@@ -267,7 +267,7 @@ class Governor:
             self.answered += 1 if usable else 0
             self.proven = max(self.proven, ticket.in_flight)
             self.slowest = max(self.slowest, now - ticket.started)
-            self.flow.answered(now - ticket.started, index, bool(readings), self.sent["requests"])
+            self.flow.answered(now - ticket.started, index, bool(readings), self.sent["requests"], ticket.in_flight)
         self._wake()
 
     def _seen(self, ticket: Ticket, dimension: str) -> int:

@@ -14,6 +14,9 @@ its limits are answered 429 before they take a step, and every answer carries th
 rate-limit headers. ``busy_above`` (None by default) is a server that says nothing of its
 limits, as llama.cpp, vLLM and most proxies: a request that would be more than that many in
 work at once is answered ``busy_status`` (429) with no header at all, and counted in ``refused``.
+``slots`` (None by default) is a server that queues instead, as llama-server and Ollama do: at
+most that many requests are in work at once, the others wait their turn (first come, first
+served) and never get a refusal; ``most_waiting`` is the most that ever waited at once.
 
 It also speaks both providers' batch APIs (``Batches``): OpenAI's files and batches endpoints
 (``/v1/files``, ``/v1/batches``, ``/v1/files/{id}/content``) and Anthropic's Message Batches
@@ -443,8 +446,14 @@ class LlmServer:
         self.busy_above: int | None = None  # more requests in work at once than this are refused
         self.busy_status = 429
         self.refused = 0  # requests refused as more than busy_above at once
+        self.slots: int | None = None  # at most this many in work at once; the others queue
+        self.waiting = 0  # requests queued for a slot now
+        self.most_waiting = 0  # the most there ever were
+        self._served = 0  # the queue's tickets: the next one served, and the next one given
+        self._given = 0
         self._stop = threading.Event()
         self._lock = threading.Lock()
+        self._slot_free = threading.Condition(self._lock)
         self._server = _Server(("127.0.0.1", 0), _handler(self))
         self.scheme = "http"
         if tls is not None:  # https: each connection's handshake is made as it is accepted
@@ -486,6 +495,26 @@ class LlmServer:
 
     def wait(self, seconds: float) -> None:
         self._stop.wait(seconds)
+
+    def take_place(self) -> None:
+        """A place in work: at once, or, with ``slots``, when the requests queued before it have
+        theirs and a slot is free. Called holding ``_lock``."""
+        if self.slots is not None:
+            ticket, self._given = self._given, self._given + 1
+            self.waiting += 1
+            self.most_waiting = max(self.most_waiting, self.waiting)
+            while (self._served != ticket or self.in_work >= self.slots) and not self._stop.is_set():
+                self._slot_free.wait(0.05)
+            self.waiting -= 1
+            self._served += 1
+            self._slot_free.notify_all()
+        self.in_work += 1
+        self.most_at_once = max(self.most_at_once, self.in_work)
+
+    def leave_place(self) -> None:
+        with self._lock:
+            self.in_work -= 1
+            self._slot_free.notify_all()
 
 
 def answer(path: str, step: Step) -> dict[str, Any]:
@@ -587,8 +616,7 @@ def _handler(owner: LlmServer) -> type[BaseHTTPRequestHandler]:
                 busy = refused is None and owner.busy_above is not None and owner.in_work >= owner.busy_above
                 owner.refused += busy
                 if refused is None and not busy:
-                    owner.in_work += 1
-                    owner.most_at_once = max(owner.most_at_once, owner.in_work)
+                    owner.take_place()
             if refused is not None:
                 status, payload, headers = 429, json.dumps(error_body(self.path, 429)).encode(), refused
             elif busy:
@@ -598,8 +626,7 @@ def _handler(owner: LlmServer) -> type[BaseHTTPRequestHandler]:
                 try:
                     status, payload, headers = self.answer_step(step, limit)
                 finally:
-                    with owner._lock:
-                        owner.in_work -= 1
+                    owner.leave_place()
                     if limit is not None:  # done working: the answer is ready to go
                         limit.release(self.path)
                 if step.drop:  # a connection reset: no answer at all

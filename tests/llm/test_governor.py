@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 import anyio
 import pytest
 
+from review_gate.llm.concurrency import START
 from review_gate.llm.governor import Governor, Governors, Limits, Need, NoTurn, Window
 from review_gate.models import LlmAgent
 
@@ -227,7 +228,7 @@ def test_agents_sharing_an_endpoint_share_a_governor_with_the_strictest_limits()
     assert shared.name == "https://llm.example/v1"  # the URL names it; the key is never read
     other = governors.get(spec(id="d", api_key_env="KEY_B"))
     assert other is not shared and other.concurrency == 2
-    assert Governors().get(spec()).concurrency == 4
+    assert Governors().get(spec()).concurrency == START
     governors.get(spec(id="e", max_concurrency=3))  # joins later: tightens, never loosens
     assert shared.concurrency == 3
     governors.get(spec(id="f", max_concurrency=30))
