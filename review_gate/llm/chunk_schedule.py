@@ -3,10 +3,11 @@ what was answered, what was lost to transient faults, and the first permanent fa
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Protocol, TypeVar
 
 import anyio
+import anyio.to_thread
 
 from review_gate.errors import AgentFault, TransientAgentFault
 from review_gate.llm.governor import NoTurn
@@ -23,14 +24,21 @@ class _Spent(Protocol):
 A = TypeVar("A", bound=_Spent)
 
 
-async def schedule(users: list[str], deadline: float | None, review_one: Callable[[str], Awaitable[A]],
-                   ) -> tuple[list[A | None], dict[int, AgentFault]]:
+async def schedule(users: Iterable[str], deadline: float | None, review_one: Callable[[str], Awaitable[A]], *,
+                   planned: Callable[[], None] | None = None) -> tuple[list[A | None], dict[int, AgentFault]]:
     """Review every chunk concurrently (the governor paces the requests); a chunk whose turn
     comes too late, or whose request failed transiently after its retries (``lost``), stays
     None. The first permanent fault cancels the others and is raised, carrying every chunk's
     tokens. Just before ``deadline``, once a chunk is answered, the ones still in flight are
-    given up (None); while none is, the deadline takes its course and the review times out."""
-    results: list[A | None] = [None] * len(users)
+    given up (None); while none is, the deadline takes its course and the review times out.
+
+    ``users`` may be made as they are taken (a large change's chunks are rendered one by one):
+    after the first, they are taken in a worker thread, and each chunk's request is on its way
+    while the next is made, so that the first answers, which tell how many more the endpoint
+    takes at once, come back while the rest are made, not a round trip after. Cut short (the
+    deadline, a permanent fault), it is left where it was: the results are those of the chunks
+    taken. ``planned`` is called (in the event loop) once every chunk was taken."""
+    results: list[A | None] = []
     lost: dict[int, AgentFault] = {}
     fatal: list[AgentFault] = []
     chunks = anyio.CancelScope()
@@ -57,8 +65,16 @@ async def schedule(users: list[str], deadline: float | None, review_one: Callabl
             watch.start_soon(cut_short, deadline - max(0.0, min(CUTOFF_S, left / 10)))
         with chunks:
             async with anyio.create_task_group() as group:
-                for index, user in enumerate(users):
-                    group.start_soon(one, index, user)
+                made = iter(users)
+                user = next(made, None)  # the first inline: a review of one chunk needs no thread
+                while user is not None:
+                    results.append(None)
+                    group.start_soon(one, len(results) - 1, user)
+                    # the rest in a worker thread: the loop sends the requests (connect, write) and
+                    # reads their answers meanwhile, never held up by a chunk being made
+                    user = await anyio.to_thread.run_sync(next, made, None)
+                if planned is not None:
+                    planned()
         watch.cancel_scope.cancel()
     if fatal:
         usage = sum((c.usage for c in results if c is not None), Usage())

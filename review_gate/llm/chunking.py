@@ -57,17 +57,25 @@ def split(files: list[FileChange], budget_tokens: int, around: Mapping[tuple[str
     """Chunks whose rendered diff fits ``budget_tokens`` each, and the files that cannot fit.
     ``around``: (path, hunk index) -> unchanged lines to show around that hunk when they fit;
     ``notes``: path -> what its file header adds (which lenses of a packed review read it)."""
-    budget = max(0, budget_tokens) * CHARS_PER_TOKEN
-    chunks: list[Chunk] = []
     unreviewed: list[str] = []
+    return Plan(chunks=list(chunks(files, budget_tokens, around, notes, unreviewed)), unreviewed=unreviewed)
+
+
+def chunks(files: list[FileChange], budget_tokens: int, around: Mapping[tuple[str, int], Around] | None,
+           notes: Mapping[str, str] | None, unreviewed: list[str]) -> Iterator[Chunk]:
+    """``split``'s chunks one at a time, each as soon as it is full, so that its request can go
+    out while the rest are rendered; the files that cannot fit are added to ``unreviewed``."""
+    budget = max(0, budget_tokens) * CHARS_PER_TOKEN
     current = Chunk()
 
-    def place(path: str, section: str) -> None:
+    def place(path: str, section: str) -> Chunk | None:
+        """Add ``section``; the chunk it closed, if it did not fit beside the others."""
         nonlocal current
+        full = None
         if current.chars + len(section) + 2 > budget and current.sections:
-            chunks.append(current)
-            current = Chunk()
+            full, current = current, Chunk()
         current.add(path, section)
+        return full
 
     for change in files:
         if not change.hunks:
@@ -75,22 +83,25 @@ def split(files: list[FileChange], budget_tokens: int, around: Mapping[tuple[str
         header = file_header(change) + (f" {notes[change.path]}" if notes and change.path in notes else "")
         arounds = [(around or {}).get((change.path, i)) for i in range(len(change.hunks))]
         whole = _whole(header, change, arounds, budget)
+        sections: list[str] = []
         if whole is not None:
-            place(change.path, whole)
-            continue
-        for hunk, hunk_around in zip(change.hunks, arounds, strict=True):
-            fits = (f"{header} (part)\n{text}" for text in _levels(hunk, hunk_around))
-            section = next((s for s in fits if len(s) + 2 <= budget), None)
-            pieces = [section] if section is not None else windows(f"{header} (part)", hunk, budget - 2)
-            if pieces is None:
-                if change.path not in unreviewed:
-                    unreviewed.append(change.path)
-                continue
-            for piece in pieces:
-                place(change.path, piece)
+            sections.append(whole)
+        else:
+            for hunk, hunk_around in zip(change.hunks, arounds, strict=True):
+                fits = (f"{header} (part)\n{text}" for text in _levels(hunk, hunk_around))
+                section = next((s for s in fits if len(s) + 2 <= budget), None)
+                pieces = [section] if section is not None else windows(f"{header} (part)", hunk, budget - 2)
+                if pieces is None:
+                    if change.path not in unreviewed:
+                        unreviewed.append(change.path)
+                    continue
+                sections += pieces
+        for section in sections:
+            full = place(change.path, section)
+            if full is not None:
+                yield full
     if current.sections:
-        chunks.append(current)
-    return Plan(chunks=chunks, unreviewed=unreviewed)
+        yield current
 
 
 def _whole(header: str, change: FileChange, arounds: list[Around | None], budget: int) -> str | None:

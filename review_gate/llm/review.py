@@ -20,7 +20,7 @@ kept: nothing answered is ever asked again.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -111,6 +111,13 @@ class Requests:
             return DIMENSIONS_TOOL
         return TOOL_NAME if self.lenses or self.criteria else None
 
+    def add(self, chunk: chunking.Chunk) -> str:
+        """A chunk's user message, added with its files."""
+        user = prompt.user_message(chunk.sections, prompt.boundary(chunk.sections))
+        self.users.append(user)
+        self.files.append(chunk.files)
+        return user
+
     def parse(self, answer: str | dict[str, Any]) -> ParsedAnswer:
         if self.spec.dimensions is not None:
             return parse_dimensions(answer, self.spec.dimensions)
@@ -134,6 +141,18 @@ def plan_requests(lenses: list[Lens], standards: str | None, repo_root: str | No
                   intent: str | None = None) -> Requests:
     """``intent``: what the change is for (``review_gate.change.intent``), in every request's system
     message; the answer then judges the change against it too (not an agent judging dimensions)."""
+    requests, pending = planning(lenses, standards, repo_root, intent)
+    for _ in pending:
+        pass
+    return requests
+
+
+def planning(lenses: list[Lens], standards: str | None, repo_root: str | None,
+             intent: str | None = None) -> tuple[Requests, Iterator[str]]:
+    """``plan_requests`` a chunk at a time: the requests without their user messages, and the
+    user messages one by one, each added to the requests as it is made (its files with it), so
+    that the first requests go out while the rest of a large change is rendered. What cannot
+    be sent at all (instructions too large for the budget) is raised at once."""
     spec = packed_spec(lenses)
     packed = len(lenses) > 1
     criteria = bool(intent) and spec.dimensions is None
@@ -163,10 +182,10 @@ def plan_requests(lenses: list[Lens], standards: str | None, repo_root: str | No
             readers.setdefault(change.path, []).append(lens.spec.id)
     notes = {path: f"(lenses: {', '.join(ids)})" for path, ids in readers.items()} if packed else None
     scope = list(files.values())
-    plan = chunking.split(scope, spec.max_input_tokens - fixed, widen(scope, repo_root), notes)
-    users = [prompt.user_message(c.sections, prompt.boundary(c.sections)) for c in plan.chunks]
-    return Requests(spec=spec, system=system, users=users, files=[c.files for c in plan.chunks],
-                    unreviewed=plan.unreviewed, lenses=ids, criteria=criteria)
+    requests = Requests(spec=spec, system=system, users=[], files=[], unreviewed=[], lenses=ids, criteria=criteria)
+    pending = chunking.chunks(scope, spec.max_input_tokens - fixed, widen(scope, repo_root), notes,
+                              requests.unreviewed)
+    return requests, (requests.add(chunk) for chunk in pending)
 
 
 def estimate(lenses: list[Lens], standards: str | None, repo_root: str | None,
@@ -215,14 +234,17 @@ async def review(lenses: list[Lens], *, http: httpx.AsyncClient, standards: str 
     transient fault: what it had answered must not be asked again. ``box``: the repository
     tools of a lone lens, shared by its chunks; a finding about a file it read through them is
     its own. ``intent``: what the change is for. ``progress``: told (answered, total, usage so
-    far) before the first request and as each is answered."""
-    requests = plan_requests(lenses, standards, repo_root, intent)
+    far) once every chunk is planned and as each is answered (the total: the chunks planned so
+    far; the first requests go out while the rest are planned)."""
+    requests, pending = planning(lenses, standards, repo_root, intent)
     spec = requests.spec
     key = client.api_key(spec)
     pacing = client.pace(governors, spec, deadline)
     answered, used = 0, Usage()  # requests answered so far, and what they used
-    if progress is not None:
-        progress(0, len(requests.users), Usage())
+
+    def planned() -> None:  # every chunk is planned: the total is known
+        if progress is not None:
+            progress(answered, len(requests.users), used)
 
     async def one(user: str) -> Answered:
         nonlocal answered, used
@@ -238,7 +260,9 @@ async def review(lenses: list[Lens], *, http: httpx.AsyncClient, standards: str 
         return Answered(asked.answer, asked.usage, asked.raw, asked.attempts)
 
     try:
-        chunks, lost = await schedule(requests.users, deadline, one)
+        chunks, lost = await schedule(pending, deadline, one, planned=planned)
+        for _ in pending:  # planning cut short by the deadline: the rest are unreviewed
+            chunks.append(None)
         if requests.users and not any(chunks):
             _none_answered(requests, lost)
         return lens_results(lenses, requests, chunks, key, box.read if box is not None else (), lost)
