@@ -12,22 +12,26 @@ TCP's congestion control made well known, and every client that meets limits it 
   go (the governor spaces out the requests past the most ever answered at once).
 - An endpoint that sends no such headers (llama.cpp, vLLM, Ollama, most proxies) tells nothing
   of its limits but its answers. Its first ``START`` requests are a probe; while it lasts, an
-  answer only lets the next request take its place. A calm answer (latency within CALM times
-  the fastest) to a request that went out while ``START`` were in flight, before any answer
-  that was not calm, shows the endpoint answering ``START`` requests side by side: the window
-  opens to its ceiling as headers would open it (the governor spaces out the requests past
-  the most ever answered at once, so a server that takes fewer refuses one or two, not a
-  burst). A server that queues what it has no slot for answers the request past its slots
-  only once a slot is free, a round trip late: the first answer of the probe that is not
-  calm ends it, and the window becomes the most requests answered calmly at once (its
-  slots), growing by one request a round trip from there. That is why the probe is one past
-  the usual slots: a server with 4 slots (llama-server's default) passes a probe of 4 and
-  was then sent every chunk at once, queued at the server where their waiting counts
-  against the agent's deadline (22 of 30 waiting). A server with more slots than the probe
-  that queues past them is told apart only after the window opened: set ``max_concurrency``
-  to its slots. After a push back the window grows by one request a round trip (1/window an
-  answer), up to the ceiling. (Growing by one an answer alone, a doubling a round trip, took
-  4 round trips where the wide setting takes 1: 36 requests of 2 s were 2x slower.)
+  answer only lets the next request take its place. When all of them came back calm (each
+  within CALM times the fastest answer) after being in flight together (from the last one
+  sent to the first one answered) longer than (CALM - 1) answers, the endpoint answered them
+  side by side: a server with fewer slots held one back all that time and served it only
+  after, so its latency was more than CALM answers. The window then opens to its ceiling as
+  headers would open it (the governor spaces out the requests past the most ever answered at
+  once, so a server that takes fewer refuses one or two, not a burst). Sent too spread out to
+  tell (a slow start, a loaded machine), the next ``START`` requests are the probe. A server
+  that queues what it has no slot for (llama-server, Ollama: they never refuse) answers the
+  request past its slots a round trip late: the first answer that is not calm, to a request
+  that went out beside others, ends the probe, and the window becomes one less than the
+  requests in flight when that one went out (its slots), growing by one request a round trip
+  from there. That is why the probe is one past the usual slots: with a probe of 4, a server
+  with 4 slots (llama-server's default) passed it and was sent every chunk at once, queued at
+  the server where their waiting counts against the agent's deadline (22 of 30 waiting at
+  once). A server with more slots than the probe that queues past them is told apart only
+  once its answers slow down, after the window opened: set ``max_concurrency`` to its slots.
+  After a push back the window grows by one request a round trip (1/window an answer), up to
+  the ceiling. (Growing by one an answer alone, a doubling a round trip, took 4 round trips
+  where the wide setting takes 1: 36 requests of 2 s were 2x slower.)
 - A 429 while the headers say every budget still has room is the server's own limit on
   requests at once, one it reports nowhere: the window's ceiling becomes one less than the
   requests that were in flight when the refused one went out, for the rest of the run.
@@ -85,7 +89,8 @@ class Flow:
         self.average: float | None = None
         self.cut_at = 0  # requests sent before this index do not halve the window again
         self.cuts = 0
-        self.side_by_side = 0  # the most requests in flight at once that were answered calmly
+        self.batch = 1  # the index of the first request of the probe's batch
+        self.times: dict[int, tuple[float, float]] = {}  # its requests answered: (sent, answered)
 
     @property
     def limit(self) -> int:
@@ -97,9 +102,10 @@ class Flow:
         return self.ceiling
 
     def answered(self, latency: float, index: int, headers: bool, sent: int | None = None,
-                 at_once: int = 1) -> None:
-        """A usable answer after ``latency`` seconds; ``headers``: it carried rate-limit headers;
-        ``at_once``: the requests in flight when it went out, itself included."""
+                 at_once: int = 1, at: float = 0.0) -> None:
+        """A usable answer after ``latency`` seconds to the request sent at ``at``; ``headers``:
+        it carried rate-limit headers; ``at_once``: the requests in flight when it went out,
+        itself included."""
         latency = max(latency, 1e-6)
         self.fastest = latency if self.fastest is None else min(self.fastest, latency)
         self.average = latency if self.average is None else (
@@ -114,17 +120,33 @@ class Flow:
             self.window = max(self.window, min(float(self.room), self.threshold))
             return
         if self.probing:
-            if latency > CALM * self.fastest:  # it waited for a slot: the server queues past its slots
-                self.window = self.threshold = float(max(1, self.side_by_side))
-                self.cut_at, self.cuts = sent, self.cuts + 1
-                self.average = self.fastest  # measure afresh at the new window
+            if latency > CALM * self.fastest:
+                if at_once > 1:  # it waited for a slot behind ours: the server has fewer than were in flight
+                    self.window = self.threshold = float(at_once - 1)
+                    self.cut_at, self.cuts = sent, self.cuts + 1
+                    self.average = self.fastest  # measure afresh at the new window
                 return
-            self.side_by_side = max(self.side_by_side, at_once)
-            if self.side_by_side >= self.start:  # it answered the probe side by side
-                self.window = max(self.window, min(float(self.room), self.threshold))
+            if self.batch <= index < self.batch + self.start:
+                self._probed(index, at, at + latency, sent)
             return
         if self.average <= CALM * self.fastest and self.window < self.room:
             self.window = min(float(self.room), self.window + 1 / self.window)
+
+    def _probed(self, index: int, at: float, answered: float, sent: int) -> None:
+        """One of the probe's batch answered calmly. Once all are, they were in flight together
+        from the last one sent to the first one answered; a server with fewer slots than the
+        batch held one of them back that whole time, and served it only after: its latency is
+        at least that time and one answer more, not calm when that time is more than (CALM - 1)
+        answers. When the batch went out too spread out to tell (a slow start, a loaded
+        machine), the next ``START`` requests are the probe."""
+        self.times[index] = (at, answered)
+        if len(self.times) < self.start:
+            return
+        together = min(a for _, a in self.times.values()) - max(s for s, _ in self.times.values())
+        if self.fastest is not None and together > (CALM - 1) * self.fastest:
+            self.window = max(self.window, min(float(self.room), self.threshold))  # answered side by side
+        else:
+            self.batch, self.times = sent + 1, {}
 
     @property
     def probing(self) -> bool:

@@ -267,7 +267,8 @@ class Governor:
             self.answered += 1 if usable else 0
             self.proven = max(self.proven, ticket.in_flight)
             self.slowest = max(self.slowest, now - ticket.started)
-            self.flow.answered(now - ticket.started, index, bool(readings), self.sent["requests"], ticket.in_flight)
+            self.flow.answered(now - ticket.started, index, bool(readings), self.sent["requests"], ticket.in_flight,
+                               ticket.started)
         self._wake()
 
     def _seen(self, ticket: Ticket, dimension: str) -> int:

@@ -34,11 +34,26 @@ def test_an_endpoint_without_headers_opens_once_its_first_requests_come_back_cal
 
 
 def test_calm_answers_to_requests_never_in_flight_together_do_not_open_it() -> None:
-    # a review of 2 chunks, then another at the same endpoint: many calm answers, never 5 at once
+    # reviews of 2 chunks one after another at the same endpoint: many calm answers, never 5 at once
     flow = Flow(START, CEILING, explicit=False)
     for index in range(1, 20):
-        flow.answered(2.0, index, headers=False, sent=index, at_once=1 + index % 2)
+        at = 2.0 * (index // 2)
+        flow.answered(2.0, index, headers=False, sent=index, at_once=1 + index % 2, at=at)
     assert flow.limit == START
+
+
+def test_a_probe_sent_too_spread_out_to_tell_is_sent_again() -> None:
+    # 4 slots, answers in 0.3 s; the probe's 5th request went out 0.2 s after the others (a
+    # loaded machine): it waited 0.1 s for a slot, and its 0.4 s are within 1.5 times 0.3 s
+    flow = Flow(START, CEILING, explicit=False)
+    for index in range(1, SLOTS + 1):
+        flow.answered(0.3, index, headers=False, sent=START + index, at_once=index, at=0.0)
+    flow.answered(0.4, index=START, headers=False, sent=START + SLOTS, at_once=START, at=0.2)
+    assert flow.limit == START  # in flight together for 0.1 s only: it cannot tell, and does not open
+    for index in range(START + 1, START + SLOTS):  # the next batch: 3 went out at 0.3 beside the 5th
+        flow.answered(0.3, index, headers=False, sent=START + SLOTS, at_once=START, at=0.3)
+    flow.answered(0.6, index=START + SLOTS, headers=False, sent=START + SLOTS + 3, at_once=START, at=0.3)
+    assert flow.limit == SLOTS  # the 4th of them waited for a slot: a server with 4
 
 
 def test_a_server_with_four_slots_that_queues_the_fifth_gets_four() -> None:
