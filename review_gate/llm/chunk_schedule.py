@@ -28,8 +28,8 @@ class _Spent(Protocol):
 A = TypeVar("A", bound=_Spent)
 
 
-async def schedule(users: Iterable[str], deadline: float | None, review_one: Callable[[str], Awaitable[A]], *,
-                   planned: Callable[[], None] | None = None) -> tuple[list[A | None], dict[int, AgentFault]]:
+async def schedule(users: Iterable[str], deadline: float | None, review_one: Callable[[str], Awaitable[A]],
+                   ) -> tuple[list[A | None], dict[int, AgentFault]]:
     """Review every chunk concurrently (the governor paces the requests); a chunk whose turn
     comes too late, or whose request failed transiently after its retries (``lost``), stays
     None. The first permanent fault cancels the others and is raised, carrying every chunk's
@@ -43,7 +43,7 @@ async def schedule(users: Iterable[str], deadline: float | None, review_one: Cal
     the thread and the event loop took the interpreter's lock from each other, and an explicit
     max_concurrency: 64 sent its last request 0.3 s later.) Cut short (the deadline, a
     permanent fault), ``users`` is left where it was: the results are those of the chunks
-    taken. ``planned`` is called once every chunk was taken."""
+    taken."""
     results: list[A | None] = []
     lost: dict[int, AgentFault] = {}
     fatal: list[AgentFault] = []
@@ -76,8 +76,6 @@ async def schedule(users: Iterable[str], deadline: float | None, review_one: Cal
                     group.start_soon(one, len(results) - 1, user)
                     for _ in range(TURNS):  # its request goes out before the next chunk is made
                         await anyio.lowlevel.checkpoint()
-                if planned is not None:
-                    planned()
         watch.cancel_scope.cancel()
     if fatal:
         usage = sum((c.usage for c in results if c is not None), Usage())

@@ -234,17 +234,19 @@ async def review(lenses: list[Lens], *, http: httpx.AsyncClient, standards: str 
     transient fault: what it had answered must not be asked again. ``box``: the repository
     tools of a lone lens, shared by its chunks; a finding about a file it read through them is
     its own. ``intent``: what the change is for. ``progress``: told (answered, total, usage so
-    far) once every chunk is planned and as each is answered (the total: the chunks planned so
-    far; the first requests go out while the rest are planned)."""
+    far) before each request and as each is answered; the total is the chunks made so far (the
+    first requests go out while the rest are made)."""
     requests, pending = planning(lenses, standards, repo_root, intent)
     spec = requests.spec
     key = client.api_key(spec)
     pacing = client.pace(governors, spec, deadline)
     answered, used = 0, Usage()  # requests answered so far, and what they used
 
-    def planned() -> None:  # every chunk is planned: the total is known
-        if progress is not None:
-            progress(answered, len(requests.users), used)
+    def made() -> Iterator[str]:
+        for user in pending:
+            if progress is not None:  # before its request: the total is the chunks made so far
+                progress(answered, len(requests.users), used)
+            yield user
 
     async def one(user: str) -> Answered:
         nonlocal answered, used
@@ -260,7 +262,7 @@ async def review(lenses: list[Lens], *, http: httpx.AsyncClient, standards: str 
         return Answered(asked.answer, asked.usage, asked.raw, asked.attempts)
 
     try:
-        chunks, lost = await schedule(pending, deadline, one, planned=planned)
+        chunks, lost = await schedule(made(), deadline, one)
         for _ in pending:  # planning cut short by the deadline: the rest are unreviewed
             chunks.append(None)
         if requests.users and not any(chunks):

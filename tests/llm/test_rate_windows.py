@@ -138,14 +138,16 @@ def test_a_server_that_refuses_above_what_it_takes_gets_less_not_a_storm(cli: An
 
 
 
-@pytest.mark.parametrize("slots", [1, SLOTS])
+@pytest.mark.parametrize(("slots", "latency"), [(1, 0.3), (SLOTS, 1.0)])
 def test_a_server_that_queues_past_its_slots_is_not_flooded(cli: Any, tmp_path: Path, server: LlmServer,
-                                                           slots: int) -> None:
+                                                           slots: int, latency: float) -> None:
     # llama-server and Ollama never refuse: what has no slot waits at the server, its waiting
     # counted against the agent's deadline. With 4 slots (llama-server's default) the probe of 4
-    # came back calm and opened the window to 64: 22 of 30 requests waited at once.
+    # came back calm and opened the window to 64: 22 of 30 requests waited at once. Answers take
+    # a second there, as a model's do: what a loaded machine adds to a latency (a tenth of a
+    # second) stays small beside the round trip a request held back waits.
     server.slots = slots
-    server.default = slowly(0.3)
+    server.default = slowly(latency)
     review(cli, tmp_path, server, count=30)
-    assert server.most_waiting <= START - 1  # the probe's first burst, past one slot, at most
+    assert server.most_waiting <= START - 1, (server.most_waiting, server.most_at_once)  # the probe, past one slot
     assert len(server.requests) == 30
