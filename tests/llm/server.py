@@ -16,7 +16,8 @@ limits, as llama.cpp, vLLM and most proxies: a request that would be more than t
 work at once is answered ``busy_status`` (429) with no header at all, and counted in ``refused``.
 ``slots`` (None by default) is a server that queues instead, as llama-server and Ollama do: at
 most that many requests are in work at once, the others wait their turn (first come, first
-served) and never get a refusal; ``most_waiting`` is the most that ever waited at once.
+served) and never get a refusal; ``most_waiting`` is the most requests it ever held beyond its
+slots.
 
 It also speaks both providers' batch APIs (``Batches``): OpenAI's files and batches endpoints
 (``/v1/files``, ``/v1/batches``, ``/v1/files/{id}/content``) and Anthropic's Message Batches
@@ -502,7 +503,9 @@ class LlmServer:
         if self.slots is not None:
             ticket, self._given = self._given, self._given + 1
             self.waiting += 1
-            self.most_waiting = max(self.most_waiting, self.waiting)
+            # more at the server than it has slots: counted so, a request about to take a slot
+            # just freed (its thread not yet woken on a loaded machine) is not counted twice
+            self.most_waiting = max(self.most_waiting, self.in_work + self.waiting - self.slots)
             while (self._served != ticket or self.in_work >= self.slots) and not self._stop.is_set():
                 self._slot_free.wait(0.05)
             self.waiting -= 1
