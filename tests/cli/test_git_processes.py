@@ -87,6 +87,12 @@ def test_the_base_gitattributes_is_read_once_for_the_plan_and_the_judging(
     assert count(trace, "cat-file --batch") == 1
 
 
+def _calc(repo: GitRepo) -> None:
+    """A committed module, which the stop's change then edits."""
+    repo.write("app/calc.py", "def add(a, b):\n    return a + b\n")
+    repo.commit("calc")
+
+
 def _stop(cli: Any, repo: GitRepo) -> Any:
     payload = {"session_id": "s", "cwd": str(repo.root), "hook_event_name": "Stop", "stop_hook_active": False}
     return cli("hook", "claude-code", stdin=json.dumps(payload).encode(), cwd=repo.root)
@@ -96,8 +102,7 @@ def test_a_stop_over_a_change_without_a_waiver_reads_the_working_tree_once(
         repo: GitRepo, cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Issue 33: the hook's review read the working tree a second time (against HEAD, ten git
     # processes and a parse) to place the waivers the change adds, in a change that adds none
-    repo.write("app/calc.py", "def add(a, b):\n    return a + b\n")
-    repo.commit("calc")
+    _calc(repo)
     repo.write("app/calc.py", "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n")
     trace = traced(tmp_path, monkeypatch)
     assert _stop(cli, repo).code == 0
@@ -106,8 +111,7 @@ def test_a_stop_over_a_change_without_a_waiver_reads_the_working_tree_once(
 
 def test_a_stop_over_a_change_that_adds_a_waiver_still_reads_what_is_committed(
         repo: GitRepo, cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    repo.write("app/calc.py", "def add(a, b):\n    return a + b\n")
-    repo.commit("calc")
+    _calc(repo)
     repo.write("app/calc.py", "def add(a, b):\n    return eval('a + b')  # noqa: S307 trusted\n")
     trace = traced(tmp_path, monkeypatch)
     assert _stop(cli, repo).code == 0
@@ -118,8 +122,7 @@ def test_a_stop_asks_each_question_about_refs_and_objects_once(
         repo: GitRepo, cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Issue 33: a stop asked git for the root twice, HEAD's commit five times, the default
     # branch twice and the trusted baseline and acceptances twice each: 24 processes, 15 needed
-    repo.write("app/calc.py", "def add(a, b):\n    return a + b\n")
-    repo.commit("calc")
+    _calc(repo)
     repo.write("app/calc.py", "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n")
     trace = traced(tmp_path, monkeypatch)
     assert _stop(cli, repo).code == 0

@@ -6,19 +6,18 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import anyio
 import pytest
 
 from tests.conftest import GitRepo
 
 pytest.importorskip("mcp")
 
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from mcp import ClientSession
+
+from tests.integrations.test_mcp import session as mcp_session
 
 KEYS = ("CI", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 CHANGE = "import subprocess\n\n\ndef run(name):\n    return subprocess.call('ls ' + name, shell=True)\n"
@@ -26,17 +25,7 @@ CHANGE = "import subprocess\n\n\ndef run(name):\n    return subprocess.call('ls 
 
 def session(repo: GitRepo, check: Callable[[ClientSession], Awaitable[None]]) -> None:
     """The server in ``repo`` on a developer's machine: not CI, no provider key."""
-    env = {k: v for k, v in os.environ.items() if k not in KEYS}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "review_gate", "mcp"], env=env,
-                                   cwd=str(repo.root))
-
-    async def main() -> None:
-        with anyio.fail_after(120):
-            async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
-                await client.initialize()
-                await check(client)
-
-    anyio.run(main)
+    mcp_session(repo, check, env={k: v for k, v in os.environ.items() if k not in KEYS})
 
 
 def reply(task: dict[str, Any], *files: str) -> dict[str, Any]:

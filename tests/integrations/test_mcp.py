@@ -25,10 +25,12 @@ from mcp.client.stdio import stdio_client
 TOOLS = {"review", "plan", "explain", "accept", "loop_status", "host_review", "host_answer", "host_collect"}
 
 
-def session(repo: GitRepo, check: Callable[[ClientSession], Awaitable[None]], *flags: str) -> None:
-    """Start the server in ``repo`` (with ``flags``) and run ``check`` against it, within a deadline."""
+def session(repo: GitRepo, check: Callable[[ClientSession], Awaitable[None]], *flags: str,
+            env: dict[str, str] | None = None) -> None:
+    """Start the server in ``repo`` (with ``flags``, in ``env``, else ours) and run ``check`` against
+    it, within a deadline."""
     params = StdioServerParameters(command=sys.executable, args=["-m", "review_gate", "mcp", *flags],
-                                   env=dict(os.environ), cwd=str(repo.root))
+                                   env=dict(os.environ) if env is None else env, cwd=str(repo.root))
 
     async def main() -> None:
         with anyio.fail_after(120):
