@@ -51,6 +51,7 @@ def _compile(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
 # 20 ms for the built-in configuration's, so a checked configuration's snapshot keeps them
 # (``translations``, ``learn``), as it keeps what else its checks computed
 _TRANSLATED: dict[str, tuple[str, bool]] = {}
+TRANSLATIONS_KEPT = 8192  # a process that reads many configurations keeps no more
 
 
 def _expression(pattern: str) -> tuple[str, bool]:
@@ -72,8 +73,6 @@ def _expression(pattern: str) -> tuple[str, bool]:
         _TRANSLATED[pattern] = (source, include)
     return source, include
 
-
-TRANSLATIONS_KEPT = 8192
 
 
 def translations() -> dict[str, tuple[str, bool]]:
