@@ -46,6 +46,8 @@ from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from review_gate.llm.concurrency import START
+
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
@@ -124,11 +126,16 @@ class RateLimit:
     admitted: int = 0
     rejected: int = 0
     # 429s to requests that arrived after the first answer on their path was sent: on a budget the
-    # headers report (the window's requests or tokens), and on the concurrency they do not report
+    # headers report (the window's requests or tokens), and on the concurrency they do not report.
+    # The client's first burst (``first_burst``: what it sends before it can have read any header)
+    # is never late, whenever its last request arrives: the burst goes out as its chunks are made,
+    # and one may reach the server after the first answer left it, before the client read it.
     rejected_late: int = 0
     busy_late: int = 0
+    first_burst: int = START
     most_at_once: int = 0  # the most requests in work at once on one path
     _windows: dict[str, _Window] = field(default_factory=dict)
+    _arrived: dict[str, int] = field(default_factory=dict)  # requests that reached each path, 429s included
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def admit(self, path: str, body: dict[str, Any]) -> dict[str, str] | None:
@@ -138,11 +145,12 @@ class RateLimit:
         with self._lock:
             now = time.monotonic()
             window = self._window(path, now)
+            self._arrived[path] = arrival = self._arrived.get(path, 0) + 1
             over_tokens = self.tokens is not None and window.tokens + cost > self.tokens
             over_budget = window.requests >= self.requests or over_tokens
             if window.in_flight >= self.concurrent or over_budget:
                 self.rejected += 1
-                if window.first_answer is not None:
+                if window.first_answer is not None and arrival > self.first_burst:
                     self.rejected_late += over_budget
                     self.busy_late += not over_budget
                 wait = 1.0 if not over_budget else self._reset(window, now)
